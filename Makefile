@@ -1,0 +1,157 @@
+# lc: long-context summarization as Unix pipelines.
+#
+# Targets:
+#   all          (default) build the programs into $(O)/bin and liblc into $(O)
+#   deps         install the Debian packages lc needs (as root), else print the command
+#   check        build, run the unit tests (tests/unit), the pipeline tests
+#                (tests/sh) and mandoc -Tlint on the man pages; the last line
+#                is "N passed, N failed" and the exit status is non-zero on failure
+#   check-asan   the same, built in build-asan/ with AddressSanitizer and UBSan
+#   fuzz         build the fuzz targets (tests/fuzz) with libFuzzer and run each briefly
+#                (FUZZ_SECONDS, default 20)
+#   bench        run the benchmarks in bench/ (prints numbers, asserts nothing)
+#   demo         run the pipeline on the bundled sample text
+#   install      programs, man pages and share/ files under $(DESTDIR)$(PREFIX)
+#   uninstall    remove what install put there
+#   tokenizer    retrain share/spiece.model from text on this machine (see share/README)
+#   clean        remove build directories
+#
+# Knobs (config.mk, or on the command line): PREFIX, MANPREFIX, SHAREDIR,
+# DESTDIR, CC, OPT, CFLAGS, LDFLAGS, O (build directory), SANITIZE, CUDA,
+# FUZZ_SECONDS, LC_THREADS (used by tests and benchmarks).
+#
+# `make`, `make check` and `make demo` run `make deps` themselves when
+# pkg-config cannot find a dependency.
+
+include config.mk
+
+# pkg-config names of the libraries, and the Debian packages behind them.
+PKGS      = fftw3f openblas libarchive libpcre2-8 jansson
+DEB_BUILD = build-essential pkg-config libfftw3-dev libopenblas-dev \
+            libarchive-dev libpcre2-dev libjansson-dev mandoc
+# Test-only tools: archive formats for the archive tests, clang/libFuzzer
+# for `make fuzz`, spm_encode for the tokenizer benchmark and cross-checks.
+DEB_TEST  = clang libclang-rt-14-dev zstd xz-utils bzip2 zip sentencepiece
+DEB_ALL   = $(DEB_BUILD) $(DEB_TEST)
+
+LIB_SRC   = $(sort $(wildcard lib/*.c))
+LIB_HDR   = $(wildcard lib/*.h)
+CMD_SRC   = $(sort $(wildcard cmd/lc-*.c))
+UNIT_SRC  = $(sort $(wildcard tests/unit/test_*.c))
+FUZZ_SRC  = $(sort $(wildcard tests/fuzz/fuzz_*.c))
+SH_TESTS  = $(sort $(wildcard tests/sh/t[0-9]*.sh))
+MAN_PAGES = $(sort $(wildcard man/man1/*.1 man/man5/*.5 man/man7/*.7))
+
+LIB_OBJ   = $(LIB_SRC:lib/%.c=$(O)/lib/%.o)
+PROGS     = $(CMD_SRC:cmd/%.c=$(O)/bin/%)
+UNITS     = $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
+LIBLC     = $(O)/liblc.a
+
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+ALL_CFLAGS = $(CFLAGS) $(SANITIZE) -Ilib $(PKG_CFLAGS) \
+             -DLC_VERSION='"$(VERSION)"' -DLC_SHAREDIR='"$(SHAREDIR)"'
+ALL_LIBS   = $(LIBLC) $(PKG_LIBS) -lm -lpthread
+
+.PHONY: all build deps ensure-deps check check-run check-asan fuzz bench demo \
+        install uninstall clean tokenizer
+.SUFFIXES:
+
+all: ensure-deps
+	@$(MAKE) --no-print-directory build
+
+build: $(PROGS) $(LIBLC)
+
+# pkg-config is evaluated in the sub-make, after deps may have installed it.
+ensure-deps:
+	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists $(PKGS) || \
+	    ! command -v mandoc >/dev/null 2>&1; then \
+		echo "lc: some dependencies are missing; running make deps"; \
+		$(MAKE) --no-print-directory deps || exit 1; \
+	fi
+
+deps:
+	@if [ "$$(id -u)" = 0 ]; then \
+		echo "apt-get install -y $(DEB_ALL)"; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(DEB_ALL); \
+	else \
+		echo "lc: run as root to install the dependencies:"; \
+		echo "  sudo apt-get install -y --no-install-recommends $(DEB_ALL)"; \
+		exit 1; \
+	fi
+
+$(O)/lib/%.o: lib/%.c $(LIB_HDR) config.mk
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIBLC): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $(LIB_OBJ)
+
+$(O)/bin/%: cmd/%.c $(LIBLC) $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(ALL_LIBS) $(LDFLAGS)
+
+$(O)/tests/%: tests/unit/%.c tests/t.h $(LIBLC) $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(ALL_LIBS) $(LDFLAGS)
+
+check: ensure-deps
+	@$(MAKE) --no-print-directory build $(UNITS)
+	@$(MAKE) --no-print-directory check-run
+
+check-run:
+	@O=$(O) LC_SHARE=$(CURDIR)/share LC_TESTDATA=$(CURDIR)/tests/data \
+	    PATH=$(CURDIR)/$(O)/bin:$$PATH \
+	    sh tests/run $(UNITS) $(SH_TESTS) $(MAN_PAGES:%=lint:%)
+
+check-asan:
+	@$(MAKE) --no-print-directory O=build-asan OPT=-O1 \
+	    SANITIZE='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' \
+	    check
+
+FUZZ_SECONDS = 20
+FUZZ_BIN  = $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
+build-fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(LIB_HDR)
+	@mkdir -p $(@D)
+	clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Ilib \
+	    $(PKG_CFLAGS) -o $@ $< $(LIB_SRC) $(PKG_LIBS) -lm -lpthread
+
+fuzz: ensure-deps
+	@$(MAKE) --no-print-directory $(FUZZ_BIN)
+	@set -e; for f in $(FUZZ_BIN); do \
+		n=$$(basename $$f); mkdir -p build-fuzz/corpus/$$n; \
+		seeds=tests/fuzz/seeds/$$n; [ -d $$seeds ] || seeds=; \
+		echo "fuzz: $$n for $(FUZZ_SECONDS)s"; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 \
+		    build-fuzz/corpus/$$n $$seeds 2>build-fuzz/$$n.log || \
+		    { tail -40 build-fuzz/$$n.log; exit 1; }; \
+		tail -1 build-fuzz/$$n.log; \
+	done
+
+bench: all
+	@set -e; for b in bench/*.sh; do \
+		LC_SHARE=$(CURDIR)/share PATH=$(CURDIR)/$(O)/bin:$$PATH sh $$b; \
+	done
+
+demo: all
+	@LC_SHARE=$(CURDIR)/share PATH=$(CURDIR)/$(O)/bin:$$PATH sh share/demo.sh
+
+install: all
+	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SHAREDIR)
+	for p in $(PROGS); do cp -f $$p $(DESTDIR)$(PREFIX)/bin/; done
+	for s in 1 5 7; do mkdir -p $(DESTDIR)$(MANPREFIX)/man$$s; \
+		for m in man/man$$s/*.$$s; do [ -f $$m ] && cp -f $$m $(DESTDIR)$(MANPREFIX)/man$$s/; done; \
+	done
+	cd share && find . -type f ! -name '*.sh' | while read f; do \
+		mkdir -p "$(DESTDIR)$(SHAREDIR)/$$(dirname "$$f")"; \
+		cp -f "$$f" "$(DESTDIR)$(SHAREDIR)/$$f"; done
+
+uninstall:
+	for p in $(CMD_SRC:cmd/%.c=%); do rm -f $(DESTDIR)$(PREFIX)/bin/$$p; done
+	for m in $(MAN_PAGES); do rm -f $(DESTDIR)$(MANPREFIX)/$${m#man/}; done
+	rm -rf $(DESTDIR)$(SHAREDIR)
+
+clean:
+	rm -rf build build-asan build-fuzz

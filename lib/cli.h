@@ -1,0 +1,62 @@
+/*
+ * cli: what every program in cmd/ shares, so that they all behave alike
+ * (DESIGN.md section 1): the "lc-NAME: what: why" message format, exit
+ * statuses, the terminal guard for binary output, checked closing of
+ * standard output, opening "-" as standard input, thread counts and a
+ * progress line on standard error.
+ *
+ * This is the only module with process-wide state: the program name,
+ * set once by cli_init() at the top of main().
+ */
+#ifndef LC_CLI_H
+#define LC_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+enum { LC_EXIT_OK = 0, LC_EXIT_DATA = 1, LC_EXIT_USAGE = 2 };
+
+void cli_init(const char *name);          /* "lc-cat" */
+const char *cli_name(void);
+
+/* "lc-NAME: message" on stderr, then exit(code). */
+_Noreturn void cli_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints the message, then "Try 'lc-NAME --help'.", exits 2. */
+_Noreturn void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "lc-NAME (lc) VERSION" on stdout and exits 0. */
+_Noreturn void cli_version(void);
+
+/* Refuses (exit 2) to write a binary stream to a terminal unless force. */
+void cli_binary_stdout(int force);
+
+/* Opens path for reading; "-" or NULL is stdin. Dies (exit 1) on failure. */
+FILE *cli_open(const char *path);
+/* The name to show for a path in messages: "stdin" for "-". */
+const char *cli_label(const char *path);
+
+/* Flushes and closes stdout; a write error exits 1 with a message. Call
+ * last in main; returns code so that `return cli_finish(code);` works. */
+int cli_finish(int code);
+
+/* Threads to use: the -j value if given (> 0), else $LC_THREADS, else the
+ * number of online processors. Dies with a usage error on a bad value. */
+int cli_threads(const char *jopt);
+
+/* Parses a decimal integer in [lo, hi] for option `opt`; usage error otherwise. */
+long long cli_int(const char *opt, const char *s, long long lo, long long hi);
+double cli_double(const char *opt, const char *s, double lo, double hi);
+
+/* Progress on stderr: on by default only when stderr is a terminal, off
+ * with quiet. cli_progress() redraws at most a few times a second. */
+typedef struct cli_progress {
+	int on;
+	double t0, last;
+	int drawn;
+} cli_progress;
+void cli_progress_init(cli_progress *p, int quiet);
+void cli_progress(cli_progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_progress_done(cli_progress *p);  /* clears the line */
+double cli_now(void);                     /* monotonic seconds */
+
+#endif

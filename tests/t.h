@@ -1,0 +1,89 @@
+/*
+ * t.h: the unit-test harness. Each tests/unit/test_*.c is one program:
+ *
+ *     #include "t.h"
+ *     static void test_roundtrip(void) { T_OK(x == 1, "x is %d", x); }
+ *     int main(void) { T_RUN(test_roundtrip); return t_done(); }
+ *
+ * Every check prints "ok" or "FAIL" with its location; t_done() prints
+ * the closing "N passed, N failed" line that tests/run sums up, and
+ * returns the exit status. Test data lives in tests/data, found through
+ * t_data("name") (the directory comes from $LC_TESTDATA, set by make).
+ */
+#ifndef LC_T_H
+#define LC_T_H
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int t_pass, t_failn;
+static const char *t_current = "";
+
+#define T_OK(cond, ...) t_check(!!(cond), __FILE__, __LINE__, #cond, __VA_ARGS__)
+#define T_EQ_I(a, b) T_OK((long long)(a) == (long long)(b), "%lld != %lld", (long long)(a), (long long)(b))
+#define T_EQ_S(a, b) T_OK(strcmp((a), (b)) == 0, "\"%s\" != \"%s\"", (a), (b))
+#define T_RUN(fn) do { t_current = #fn; fn(); } while (0)
+
+__attribute__((format(printf, 5, 6)))
+static int t_check(int ok, const char *file, int line, const char *expr, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ok) {
+		t_pass++;
+		return 1;
+	}
+	t_failn++;
+	fprintf(stdout, "FAIL %s (%s:%d): %s: ", t_current, file, line, expr);
+	va_start(ap, fmt);
+	vfprintf(stdout, fmt, ap);
+	va_end(ap);
+	fputc('\n', stdout);
+	fflush(stdout);
+	return 0;
+}
+
+static inline const char *t_data(const char *name)
+{
+	static char buf[4096];
+	const char *d = getenv("LC_TESTDATA");
+
+	snprintf(buf, sizeof buf, "%s/%s", d ? d : "tests/data", name);
+	return buf;
+}
+
+/* Reads a whole file; NULL if it cannot. *len gets its size. */
+static inline void *t_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *p = NULL;
+	size_t cap = 0, n = 0, got;
+
+	if (!f)
+		return NULL;
+	for (;;) {
+		if (n == cap) {
+			char *q = realloc(p, cap = cap ? 2 * cap : 65536);
+			if (!q) { free(p); fclose(f); return NULL; }
+			p = q;
+		}
+		got = fread(p + n, 1, cap - n, f);
+		if (!got)
+			break;
+		n += got;
+	}
+	fclose(f);
+	*len = n;
+	return p;
+}
+
+static inline int t_done(void)
+{
+	printf("%d passed, %d failed\n", t_pass, t_failn);
+	return t_failn ? 1 : 0;
+}
+
+#endif
