@@ -148,14 +148,14 @@ double cli_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-void cli_progress_init(cli_progress *p, int quiet)
+void cli_progress_init(lc_progress *p, int quiet)
 {
 	memset(p, 0, sizeof *p);
 	p->on = !quiet && isatty(STDERR_FILENO);
 	p->t0 = p->last = cli_now();
 }
 
-void cli_progress(cli_progress *p, const char *fmt, ...)
+void cli_progress(lc_progress *p, const char *fmt, ...)
 {
 	va_list ap;
 	double now;
@@ -174,7 +174,7 @@ void cli_progress(cli_progress *p, const char *fmt, ...)
 	p->drawn = 1;
 }
 
-void cli_progress_done(cli_progress *p)
+void cli_progress_done(lc_progress *p)
 {
 	if (p->on && p->drawn)
 		fprintf(stderr, "\r\033[K");

@@ -49,14 +49,14 @@ double cli_double(const char *opt, const char *s, double lo, double hi);
 
 /* Progress on stderr: on by default only when stderr is a terminal, off
  * with quiet. cli_progress() redraws at most a few times a second. */
-typedef struct cli_progress {
+typedef struct lc_progress {
 	int on;
 	double t0, last;
 	int drawn;
-} cli_progress;
-void cli_progress_init(cli_progress *p, int quiet);
-void cli_progress(cli_progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void cli_progress_done(cli_progress *p);  /* clears the line */
+} lc_progress;
+void cli_progress_init(lc_progress *p, int quiet);
+void cli_progress(lc_progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_progress_done(lc_progress *p);  /* clears the line */
 double cli_now(void);                     /* monotonic seconds */
 
 #endif

@@ -1,0 +1,367 @@
+/* Unit tests of the stream format: round trips, framing, limits and damage. */
+#include "t.h"
+
+#include <stdint.h>
+
+#include "stream.h"
+
+/* Writes docs into a memory buffer; returns its size. */
+static size_t write_stream(lc_doc *docs, int n, char **buf)
+{
+	size_t len;
+	FILE *f = open_memstream(buf, &len);
+	lc_err err;
+	lc_writer *w = stream_writer_new(f, &err);
+
+	T_OK(w != NULL, "%s", err.msg);
+	for (int i = 0; i < n; i++)
+		T_OK(stream_write_doc(w, &docs[i], &err) == 0, "%s", err.msg);
+	T_OK(stream_writer_close(w, &err) == 0, "%s", err.msg);
+	fclose(f);
+	return len;
+}
+
+/* Reads every document; returns the count, or -1 (message in err). */
+static int read_all(const void *buf, size_t len, lc_doc *out, int max, lc_err *err)
+{
+	FILE *f = fmemopen((void *)buf, len ? len : 1, "rb");
+	lc_reader *r;
+	lc_doc d = {0};
+	int n = 0, rc;
+
+	if (len == 0) {
+		fclose(f);
+		f = fopen("/dev/null", "rb");
+	}
+	r = stream_reader_new(f, "mem", err);
+	while ((rc = stream_read_doc(r, &d, err)) > 0) {
+		if (out && n < max) {
+			out[n] = d;
+			memset(&d, 0, sizeof d);
+		}
+		n++;
+	}
+	doc_free(&d);
+	stream_reader_free(r);
+	fclose(f);
+	return rc < 0 ? -1 : n;
+}
+
+static void fill(lc_tensor *t)
+{
+	uint8_t *p = t->data;
+	for (uint64_t i = 0; i < t->nbytes; i++)
+		p[i] = (uint8_t)(i * 131 + t->dtype * 7 + t->rank);
+}
+
+static void test_roundtrip_dtypes_ranks(void)
+{
+	lc_doc d;
+	lc_err err;
+	char *buf = NULL;
+	size_t len;
+	lc_doc back[1];
+
+	T_OK(doc_init(&d, "every dtype", &err) == 0, "%s", err.msg);
+	meta_set(&d.meta, "source", "a\tb\nc\\", &err);
+	for (int dt = 1; dt < LC_DTYPE_END; dt++)
+		for (uint32_t rank = 0; rank <= LC_MAX_RANK; rank++) {
+			uint64_t dims[LC_MAX_RANK];
+			char name[32];
+			for (uint32_t k = 0; k < rank; k++)
+				dims[k] = 1 + (k + dt) % 3;
+			snprintf(name, sizeof name, "%s/%u", lc_dtype_name(dt), rank);
+			lc_tensor *t = doc_add_tensor(&d, name, dt, rank, dims, &err);
+			T_OK(t != NULL, "%s", err.msg);
+			fill(t);
+			meta_setf(&t->meta, "rank", &err, "%u", rank);
+		}
+	len = write_stream(&d, 1, &buf);
+	T_OK(len % 8 == 0, "stream length %zu is not a multiple of 8", len);
+	T_EQ_I(read_all(buf, len, back, 1, &err), 1);
+	T_EQ_S(back[0].name, "every dtype");
+	T_EQ_S(meta_get(&back[0].meta, "source"), "a\tb\nc\\");
+	T_EQ_I(back[0].nrec, d.nrec);
+	for (uint32_t i = 0; i < d.nrec && i < back[0].nrec; i++) {
+		lc_tensor *a = &d.rec[i].t, *b = &back[0].rec[i].t;
+		T_EQ_S(a->name, b->name);
+		T_EQ_I(a->dtype, b->dtype);
+		T_EQ_I(a->rank, b->rank);
+		T_OK(memcmp(a->dims, b->dims, a->rank * 8) == 0, "dims of %s", a->name);
+		T_OK(a->nbytes == b->nbytes && memcmp(a->data, b->data, a->nbytes) == 0, "data of %s", a->name);
+		T_OK(((uintptr_t)b->data & 7) == 0, "data of %s not aligned", a->name);
+		T_EQ_S(meta_get(&b->meta, "rank"), meta_get(&a->meta, "rank"));
+	}
+	doc_free(&back[0]);
+	doc_free(&d);
+	free(buf);
+}
+
+static void test_empty_and_many(void)
+{
+	enum { N = 3000 };
+	lc_doc *docs = calloc(N, sizeof *docs), *back = calloc(N, sizeof *back);
+	lc_err err;
+	char *buf = NULL;
+	size_t len;
+	int n;
+
+	for (int i = 0; i < N; i++) {
+		char name[32];
+		uint64_t dim = (uint64_t)(i % 5);
+		snprintf(name, sizeof name, "doc-%d", i);
+		doc_init(&docs[i], name, &err);
+		if (i % 3) {
+			lc_tensor *t = doc_add_tensor(&docs[i], "tokens", LC_I32, 1, &dim, &err);
+			for (uint64_t k = 0; k < dim; k++)
+				((int32_t *)t->data)[k] = i * 10 + (int)k;
+		}
+	}
+	len = write_stream(docs, N, &buf);
+	n = read_all(buf, len, back, N, &err);
+	T_EQ_I(n, N);
+	for (int i = 0; i < n && i < N; i++) {
+		T_EQ_S(back[i].name, docs[i].name);
+		T_EQ_I(back[i].index, i);
+		T_EQ_I(back[i].nrec, docs[i].nrec);
+		if (docs[i].nrec && back[i].nrec)
+			T_OK(memcmp(back[i].rec[0].t.data, docs[i].rec[0].t.data, docs[i].rec[0].t.nbytes) == 0,
+			     "doc %d data", i);
+		doc_free(&back[i]);
+		doc_free(&docs[i]);
+	}
+	free(buf);
+	/* A stream with no documents at all is valid. */
+	len = write_stream(NULL, 0, &buf);
+	T_EQ_I(read_all(buf, len, NULL, 0, &err), 0);
+	free(buf);
+	free(docs);
+	free(back);
+}
+
+static void test_truncation_every_byte(void)
+{
+	lc_doc d[2];
+	lc_err err;
+	char *buf = NULL;
+	size_t len;
+	uint64_t dim = 3;
+
+	doc_init(&d[0], "a", &err);
+	doc_add_tensor(&d[0], "tokens", LC_I32, 1, &dim, &err);
+	doc_init(&d[1], "b", &err);
+	meta_set(&d[1].meta, "k", "v", &err);
+	doc_add_tensor(&d[1], "x", LC_F32, 1, &dim, &err);
+	len = write_stream(d, 2, &buf);
+	int bad = 0;
+	for (size_t cut = 0; cut < len; cut++) {
+		err.msg[0] = 0;
+		if (read_all(buf, cut, NULL, 0, &err) != -1 || !strstr(err.msg, "byte ")) {
+			bad++;
+			printf("# cut at %zu not detected: %s\n", cut, err.msg);
+		}
+	}
+	T_OK(bad == 0, "%d truncations undetected", bad);
+	/* Every flipped bit is detected too. */
+	bad = 0;
+	for (size_t i = 0; i < len * 8; i++) {
+		buf[i / 8] ^= (char)(1 << (i % 8));
+		if (read_all(buf, len, NULL, 0, &err) != -1)
+			bad++;
+		buf[i / 8] ^= (char)(1 << (i % 8));
+	}
+	T_OK(bad == 0, "%d bit flips undetected", bad);
+	/* A message names the document in which the damage is. */
+	buf[len - 40] ^= 1;
+	T_EQ_I(read_all(buf, len, NULL, 0, &err), -1);
+	T_OK(strstr(err.msg, "\"b\"") != NULL, "message does not name the document: %s", err.msg);
+	free(buf);
+	doc_free(&d[0]);
+	doc_free(&d[1]);
+}
+
+static void test_concatenation(void)
+{
+	lc_doc d;
+	lc_err err;
+	char *a = NULL, *cat;
+	size_t la;
+	lc_doc back[4];
+
+	doc_init(&d, "x", &err);
+	la = write_stream(&d, 1, &a);
+	cat = malloc(3 * la);
+	memcpy(cat, a, la);
+	memcpy(cat + la, a, la);
+	memcpy(cat + 2 * la, a, la);
+	T_EQ_I(read_all(cat, 3 * la, back, 4, &err), 3);
+	T_EQ_I(back[2].index, 2);
+	for (int i = 0; i < 3; i++)
+		doc_free(&back[i]);
+	/* A stream cut inside the second part is still an error. */
+	T_EQ_I(read_all(cat, 2 * la - 8, NULL, 0, &err), -1);
+	/* Garbage after an end-of-stream record is an error, not ignored. */
+	memset(cat + la, 'x', la);
+	T_EQ_I(read_all(cat, 2 * la, NULL, 0, &err), -1);
+	free(a);
+	free(cat);
+	doc_free(&d);
+}
+
+/* Builds a record by hand, as a future version of lc might write it. */
+static size_t raw_record(uint8_t *p, uint16_t kind, uint16_t flags, const void *body, uint64_t len)
+{
+	uint8_t h[24] = {'L', 'C', 'S', 'R'};
+	uint32_t c;
+
+	h[4] = (uint8_t)kind;
+	h[5] = (uint8_t)(kind >> 8);
+	h[6] = (uint8_t)flags;
+	for (int i = 0; i < 8; i++)
+		h[8 + i] = (uint8_t)(len >> (8 * i));
+	c = lc_crc32c(0, h, 16);
+	for (int i = 0; i < 4; i++)
+		h[16 + i] = (uint8_t)(c >> (8 * i));
+	c = lc_crc32c(0, body, len);
+	for (int i = 0; i < 4; i++)
+		h[20 + i] = (uint8_t)(c >> (8 * i));
+	memcpy(p, h, 24);
+	memcpy(p + 24, body, len);
+	memset(p + 24 + len, 0, (8 - len % 8) % 8);
+	return 24 + len + (8 - len % 8) % 8;
+}
+
+static void test_unknown_records(void)
+{
+	uint8_t buf[512], start[8] = {1}, zero8[8] = {0}, one8[8] = {1}, begin[9] = {1, 0, 0, 0, 4, 0, 0, 0, 'd'};
+	uint8_t meta0[4] = {0}, future[5] = "hello";
+	size_t n = 0;
+	lc_doc back[1];
+	lc_err err;
+	char *out = NULL;
+	size_t olen;
+
+	memcpy(begin + 8, "d", 1);
+	{
+		uint8_t b[13];
+		memcpy(b, begin, 9);
+		memcpy(b + 9, meta0, 4);
+		n += raw_record(buf + n, LC_REC_START, 0, start, 8);
+		n += raw_record(buf + n, 99, 0, future, 5);            /* outside: skipped */
+		n += raw_record(buf + n, LC_REC_DOC_BEGIN, 0, b, 13);
+		n += raw_record(buf + n, 77, 0, future, 5);            /* inside: kept */
+		one8[0] = 1;
+		n += raw_record(buf + n, LC_REC_DOC_END, 0, one8, 8);
+		one8[0] = 1;
+		n += raw_record(buf + n, LC_REC_EOS, 0, one8, 8);
+	}
+	(void)zero8;
+	T_EQ_I(read_all(buf, n, back, 1, &err), 1);
+	T_EQ_I(back[0].nrec, 1);
+	T_EQ_I(back[0].rec[0].kind, 77);
+	T_OK(back[0].rec[0].body_len == 5 && memcmp(back[0].rec[0].body, "hello", 5) == 0, "body kept");
+	/* Written back, the unknown record passes through. */
+	{
+		FILE *f = open_memstream(&out, &olen);
+		lc_writer *w = stream_writer_new(f, &err);
+		stream_write_doc(w, &back[0], &err);
+		stream_writer_close(w, &err);
+		fclose(f);
+		lc_doc again[1];
+		T_EQ_I(read_all(out, olen, again, 1, &err), 1);
+		T_EQ_I(again[0].rec[0].kind, 77);
+		doc_free(&again[0]);
+		free(out);
+	}
+	doc_free(&back[0]);
+	/* The same record marked critical is refused. */
+	n = 0;
+	n += raw_record(buf + n, LC_REC_START, 0, start, 8);
+	n += raw_record(buf + n, 99, LC_FLAG_CRITICAL, future, 5);
+	n += raw_record(buf + n, LC_REC_EOS, 0, zero8, 8);
+	T_EQ_I(read_all(buf, n, NULL, 0, &err), -1);
+	T_OK(strstr(err.msg, "critical") != NULL, "%s", err.msg);
+}
+
+static void test_absurd_sizes(void)
+{
+	uint8_t buf[512], start[8] = {1}, eos[8] = {1};
+	uint8_t begin[13] = {1, 0, 0, 0, 4, 0, 0, 0, 'd', 0, 0, 0, 0};
+	uint8_t t[16 + 16 + 8] = {0};
+	size_t n = 0;
+	lc_err err;
+
+	/* A tensor claiming 2^40 x 2^40 elements: refused before any allocation. */
+	t[0] = LC_F32;
+	t[1] = 2;
+	t[8] = 4;                 /* meta_len: an empty block */
+	t[12] = 40;               /* data_off */
+	t[16 + 5] = 1;            /* dims[0] = 2^40 */
+	t[24 + 5] = 1;            /* dims[1] = 2^40 */
+	n += raw_record(buf + n, LC_REC_START, 0, start, 8);
+	n += raw_record(buf + n, LC_REC_DOC_BEGIN, 0, begin, 13);
+	n += raw_record(buf + n, LC_REC_TENSOR, 0, t, 40);
+	n += raw_record(buf + n, LC_REC_DOC_END, 0, eos, 8);
+	n += raw_record(buf + n, LC_REC_EOS, 0, eos, 8);
+	T_EQ_I(read_all(buf, n, NULL, 0, &err), -1);
+	T_OK(strstr(err.msg, "shape") || strstr(err.msg, "large"), "%s", err.msg);
+	/* Rank 9. */
+	t[1] = 9;
+	n = 0;
+	n += raw_record(buf + n, LC_REC_START, 0, start, 8);
+	n += raw_record(buf + n, LC_REC_DOC_BEGIN, 0, begin, 13);
+	n += raw_record(buf + n, LC_REC_TENSOR, 0, t, 40);
+	T_EQ_I(read_all(buf, n, NULL, 0, &err), -1);
+	T_OK(strstr(err.msg, "rank") != NULL, "%s", err.msg);
+	/* A record claiming 60 GiB on a short input: an error, not an OOM. */
+	n = 0;
+	n += raw_record(buf + n, LC_REC_START, 0, start, 8);
+	n += raw_record(buf + n, LC_REC_DOC_BEGIN, 0, begin, 13);
+	{
+		uint8_t h[24] = {'L', 'C', 'S', 'R', 77, 0, 0, 0, 0, 0, 0, 0, 15, 0, 0, 0};
+		uint32_t c = lc_crc32c(0, h, 16);
+		for (int i = 0; i < 4; i++)
+			h[16 + i] = (uint8_t)(c >> (8 * i));
+		memcpy(buf + n, h, 24);
+		n += 24;
+	}
+	T_EQ_I(read_all(buf, n, NULL, 0, &err), -1);
+	T_OK(strstr(err.msg, "truncated") != NULL, "%s", err.msg);
+	/* Not a stream at all. */
+	T_EQ_I(read_all("hello world, this is text\n", 26, NULL, 0, &err), -1);
+	T_OK(strstr(err.msg, "not an lc stream") != NULL, "%s", err.msg);
+	T_EQ_I(read_all("", 0, NULL, 0, &err), -1);
+}
+
+static void test_meta(void)
+{
+	lc_meta m = {0};
+	lc_err err;
+
+	T_EQ_I(meta_set(&m, "a", "1", &err), 0);
+	T_EQ_I(meta_set(&m, "a", "2", &err), 0);
+	T_EQ_I(m.n, 1);
+	T_EQ_S(meta_get(&m, "a"), "2");
+	T_EQ_I(meta_set(&m, "bad key", "x", &err), -1);
+	T_EQ_I(meta_set(&m, "k=v", "x", &err), -1);
+	T_EQ_I(meta_set(&m, "", "x", &err), -1);
+	T_OK(meta_get(&m, "b") == NULL, "absent key");
+	meta_free(&m);
+	/* CRC-32C check value of "123456789". */
+	T_EQ_I(lc_crc32c(0, "123456789", 9), 0xE3069283u);
+	T_EQ_I(lc_crc32c(lc_crc32c(0, "1234", 4), "56789", 5), 0xE3069283u);
+	T_EQ_I(lc_dtype_parse("bf16"), LC_BF16);
+	T_EQ_I(lc_dtype_size(LC_F64), 8);
+}
+
+int main(void)
+{
+	T_RUN(test_meta);
+	T_RUN(test_roundtrip_dtypes_ranks);
+	T_RUN(test_empty_and_many);
+	T_RUN(test_truncation_every_byte);
+	T_RUN(test_concatenation);
+	T_RUN(test_unknown_records);
+	T_RUN(test_absurd_sizes);
+	return t_done();
+}
