@@ -49,4 +49,10 @@ const char *model_fingerprint(const lc_model *m); /* short hex id of config + we
 const char *model_dir(const lc_model *m);
 void model_free(lc_model *m);
 
+/* Writes DIR/model.safetensors with random float32 weights for every
+ * parameter DIR/config.json requires (S4D-Lin style kernel parameters,
+ * scaled normal matrices), deterministic in seed. For tests and
+ * benchmarks (lc-encode --random-weights). */
+int model_write_random(const char *dir, uint64_t seed, lc_err *err);
+
 #endif
