@@ -83,19 +83,23 @@ deps:
 
 $(O)/lib/%.o: lib/%.c $(LIB_HDR) config.mk
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	@echo "  CC      $<"
+	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(LIBLC): $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $(LIB_OBJ)
+	@echo "  AR      $@"
+	@ar rcs $@ $(LIB_OBJ)
 
 $(O)/bin/%: cmd/%.c $(LIBLC) $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(ALL_LIBS) $(LDFLAGS)
+	@echo "  LD      $@"
+	@$(CC) $(ALL_CFLAGS) -o $@ $< $(ALL_LIBS) $(LDFLAGS)
 
 $(O)/tests/%: tests/unit/%.c tests/t.h $(LIBLC) $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(ALL_LIBS) $(LDFLAGS)
+	@echo "  LD      $@"
+	@$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(ALL_LIBS) $(LDFLAGS)
 
 check: ensure-deps
 	@$(MAKE) --no-print-directory build $(UNITS)
@@ -152,6 +156,15 @@ uninstall:
 	for p in $(CMD_SRC:cmd/%.c=%); do rm -f $(DESTDIR)$(PREFIX)/bin/$$p; done
 	for m in $(MAN_PAGES); do rm -f $(DESTDIR)$(MANPREFIX)/$${m#man/}; done
 	rm -rf $(DESTDIR)$(SHAREDIR)
+
+# --- tokenizer (issue 3): retrain share/spiece.model; needs the packages below.
+DEB_TOKENIZER = sentencepiece bible-kjv bible-kjv-text wordnet-base python3.11-doc
+tokenizer:
+	@if [ "$$(id -u)" = 0 ]; then \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(DEB_TOKENIZER); \
+	fi
+	sh share/train-tokenizer.sh share/spiece.model
+# --- end tokenizer
 
 clean:
 	rm -rf build build-asan build-fuzz

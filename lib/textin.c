@@ -301,7 +301,8 @@ static ssize_t refill(textin *t, lc_err *err)
 static int take_line(textin *t, char delim, lc_err *err)
 {
 	for (;;) {
-		char *s = t->rbuf + t->rpos, *e = memchr(s, delim, t->rlen - t->rpos);
+		char *s = t->rbuf + t->rpos;
+		char *e = t->rlen > t->rpos ? memchr(s, delim, t->rlen - t->rpos) : NULL;
 		ssize_t got;
 
 		if (e || t->src_done) {

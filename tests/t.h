@@ -23,8 +23,12 @@ static int t_pass, t_failn;
 static const char *t_current = "";
 
 #define T_OK(cond, ...) t_check(!!(cond), __FILE__, __LINE__, #cond, __VA_ARGS__)
-#define T_EQ_I(a, b) T_OK((long long)(a) == (long long)(b), "%lld != %lld", (long long)(a), (long long)(b))
-#define T_EQ_S(a, b) T_OK(strcmp((a), (b)) == 0, "\"%s\" != \"%s\"", (a), (b))
+/* Each argument is evaluated once. */
+#define T_EQ_I(a, b) do { long long t_a_ = (long long)(a), t_b_ = (long long)(b); \
+	t_check(t_a_ == t_b_, __FILE__, __LINE__, #a " == " #b, "%lld != %lld", t_a_, t_b_); } while (0)
+#define T_EQ_S(a, b) do { const char *t_a_ = (a), *t_b_ = (b); \
+	t_check(t_a_ && t_b_ && strcmp(t_a_, t_b_) == 0, __FILE__, __LINE__, #a " == " #b, \
+	        "\"%s\" != \"%s\"", t_a_ ? t_a_ : "(null)", t_b_ ? t_b_ : "(null)"); } while (0)
 #define T_RUN(fn) do { t_current = #fn; fn(); } while (0)
 
 __attribute__((format(printf, 5, 6)))
