@@ -14,6 +14,9 @@
 #   install      programs, man pages and share/ files under $(DESTDIR)$(PREFIX)
 #   uninstall    remove what install put there
 #   tokenizer    retrain share/spiece.model from text on this machine (see share/README)
+#   gsg-data     text corpus -> tokenized GSG training pairs: CORPUS (file, archive or
+#                directory; default the bundled KJV), GSG_CUT (PCRE2 pattern cutting
+#                documents first, e.g. chapters; empty: no cut), GSG_FLAGS, GSG_OUT
 #   clean        remove build directories
 #
 # Knobs (config.mk, or on the command line): PREFIX, MANPREFIX, SHAREDIR,
@@ -54,7 +57,7 @@ ALL_CFLAGS = $(CFLAGS) $(SANITIZE) -Ilib $(PKG_CFLAGS) \
 ALL_LIBS   = $(LIBLC) $(PKG_LIBS) -lm -lpthread
 
 .PHONY: all build deps ensure-deps check check-run check-asan fuzz bench demo \
-        install uninstall clean tokenizer
+        install uninstall clean tokenizer gsg-data
 .SUFFIXES:
 
 all: ensure-deps
@@ -141,6 +144,18 @@ bench: all
 
 demo: all
 	@LC_SHARE=$(CURDIR)/share PATH=$(CURDIR)/$(O)/bin:$$PATH sh share/demo.sh
+
+CORPUS    = share/samples/kjv.txt.xz
+GSG_CUT   = ^CHAPTER [0-9]+
+GSG_FLAGS = -r 0.2 -s ind
+GSG_OUT   = $(O)/gsg-pairs.lc
+gsg-data: all
+	@set -e; export PATH=$(CURDIR)/$(O)/bin:$$PATH LC_SHARE=$(CURDIR)/share; \
+	if [ -n '$(GSG_CUT)' ]; then lc-chunk -p '$(GSG_CUT)' '$(CORPUS)'; else lc-cat -i text '$(CORPUS)'; fi | \
+		lc-gsg-split $(GSG_FLAGS) -m share/spiece.model >'$(GSG_OUT).tmp'; \
+	mv '$(GSG_OUT).tmp' '$(GSG_OUT)'; \
+	lc-cat -o info '$(GSG_OUT)' | awk -F'\t' '$$1=="doc"{d++} $$1=="tensor"&&$$4=="source"{s+=$$6} \
+		$$1=="tensor"&&$$4=="target"{t+=$$6} END{printf "$(GSG_OUT): %d pairs, %d source and %d target tokens\n", d, s, t}'
 
 install: all
 	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SHAREDIR)

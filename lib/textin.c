@@ -533,6 +533,11 @@ int textin_next(textin *t, const char **name, const char **text, size_t *len, lc
 	}
 }
 
+const lc_meta *textin_meta(const textin *t)
+{
+	return t->kind == SRC_STREAM && t->doc.name ? &t->doc.meta : NULL;
+}
+
 void textin_close(textin *t)
 {
 	if (!t)

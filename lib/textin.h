@@ -32,6 +32,9 @@ textin *textin_open(const char *path, enum textin_split mode, lc_err *err);
 /* 1: a document (name, text[len], NUL-terminated; valid until the next
  * call); 0: no more; -1: error naming the input and document. */
 int textin_next(textin *t, const char **name, const char **text, size_t *len, lc_err *err);
+/* The metadata of the document textin_next() returned last when it came
+ * from an lc stream (so that programs can carry it on), else NULL. */
+const struct lc_meta *textin_meta(const textin *t);
 void textin_close(textin *t);
 
 #endif

@@ -1,0 +1,273 @@
+/* lc-chunk: cut long documents into pieces, and join pieces back. */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <getopt.h>
+#include <pcre2.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chunk.h"
+#include "cli.h"
+#include "sentence.h"
+#include "stream.h"
+#include "textin.h"
+
+static void usage(void)
+{
+	printf("usage: lc-chunk [-Fq] -n SIZE [-o OVERLAP] [FILE...]\n"
+	       "       lc-chunk [-Fq] --sentences N [-o OVERLAP] [-d MODE] [FILE...]\n"
+	       "       lc-chunk [-Fq] -p PATTERN [-d MODE] [FILE...]\n"
+	       "       lc-chunk [-Fq] --join [FILE...]\n"
+	       "\n"
+	       "Cuts each document into pieces named NAME#k whose metadata record the\n"
+	       "parent and the offsets; --join puts them back.\n"
+	       "\n"
+	       "  -n SIZE          windows of SIZE tokens (input: token streams)\n"
+	       "  -o OVERLAP       units shared by neighbouring pieces (default 0)\n"
+	       "  --sentences N    pieces of N sentences (input: text)\n"
+	       "  -p PATTERN       cut text before each match of the PCRE2 PATTERN\n"
+	       "                   (multiline: ^ matches at every line start)\n"
+	       "  -d MODE          text documents: file (default), line, blank, nul\n"
+	       "  --join           reassemble pieces into their parents\n"
+	       "  -F               write the stream even to a terminal\n"
+	       "  -q               no progress\n"
+	       "  --help, --version\n");
+	exit(cli_finish(0));
+}
+
+struct opts {
+	long long size, overlap, sentences;
+	const char *pattern;
+	int join, split;
+};
+
+static lc_writer *w;
+
+static void put(lc_doc *d)
+{
+	lc_err err;
+	if (stream_write_doc(w, d, &err) < 0)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+}
+
+/* Writes every piece of d under plan pl. */
+static void put_pieces(const lc_doc *d, const char *tensor, const chunk_plan *pl)
+{
+	lc_err err;
+	for (size_t k = 0; k < pl->n; k++) {
+		lc_doc p;
+		if (chunk_make_piece(&p, d, tensor, pl, k, &err) < 0)
+			cli_die(LC_EXIT_DATA, "%s", err.msg);
+		put(&p);
+		doc_free(&p);
+	}
+}
+
+static void run_tokens(const struct opts *o, const char *path)
+{
+	FILE *f = cli_open(path);
+	lc_err err;
+	lc_reader *r = stream_reader_new(f, path, &err);
+	chunk_plan pl = {0};
+	lc_doc d = {0};
+	int rc;
+
+	if (!r)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	while ((rc = stream_read_doc(r, &d, &err)) > 0) {
+		const lc_tensor *t = doc_find(&d, "tokens");
+		if (!t || t->rank != 1)
+			cli_die(LC_EXIT_DATA, "%s: document \"%s\" has no \"tokens\" record",
+			        cli_label(path), d.name);
+		if (chunk_plan_windows(&pl, t->dims[0], (uint64_t)o->size, (uint64_t)o->overlap, &err) < 0)
+			cli_die(LC_EXIT_USAGE, "%s", err.msg);
+		put_pieces(&d, "tokens", &pl);
+	}
+	if (rc < 0)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	chunk_plan_free(&pl);
+	doc_free(&d);
+	stream_reader_free(r);
+	if (f != stdin)
+		fclose(f);
+}
+
+static void run_join(const char *path, chunk_joiner *j)
+{
+	FILE *f = cli_open(path);
+	lc_err err;
+	lc_reader *r = stream_reader_new(f, path, &err);
+	lc_doc d = {0}, out = {0};
+	int rc;
+
+	if (!r)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	while ((rc = stream_read_doc(r, &d, &err)) > 0) {
+		int got = chunk_join_add(j, &d, &out, &err);
+		if (got < 0)
+			cli_die(LC_EXIT_DATA, "%s: %s", cli_label(path), err.msg);
+		if (got) {
+			put(&out);
+			doc_free(&out);
+		}
+	}
+	if (rc < 0)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	doc_free(&d);
+	stream_reader_free(r);
+	if (f != stdin)
+		fclose(f);
+}
+
+/* Byte offsets where the pattern matches, ascending. */
+static uint64_t *pattern_cuts(pcre2_code *re, const char *text, size_t len, size_t *n)
+{
+	pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+	uint64_t *cut = NULL;
+	size_t cap = 0, off = 0;
+
+	*n = 0;
+	while (off <= len) {
+		int rc = pcre2_match(re, (PCRE2_SPTR)text, len, off, 0, md, NULL);
+		PCRE2_SIZE *ov;
+		if (rc == PCRE2_ERROR_NOMATCH)
+			break;
+		if (rc < 0)
+			cli_die(LC_EXIT_DATA, "pattern match failed (PCRE2 error %d)", rc);
+		ov = pcre2_get_ovector_pointer(md);
+		if (*n == cap && !(cut = realloc(cut, (cap = cap ? 2 * cap : 64) * sizeof *cut)))
+			cli_die(LC_EXIT_DATA, "out of memory");
+		cut[(*n)++] = ov[0];
+		off = ov[1] > ov[0] ? ov[1] : ov[0] + 1;
+	}
+	pcre2_match_data_free(md);
+	return cut;
+}
+
+static void run_text(const struct opts *o, const char *path, pcre2_code *re, sentence_splitter *ss)
+{
+	lc_err err;
+	textin *t = textin_open(path, o->split, &err);
+	const char *name, *text;
+	size_t len;
+	chunk_plan pl = {0};
+	sentence_span *sp = NULL;
+	size_t nsp = 0, spcap = 0;
+	int rc;
+
+	if (!t)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	while ((rc = textin_next(t, &name, &text, &len, &err)) > 0) {
+		lc_doc d;
+		uint64_t n = len, *cuts;
+		lc_tensor *x;
+		size_t ncut;
+
+		if (doc_init(&d, name, &err) < 0 || (textin_meta(t) && meta_copy(&d.meta, textin_meta(t), &err) < 0) ||
+		    !(x = doc_add_tensor(&d, "text", LC_U8, 1, &n, &err)))
+			cli_die(LC_EXIT_DATA, "%s", err.msg);
+		memcpy(x->data, text, len);
+		if (re) {
+			cuts = pattern_cuts(re, text, len, &ncut);
+			rc = chunk_plan_cuts(&pl, len, cuts, ncut, &err);
+		} else {
+			if (sentence_split(ss, text, len, &sp, &nsp, &spcap, &err) < 0)
+				cli_die(LC_EXIT_DATA, "%s: %s", name, err.msg);
+			if (!(cuts = malloc((nsp + 1) * sizeof *cuts)))
+				cli_die(LC_EXIT_DATA, "out of memory");
+			for (size_t i = 0; i < nsp; i++)
+				cuts[i] = sp[i].start;
+			rc = chunk_plan_units(&pl, len, cuts, nsp, (uint64_t)o->sentences,
+			                      (uint64_t)o->overlap, &err);
+		}
+		free(cuts);
+		if (rc < 0)
+			cli_die(LC_EXIT_DATA, "%s: %s", name, err.msg);
+		put_pieces(&d, "text", &pl);
+		doc_free(&d);
+	}
+	if (rc < 0)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	free(sp);
+	chunk_plan_free(&pl);
+	textin_close(t);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{"sentences", required_argument, NULL, 'S'},
+		{"join", no_argument, NULL, 'J'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{0, 0, 0, 0},
+	};
+	struct opts o = {0};
+	int force = 0, c, modes;
+	pcre2_code *re = NULL;
+	sentence_splitter *ss = NULL;
+	chunk_joiner j;
+	lc_err err;
+
+	cli_init("lc-chunk");
+	while ((c = getopt_long(argc, argv, "Fqn:o:p:d:", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'F': force = 1; break;
+		case 'q': break;
+		case 'n': o.size = cli_int("-n", optarg, 1, 1LL << 40); break;
+		case 'o': o.overlap = cli_int("-o", optarg, 0, 1LL << 40); break;
+		case 'S': o.sentences = cli_int("--sentences", optarg, 1, 1LL << 40); break;
+		case 'p': o.pattern = optarg; break;
+		case 'd':
+			if ((o.split = textin_split_parse(optarg)) < 0)
+				cli_usage_error("unknown document mode '%s'", optarg);
+			break;
+		case 'J': o.join = 1; break;
+		case 'h': usage(); break;
+		case 'V': cli_version(); break;
+		default: cli_usage_error("unknown option");
+		}
+	}
+	modes = (o.size > 0) + (o.sentences > 0) + (o.pattern != NULL) + o.join;
+	if (modes != 1)
+		cli_usage_error("give exactly one of -n, --sentences, -p and --join");
+	if (o.overlap && (o.pattern || o.join))
+		cli_usage_error("-o goes with -n or --sentences");
+	if ((o.size && o.overlap >= o.size) || (o.sentences && o.overlap >= o.sentences))
+		cli_usage_error("the overlap must be smaller than the piece size");
+	if (o.pattern) {
+		int ec;
+		PCRE2_SIZE eo;
+		re = pcre2_compile((PCRE2_SPTR)o.pattern, PCRE2_ZERO_TERMINATED,
+		                   PCRE2_MULTILINE | PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &ec, &eo, NULL);
+		if (!re) {
+			PCRE2_UCHAR msg[256];
+			pcre2_get_error_message(ec, msg, sizeof msg);
+			cli_usage_error("-p: at offset %zu: %s", (size_t)eo, (char *)msg);
+		}
+	}
+	if (o.sentences && !(ss = sentence_new(&err)))
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	cli_binary_stdout(force);
+	if (!(w = stream_writer_new(stdout, &err)))
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	chunk_joiner_init(&j);
+	for (int i = optind; i < argc || i == optind; i++) {
+		const char *path = i < argc ? argv[i] : "-";
+		if (o.join)
+			run_join(path, &j);
+		else if (o.size)
+			run_tokens(&o, path);
+		else
+			run_text(&o, path, re, ss);
+		if (i >= argc)
+			break;
+	}
+	if (o.join && chunk_join_finish(&j, &err) < 0)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	chunk_joiner_free(&j);
+	if (stream_writer_close(w, &err) < 0)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	pcre2_code_free(re);
+	sentence_free(ss);
+	return cli_finish(0);
+}

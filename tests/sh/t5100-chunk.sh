@@ -1,0 +1,61 @@
+#!/bin/sh
+# lc-chunk: cut and join back, over many sizes and overlaps, for token and
+# text streams; chapters of a real book.
+. tests/sh/lib.sh
+
+SHARE=${LC_SHARE:-share}
+# Token streams: three documents of 0, 1 and 997 tokens, and one of 64.
+{ echo; echo 7; seq 1 997 | tr '\n' ' '; echo; seq 5 68 | tr '\n' ' '; echo; } | lc-cat -i ids >"$T/tok"
+bad=0 n=0
+for size in 1 2 3 7 10 63 64 65 100 996 997 998 5000; do
+	for ov in 0 1 2 5 50 500; do
+		[ $ov -lt $size ] || continue
+		n=$((n + 1))
+		lc-chunk -n $size -o $ov "$T/tok" >"$T/p" 2>"$T/e" &&
+			lc-chunk --join "$T/p" >"$T/j" 2>>"$T/e" &&
+			lc-cat -o ids "$T/j" >"$T/j.ids" && lc-cat -o ids "$T/tok" >"$T/t.ids" &&
+			cmp -s "$T/j.ids" "$T/t.ids" || { bad=$((bad + 1)); echo "# -n $size -o $ov: $(cat "$T/e")"; }
+	done
+done
+is "token chunk+join is the identity ($n size/overlap pairs)" $bad 0
+
+lc-chunk -n 10 -o 3 "$T/tok" | lc-cat -o info | awk -F'\t' '$1=="doc" && $3 ~ /stdin:3#/' >"$T/info"
+is "997 tokens in windows of 10 every 7: 142 pieces" "$(wc -l <"$T/info" | tr -d ' ')" 142
+sed -n 2p "$T/info" | grep -q 'parent=stdin:3	piece=2	pieces=142	offset=7	length=10	total=997	unit=tokens'
+is "piece metadata" $? 0
+is "an empty document is one empty piece" "$(lc-chunk -n 5 "$T/tok" | lc-cat -o info | grep -c '^doc	0	stdin:1#1	')" 1
+
+# Text: sentences and patterns over the sample and the whole KJV.
+xz -dc "$SHARE/samples/kjv.txt.xz" >"$T/kjv.txt"
+lc-cat -i text "$T/kjv.txt" >"$T/kjv.lc"
+bad=0
+for s in 1 2 5 40; do
+	for ov in 0 1 3; do
+		[ $ov -lt $s ] || continue
+		lc-chunk --sentences $s -o $ov "$SHARE/samples/sample.txt" | lc-chunk --join | lc-cat -o raw >"$T/sj"
+		cmp -s "$T/sj" "$SHARE/samples/sample.txt" || { bad=$((bad + 1)); echo "# --sentences $s -o $ov"; }
+	done
+done
+is "sentence chunk+join is the identity" $bad 0
+
+lc-chunk -p '^CHAPTER [0-9]+' "$SHARE/samples/kjv.txt.xz" >"$T/ch"
+is "the KJV cut into its 1189 chapters (and the title)" "$(lc-cat -o info "$T/ch" | grep -c '^doc')" 1190
+lc-cat -o info "$T/ch" | awk -F'\t' '$1=="doc"{print $3}' | sed -n '2p;1190p' >"$T/names"
+printf '%s\n%s\n' "$SHARE/samples/kjv.txt.xz#2" "$SHARE/samples/kjv.txt.xz#1190" >"$T/names.want"
+same "pieces are named NAME#k" "$T/names" "$T/names.want"
+lc-cat -o text "$T/ch" | sed -n '/^CHAPTER 1$/{p;q}' >"$T/first"
+is "a piece begins at its heading" "$(cat "$T/first")" "CHAPTER 1"
+lc-chunk --join "$T/ch" | lc-cat -o raw >"$T/kjv.back"
+same "chapters joined give the book back byte for byte" "$T/kjv.back" "$T/kjv.txt"
+is "books" "$(lc-chunk -p '^BOOK ' "$T/kjv.lc" | lc-cat -o info | grep -c '^doc')" 67
+
+# Transformed pieces (say, summaries of chapters) join by concatenation.
+lc-chunk -p '^CHAPTER' "$SHARE/samples/sample.txt" | lc-cat -o info | grep -c '^doc' >"$T/npieces"
+is "the sample has a title and four chapters" "$(cat "$T/npieces")" 5
+# Errors.
+fails 2 "overlap >= size" lc-chunk -n 5 -o 5
+fails 2 "no mode" lc-chunk
+fails 2 "two modes" lc-chunk -n 5 --join
+fails 2 "bad pattern" lc-chunk -p '('
+fails 1 "-n on text" sh -c "lc-cat -i text '$SHARE/samples/sample.txt' | lc-chunk -n 5"
+done_testing
