@@ -1,0 +1,192 @@
+/* lc-detokenize: SentencePiece token ids back to text (lib/spm.h). */
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "convert.h"
+#include "spm.h"
+#include "stream.h"
+
+static void usage(void)
+{
+	printf("usage: lc-detokenize [-Fq] [-m MODEL] [-f auto|stream|ids] [-o text|stream] [FILE...]\n"
+	       "\n"
+	       "Decodes token ids to text with a SentencePiece model, exactly as spm_decode\n"
+	       "does. Reads lc streams (each document's \"tokens\" tensor) or lines of\n"
+	       "decimal ids; standard input when no FILE or -.\n"
+	       "\n"
+	       "  -m MODEL   a .model file or a model directory with spiece.model\n"
+	       "             (default: $LC_TOKENIZER, else the bundled spiece.model)\n"
+	       "  -f FORMAT  input: auto (default: a stream if it starts like one), stream, ids\n"
+	       "  -o text    print each document's text followed by a newline (default)\n"
+	       "  -o stream  write an lc stream with a \"text\" tensor per document\n"
+	       "  -F         write a binary stream even to a terminal\n"
+	       "  -q         no warnings about a different tokenizer fingerprint\n"
+	       "  --help, --version\n");
+	exit(cli_finish(0));
+}
+
+enum { IN_AUTO, IN_STREAM, IN_IDS };
+
+typedef struct run {
+	const spm_model *m;
+	int out_stream, quiet, warned;
+	lc_writer *w;
+	char *text;
+	size_t len, cap;
+} run;
+
+static void put_doc(run *r, const char *name, const int32_t *ids, size_t n)
+{
+	lc_err err;
+
+	if (spm_decode(r->m, ids, n, &r->text, &r->len, &r->cap, &err) < 0)
+		cli_die(LC_EXIT_DATA, "%s: %s", name, err.msg);
+	if (r->out_stream) {
+		lc_doc d = {0};
+		if (convert_text_doc(&d, name, r->text, r->len, &err) < 0 ||
+		    stream_write_doc(r->w, &d, &err) < 0)
+			cli_die(LC_EXIT_DATA, "%s: %s", name, err.msg);
+		doc_free(&d);
+	} else if (fwrite(r->text, 1, r->len, stdout) != r->len || putchar('\n') == EOF) {
+		cli_die(LC_EXIT_DATA, "write error");
+	}
+}
+
+static void from_stream(run *r, FILE *f, const char *path)
+{
+	lc_err err;
+	lc_reader *rd = stream_reader_new(f, path, &err);
+	lc_doc d = {0};
+	int rc;
+
+	if (!rd)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	while ((rc = stream_read_doc(rd, &d, &err)) > 0) {
+		lc_tensor *t = doc_find(&d, "tokens");
+		const char *fp;
+		if (!t)
+			cli_die(LC_EXIT_DATA, "%s: no \"tokens\" tensor", d.name);
+		if (t->dtype != LC_I32 || t->rank != 1)
+			cli_die(LC_EXIT_DATA, "%s: \"tokens\" is %s of rank %u, not a vector of i32",
+			        d.name, lc_dtype_name(t->dtype), (unsigned)t->rank);
+		fp = meta_get(&t->meta, "tokenizer");
+		if (fp && strcmp(fp, spm_fingerprint(r->m)) != 0 && !r->quiet && !r->warned) {
+			cli_warn("%s: tokens were made by tokenizer %s, decoding with %s",
+			         d.name, fp, spm_fingerprint(r->m));
+			r->warned = 1;
+		}
+		put_doc(r, d.name, t->data, (size_t)t->dims[0]);
+	}
+	if (rc < 0)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	doc_free(&d);
+	stream_reader_free(rd);
+}
+
+static void from_ids(run *r, FILE *f, const char *path)
+{
+	char *line = NULL, name[4200];
+	size_t cap = 0;
+	ssize_t got;
+	uint64_t no = 0;
+	lc_err err;
+
+	while ((got = getline(&line, &cap, f)) >= 0) {
+		lc_doc d = {0};
+		lc_tensor *t;
+		size_t n = (size_t)got;
+		no++;
+		if (n && line[n - 1] == '\n')
+			n--;
+		snprintf(name, sizeof name, "%s:%llu", cli_label(path), (unsigned long long)no);
+		if (convert_ids_doc(&d, name, line, n, &err) < 0)
+			cli_die(LC_EXIT_DATA, "%s", err.msg);
+		t = doc_find(&d, "tokens");
+		put_doc(r, name, t ? t->data : NULL, t ? (size_t)t->dims[0] : 0);
+		doc_free(&d);
+	}
+	if (ferror(f))
+		cli_die(LC_EXIT_DATA, "%s: read error", cli_label(path));
+	free(line);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{0, 0, 0, 0},
+	};
+	run r;
+	const char *model = NULL;
+	int in = IN_AUTO, force = 0, c;
+	spm_model *m;
+	lc_err err;
+
+	memset(&r, 0, sizeof r);
+	cli_init("lc-detokenize");
+	while ((c = getopt_long(argc, argv, "Fqm:f:o:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'F': force = 1; break;
+		case 'q': r.quiet = 1; break;
+		case 'm': model = optarg; break;
+		case 'f':
+			if (strcmp(optarg, "auto") == 0)
+				in = IN_AUTO;
+			else if (strcmp(optarg, "stream") == 0)
+				in = IN_STREAM;
+			else if (strcmp(optarg, "ids") == 0)
+				in = IN_IDS;
+			else
+				cli_usage_error("unknown input format '%s'", optarg);
+			break;
+		case 'o':
+			if (strcmp(optarg, "text") == 0)
+				r.out_stream = 0;
+			else if (strcmp(optarg, "stream") == 0)
+				r.out_stream = 1;
+			else
+				cli_usage_error("unknown output format '%s'", optarg);
+			break;
+		case 'h': usage(); break;
+		case 'V': cli_version(); break;
+		default: cli_usage_error("unknown option");
+		}
+	}
+	if (r.out_stream)
+		cli_binary_stdout(force);
+	if (!(m = spm_open(model, &err)))
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	r.m = m;
+	if (r.out_stream && !(r.w = stream_writer_new(stdout, &err)))
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	for (int i = optind; i < argc || i == optind; i++) {
+		const char *path = i < argc ? argv[i] : "-";
+		FILE *f = cli_open(path);
+		int kind = in;
+
+		if (kind == IN_AUTO) {
+			int ch = getc(f);
+			kind = ch == 'L' ? IN_STREAM : IN_IDS;   /* streams start with "LCSR" */
+			if (ch != EOF && ungetc(ch, f) == EOF)
+				cli_die(LC_EXIT_DATA, "%s: cannot read", cli_label(path));
+		}
+		if (kind == IN_STREAM)
+			from_stream(&r, f, path);
+		else
+			from_ids(&r, f, path);
+		if (f != stdin)
+			fclose(f);
+		if (i >= argc)
+			break;
+	}
+	if (r.w && stream_writer_close(r.w, &err) < 0)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	free(r.text);
+	spm_free(m);
+	return cli_finish(0);
+}

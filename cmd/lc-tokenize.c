@@ -1,0 +1,214 @@
+/* lc-tokenize: text documents to SentencePiece token ids (lib/spm.h). */
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "convert.h"
+#include "spm.h"
+#include "stream.h"
+#include "textin.h"
+
+static void usage(void)
+{
+	printf("usage: lc-tokenize [-Fq] [-m MODEL] [-d file|line|blank|nul] [-f stream|ids|pieces]\n"
+	       "                   [--no-eos] [--no-extra-ids] [--max-len N] [FILE...]\n"
+	       "\n"
+	       "Encodes text documents with a SentencePiece unigram model, exactly as\n"
+	       "spm_encode does. Each FILE is a document; an archive or compressed file\n"
+	       "gives one document per member; standard input when no FILE or -.\n"
+	       "\n"
+	       "  -m MODEL       a .model file or a model directory with spiece.model\n"
+	       "                 (default: $LC_TOKENIZER, else the bundled spiece.model)\n"
+	       "  -d MODE        documents: file (default), line, blank or nul separated\n"
+	       "  -f stream      write an lc stream: a \"tokens\" i32 tensor per document (default)\n"
+	       "  -f ids         print the ids of each document on one line\n"
+	       "  -f pieces      print the pieces of each document on one line\n"
+	       "  --no-eos       do not append </s> to each document\n"
+	       "  --no-extra-ids <extra_id_N> in the text is ordinary text\n"
+	       "  --max-len N    keep at most N tokens per document (</s> stays last)\n"
+	       "  -F             write a binary stream even to a terminal\n"
+	       "  -q             no progress on standard error\n"
+	       "  --help, --version\n");
+	exit(cli_finish(0));
+}
+
+enum fmt { F_STREAM, F_IDS, F_PIECES };
+
+typedef struct run {
+	const spm_model *m;
+	enum fmt fmt;
+	unsigned flags;
+	uint64_t max_len;       /* 0: no limit */
+	lc_writer *w;
+	spm_enc e;
+	lc_progress prog;
+	uint64_t ndocs, nbytes, ntok;
+} run;
+
+/* Cuts e to at most max_len tokens, keeping the eos last. */
+static void truncate_doc(run *r)
+{
+	spm_enc *e = &r->e;
+	size_t keep;
+	int eos = (r->flags & SPM_ENC_EOS) != 0;
+
+	if (!r->max_len || e->n <= r->max_len)
+		return;
+	keep = (size_t)r->max_len;
+	if (eos) {
+		e->ids[keep - 1] = e->ids[e->n - 1];
+		keep--;
+	}
+	if (r->fmt == F_PIECES) {
+		/* pieces hold no space: cut before the keep-th separator */
+		size_t k = 0, cnt = 0;
+		if (keep > 0)
+			for (; k < e->plen; k++)
+				if (e->pieces[k] == ' ' && ++cnt == keep)
+					break;
+		e->plen = k;
+		e->pieces[k] = 0;
+		if (eos) {
+			size_t n;
+			const char *p = spm_piece(r->m, e->ids[keep], &n);
+			if (k)
+				e->pieces[e->plen++] = ' ';
+			memcpy(e->pieces + e->plen, p, n);   /* fits: it was there before */
+			e->plen += n;
+			e->pieces[e->plen] = 0;
+		}
+	}
+	e->n = (size_t)r->max_len;
+}
+
+static void one_doc(run *r, const char *name, const char *text, size_t len)
+{
+	lc_err err;
+	spm_enc *e = &r->e;
+
+	if (spm_encode(r->m, text, len, r->flags, e, &err) < 0)
+		cli_die(LC_EXIT_DATA, "%s: %s", name, err.msg);
+	truncate_doc(r);
+	switch (r->fmt) {
+	case F_STREAM: {
+		lc_tensor t;
+		memset(&t, 0, sizeof t);
+		t.name = "tokens";
+		t.dtype = LC_I32;
+		t.rank = 1;
+		t.dims[0] = e->n;
+		t.data = e->ids;
+		t.nbytes = (uint64_t)e->n * sizeof(int32_t);
+		if (meta_set(&t.meta, "tokenizer", spm_fingerprint(r->m), &err) < 0 ||
+		    stream_write_begin(r->w, name, NULL, &err) < 0 ||
+		    stream_write_tensor(r->w, &t, &err) < 0 ||
+		    stream_write_end(r->w, &err) < 0)
+			cli_die(LC_EXIT_DATA, "%s: %s", name, err.msg);
+		meta_free(&t.meta);
+		break;
+	}
+	case F_IDS:
+		if (convert_write_ids(stdout, e->ids, e->n, &err) < 0)
+			cli_die(LC_EXIT_DATA, "%s: %s", name, err.msg);
+		break;
+	case F_PIECES:
+		if (fwrite(e->pieces ? e->pieces : "", 1, e->plen, stdout) != e->plen ||
+		    putchar('\n') == EOF)
+			cli_die(LC_EXIT_DATA, "write error");
+		break;
+	}
+	r->ndocs++;
+	r->nbytes += len;
+	r->ntok += e->n;
+	cli_progress(&r->prog, "%llu documents, %.1f MB, %llu tokens",
+	             (unsigned long long)r->ndocs, (double)r->nbytes / 1e6,
+	             (unsigned long long)r->ntok);
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_NOEOS = 256, O_NOEXTRA, O_MAXLEN };
+	static const struct option opts[] = {
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{"no-eos", no_argument, NULL, O_NOEOS},
+		{"no-extra-ids", no_argument, NULL, O_NOEXTRA},
+		{"max-len", required_argument, NULL, O_MAXLEN},
+		{0, 0, 0, 0},
+	};
+	run r;
+	const char *model = NULL;
+	int split = TEXTIN_FILE, force = 0, quiet = 0, c;
+	spm_model *m;
+	lc_err err;
+
+	memset(&r, 0, sizeof r);
+	r.fmt = F_STREAM;
+	r.flags = SPM_ENC_EOS | SPM_ENC_EXTRA;
+	cli_init("lc-tokenize");
+	while ((c = getopt_long(argc, argv, "Fqm:d:f:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'F': force = 1; break;
+		case 'q': quiet = 1; break;
+		case 'm': model = optarg; break;
+		case 'd':
+			if ((split = textin_split_parse(optarg)) < 0)
+				cli_usage_error("unknown document mode '%s'", optarg);
+			break;
+		case 'f':
+			if (strcmp(optarg, "stream") == 0)
+				r.fmt = F_STREAM;
+			else if (strcmp(optarg, "ids") == 0)
+				r.fmt = F_IDS;
+			else if (strcmp(optarg, "pieces") == 0)
+				r.fmt = F_PIECES;
+			else
+				cli_usage_error("unknown output format '%s'", optarg);
+			break;
+		case O_NOEOS: r.flags &= ~(unsigned)SPM_ENC_EOS; break;
+		case O_NOEXTRA: r.flags &= ~(unsigned)SPM_ENC_EXTRA; break;
+		case O_MAXLEN: r.max_len = (uint64_t)cli_int("--max-len", optarg, 1, INT32_MAX); break;
+		case 'h': usage(); break;
+		case 'V': cli_version(); break;
+		default: cli_usage_error("unknown option");
+		}
+	}
+	if (r.fmt == F_PIECES)
+		r.flags |= SPM_ENC_PIECES;
+	if (r.fmt == F_STREAM)
+		cli_binary_stdout(force);
+	if (!(m = spm_open(model, &err)))
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	r.m = m;
+	if ((r.flags & SPM_ENC_EOS) && spm_eos_id(m) < 0)
+		cli_die(LC_EXIT_DATA, "the model has no </s> piece; use --no-eos");
+	if (r.fmt == F_STREAM && !(r.w = stream_writer_new(stdout, &err)))
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	cli_progress_init(&r.prog, quiet);
+	for (int i = optind; i < argc || i == optind; i++) {
+		const char *path = i < argc ? argv[i] : "-";
+		const char *name, *text;
+		size_t len;
+		textin *t = textin_open(path, split, &err);
+		int rc;
+
+		if (!t)
+			cli_die(LC_EXIT_DATA, "%s", err.msg);
+		while ((rc = textin_next(t, &name, &text, &len, &err)) > 0)
+			one_doc(&r, name, text, len);
+		if (rc < 0)
+			cli_die(LC_EXIT_DATA, "%s", err.msg);
+		textin_close(t);
+		if (i >= argc)
+			break;
+	}
+	cli_progress_done(&r.prog);
+	if (r.w && stream_writer_close(r.w, &err) < 0)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	spm_enc_free(&r.e);
+	spm_free(m);
+	return cli_finish(0);
+}
