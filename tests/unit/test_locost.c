@@ -1,0 +1,180 @@
+/* Parity of the encoder with the oracle goldens (tests/data/locost/cases),
+ * from both weight files: kernels, layer-0 intermediates, every block's
+ * output and the final states, at every golden length. Tolerance: max abs
+ * error <= 1e-4 x max abs golden value. Plus: a document's output does not
+ * depend on the thread count or on what was encoded before. */
+#include "t.h"
+
+#include <stdint.h>
+
+#include "locost.h"
+#include "model.h"
+
+#define TOL 1e-4
+
+static double worst;
+
+/* Reads case/name from the MANIFEST; returns the data (caller frees). */
+static void *golden(const char *cs, const char *name, uint64_t *n)
+{
+	char path[4096], line[512], c[64], nm[64], kind[8], shape[64], rel[256];
+	FILE *f;
+	void *p = NULL;
+	size_t len = 0;
+
+	snprintf(path, sizeof path, "%s", t_data("locost/cases/MANIFEST"));
+	if (!(f = fopen(path, "r")))
+		return NULL;
+	while (fgets(line, sizeof line, f)) {
+		if (sscanf(line, "%63s %63s %7s %63s %255s", c, nm, kind, shape, rel) != 5)
+			continue;
+		if (strcmp(c, cs) || strcmp(nm, name))
+			continue;
+		snprintf(path, sizeof path, "%s/%s", t_data("locost/cases"), rel);
+		p = t_slurp(path, &len);
+		*n = len / 4;
+		break;
+	}
+	fclose(f);
+	return p;
+}
+
+static void cmp(const char *cs, const char *name, const float *got, uint64_t n)
+{
+	uint64_t gn = 0;
+	float *g = golden(cs, name, &gn);
+	double mx = 0, err = 0;
+
+	if (!T_OK(g && gn == n, "%s %s: golden missing or %llu values, want %llu", cs, name,
+	          (unsigned long long)gn, (unsigned long long)n)) {
+		free(g);
+		return;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		double a = fabs((double)g[i]), e = fabs((double)got[i] - (double)g[i]);
+		if (a > mx) mx = a;
+		if (e > err || e != e) err = e != e ? INFINITY : e;
+	}
+	if (mx > 0 && err / mx > worst)
+		worst = err / mx;
+	T_OK(err <= TOL * mx, "%s %s: max abs err %.3g > %.1g x max %.3g (rel %.3g)", cs, name,
+	     err, TOL, mx, mx > 0 ? err / mx : err);
+	free(g);
+}
+
+static const char *cases[] = { "L0001", "L0002", "L0007", "L0064", "L0300", "L1000" };
+
+static void run_model(const char *what, int threads)
+{
+	lc_err err;
+	char path[4096];
+	lc_model *m;
+	locost *e;
+
+	snprintf(path, sizeof path, "%s", t_data(what));
+	m = model_open(path, &err);
+	if (!T_OK(m != NULL, "model_open %s: %s", path, err.msg))
+		return;
+	e = locost_new(m, threads, &err);
+	if (!T_OK(e != NULL, "locost_new: %s", err.msg)) {
+		model_free(m);
+		return;
+	}
+	const lc_config *c = model_config(m);
+	int d = c->d_model;
+	for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
+		const char *cs = cases[ci];
+		uint64_t L = 0;
+		int32_t *ids = golden(cs, "input_ids", &L);
+		if (!T_OK(ids != NULL, "%s input_ids", cs))
+			continue;
+		float *out = malloc(L * (uint64_t)d * sizeof *out);
+		T_OK(locost_encode(e, ids, (int64_t)L, out, -1, NULL, NULL, &err) == 0, "%s", err.msg);
+		cmp(cs, "enc_out", out, L * (uint64_t)d);
+		for (int i = 0; i < c->num_layers; i++) {
+			char nm[32];
+			snprintf(nm, sizeof nm, "enc_hidden%d", i);
+			T_OK(locost_encode(e, ids, (int64_t)L, out, i + 1, NULL, NULL, &err) == 0, "%s", err.msg);
+			cmp(cs, nm, out, L * (uint64_t)d);
+		}
+		/* layer 0 intermediates from the embeddings */
+		{
+			uint64_t n = L * (uint64_t)d;
+			float *x = malloc(n * 4), *buf[9];
+			locost_trace tr;
+			uint64_t dims[2] = { (uint64_t)c->vocab_size, (uint64_t)d };
+			const float *sh = model_tensor(m, "shared.weight", 2, dims, &err);
+			for (int k = 0; k < 9; k++)
+				buf[k] = malloc(n * 4);
+			for (uint64_t t = 0; t < L; t++)
+				memcpy(x + t * (uint64_t)d, sh + (uint64_t)ids[t] * (uint64_t)d, (size_t)d * 4);
+			tr.prenorm = buf[0]; tr.q = buf[1]; tr.k = buf[2]; tr.conv = buf[3];
+			tr.convD = buf[4]; tr.gated = buf[5]; tr.ssm_out = buf[6]; tr.K0 = buf[7]; tr.K1 = buf[8];
+			T_OK(locost_trace_layer(e, 0, x, (int64_t)L, &tr, &err) == 0, "%s", err.msg);
+			cmp(cs, "l0_prenorm", tr.prenorm, n);
+			cmp(cs, "l0_q", tr.q, n);
+			cmp(cs, "l0_k", tr.k, n);
+			cmp(cs, "l0_conv", tr.conv, n);
+			cmp(cs, "l0_convD", tr.convD, n);
+			cmp(cs, "l0_gated", tr.gated, n);
+			cmp(cs, "l0_ssm_out", tr.ssm_out, n);
+			cmp(cs, "l0_K0", tr.K0, n);
+			cmp(cs, "l0_K1", tr.K1, n);
+			for (int k = 0; k < 9; k++)
+				free(buf[k]);
+			free(x);
+		}
+		free(out);
+		free(ids);
+	}
+	locost_free(e);
+	model_free(m);
+}
+
+static void test_safetensors_parity(void) { run_model("locost", 2); }
+static void test_bin_parity(void) { run_model("locost/pytorch_model.bin", 1); }
+
+/* The same document gives bit-identical states whatever the thread count
+ * and whatever was encoded before it. */
+static void test_independence(void)
+{
+	lc_err err;
+	lc_model *m = model_open(t_data("locost"), &err);
+	if (!T_OK(m != NULL, "%s", err.msg))
+		return;
+	int d = model_config(m)->d_model;
+	locost *e1 = locost_new(m, 1, &err), *e3 = locost_new(m, 3, &err);
+	int32_t a[777], b[300];
+	for (int i = 0; i < 777; i++)
+		a[i] = 3 + (i * 37) % 500;
+	for (int i = 0; i < 300; i++)
+		b[i] = 3 + (i * 101) % 509;
+	float *x = malloc(777 * (size_t)d * 4), *y = malloc(777 * (size_t)d * 4);
+	T_OK(locost_encode(e1, a, 777, x, -1, NULL, NULL, &err) == 0, "%s", err.msg);
+	T_OK(locost_encode(e3, b, 300, y, -1, NULL, NULL, &err) == 0, "%s", err.msg);
+	T_OK(locost_encode(e3, a, 777, y, -1, NULL, NULL, &err) == 0, "%s", err.msg);
+	T_OK(memcmp(x, y, 777 * (size_t)d * 4) == 0, "output depends on threads or history");
+	/* a prefix is a different document: no state carries over */
+	T_OK(locost_encode(e1, a, 100, y, -1, NULL, NULL, &err) == 0, "%s", err.msg);
+	T_OK(memcmp(x, y, 100 * (size_t)d * 4) != 0, "prefix equals the longer document's states");
+	/* bad ids */
+	a[5] = model_config(m)->vocab_size;
+	T_OK(locost_encode(e1, a, 777, x, -1, NULL, NULL, &err) == -1, "id >= vocab accepted");
+	T_OK(strstr(err.msg, "vocabulary") != NULL, "message: %s", err.msg);
+	T_OK(locost_encode(e1, a, 0, x, -1, NULL, NULL, &err) == -1, "empty accepted");
+	free(x);
+	free(y);
+	locost_free(e1);
+	locost_free(e3);
+	model_free(m);
+}
+
+int main(void)
+{
+	T_RUN(test_safetensors_parity);
+	printf("# worst relative error (safetensors): %.3g\n", worst);
+	T_RUN(test_bin_parity);
+	printf("# worst relative error (all): %.3g\n", worst);
+	T_RUN(test_independence);
+	return t_done();
+}
