@@ -301,12 +301,14 @@ static ssize_t refill(textin *t, lc_err *err)
 static int take_line(textin *t, char delim, lc_err *err)
 {
 	for (;;) {
-		char *s = t->rbuf + t->rpos;
-		char *e = t->rlen > t->rpos ? memchr(s, delim, t->rlen - t->rpos) : NULL;
+		/* Nothing buffered (rbuf may still be NULL): no pointer arithmetic. */
+		size_t have = t->rlen - t->rpos;
+		char *s = have ? t->rbuf + t->rpos : NULL;
+		char *e = have ? memchr(s, delim, have) : NULL;
 		ssize_t got;
 
 		if (e || t->src_done) {
-			size_t n = e ? (size_t)(e - s) : t->rlen - t->rpos;
+			size_t n = e ? (size_t)(e - s) : have;
 			if (!e && n == 0)
 				return 0;
 			if (grow(&t->text, &t->cap, n + 1, err) < 0)
