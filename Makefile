@@ -120,10 +120,15 @@ check-asan:
 
 FUZZ_SECONDS = 20
 FUZZ_BIN  = $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
-build-fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(LIB_HDR)
+FUZZ_OBJ  = $(LIB_SRC:lib/%.c=build-fuzz/lib/%.o)
+FUZZ_CFLAGS = -g -O1 -std=c11 -D_GNU_SOURCE -Ilib $(PKG_CFLAGS)
+build-fuzz/lib/%.o: lib/%.c $(LIB_HDR)
 	@mkdir -p $(@D)
-	clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Ilib \
-	    $(PKG_CFLAGS) -o $@ $< $(LIB_SRC) $(PKG_LIBS) -lm -lpthread
+	@echo "  CC      $< (fuzz)"
+	@clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
+build-fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
+	@echo "  LD      $@"
+	@clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_OBJ) $(PKG_LIBS) -lm -lpthread
 
 fuzz: ensure-deps
 	@$(MAKE) --no-print-directory $(FUZZ_BIN)
@@ -182,4 +187,4 @@ tokenizer:
 # --- end tokenizer
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-clang
