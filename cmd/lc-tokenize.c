@@ -84,7 +84,8 @@ static void truncate_doc(run *r)
 	e->n = (size_t)r->max_len;
 }
 
-static void one_doc(run *r, const char *name, const char *text, size_t len)
+/* meta: the input document's metadata when it came from a stream (kept). */
+static void one_doc(run *r, const char *name, const lc_meta *meta, const char *text, size_t len)
 {
 	lc_err err;
 	spm_enc *e = &r->e;
@@ -103,7 +104,7 @@ static void one_doc(run *r, const char *name, const char *text, size_t len)
 		t.data = e->ids;
 		t.nbytes = (uint64_t)e->n * sizeof(int32_t);
 		if (meta_set(&t.meta, "tokenizer", spm_fingerprint(r->m), &err) < 0 ||
-		    stream_write_begin(r->w, name, NULL, &err) < 0 ||
+		    stream_write_begin(r->w, name, meta, &err) < 0 ||
 		    stream_write_tensor(r->w, &t, &err) < 0 ||
 		    stream_write_end(r->w, &err) < 0)
 			cli_die(LC_EXIT_DATA, "%s: %s", name, err.msg);
@@ -198,7 +199,7 @@ int main(int argc, char **argv)
 		if (!t)
 			cli_die(LC_EXIT_DATA, "%s", err.msg);
 		while ((rc = textin_next(t, &name, &text, &len, &err)) > 0)
-			one_doc(&r, name, text, len);
+			one_doc(&r, name, textin_meta(t), text, len);
 		if (rc < 0)
 			cli_die(LC_EXIT_DATA, "%s", err.msg);
 		textin_close(t);

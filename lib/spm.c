@@ -320,8 +320,8 @@ int spm_encode(const spm_model *m, const char *text, size_t len, unsigned flags,
 
 	e->n = 0;
 	e->plen = 0;
-	if (e->pieces)
-		e->pieces[0] = 0;
+	if ((flags & SPM_ENC_PIECES) && piece_append(e, "", 0, 0) < 0)
+		return lc_fail(err, "out of memory");   /* pieces is "" at least */
 	if (!e->w && !(e->w = calloc(1, sizeof *e->w)))
 		return lc_fail(err, "out of memory");
 	if ((flags & SPM_ENC_EOS) && m->eos_id < 0)

@@ -79,7 +79,7 @@ enum {
 typedef struct spm_enc {
 	int32_t *ids;           /* [n] token ids */
 	size_t n;
-	char *pieces;           /* [plen] + NUL, with SPM_ENC_PIECES; an unknown
+	char *pieces;           /* [plen] + NUL (never NULL) with SPM_ENC_PIECES; an unknown
 	                           run shows its normalized text, as spm_encode does */
 	size_t plen;
 	/* private */

@@ -1,0 +1,37 @@
+#!/bin/sh
+# bench/tokenize.sh: lc-tokenize's throughput next to spm_encode's, on the
+# same 10+ MB of text (tests/data/spm/lines.txt 40 times: man page lines
+# in English and 19 other languages), with the same model (share/spiece.model,
+# or $LC_TOKENIZER), in the same run. Best of 3 runs each. Prints, asserts nothing.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+model=${LC_TOKENIZER:-${LC_SHARE:-$here/share}/spiece.model}
+[ -d "$model" ] && model=$model/spiece.model
+src=$here/tests/data/spm/lines.txt
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/lc-bench.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+i=0
+while [ $i -lt 40 ]; do cat "$src"; i=$((i + 1)); done >"$tmp/text"
+bytes=$(wc -c <"$tmp/text")
+
+now() { date +%s.%N; }
+# best of 3 wall-clock seconds for: sh -c "$1"
+best() {
+	b=
+	for r in 1 2 3; do
+		t0=$(now); sh -c "$1" >/dev/null 2>&1 || { echo fail; return; }; t1=$(now)
+		b=$(echo "$t0 $t1 ${b:-}" | awk '{ d = $2 - $1; if ($3 != "" && $3 < d) d = $3; printf "%.3f", d }')
+	done
+	echo "$b"
+}
+rate() { echo "$bytes $1" | awk '$2 == "fail" { print "failed"; next } { printf "%.1f MB/s (%.2f s)", $1 / 1e6 / $2, $2 }'; }
+
+echo "tokenize: $(echo "$bytes" | awk '{ printf "%.1f", $1 / 1e6 }') MB, model $model"
+if command -v spm_encode >/dev/null 2>&1; then
+	echo "  spm_encode --output_format=id (lines)    $(rate "$(best "spm_encode --model='$model' --output_format=id <'$tmp/text'")")"
+else
+	echo "  spm_encode: not installed (apt-get install sentencepiece)"
+fi
+echo "  lc-tokenize -d line -f ids --no-eos      $(rate "$(best "lc-tokenize -q -m '$model' -d line -f ids --no-eos <'$tmp/text'")")"
+echo "  lc-tokenize -d line (stream)             $(rate "$(best "lc-tokenize -q -F -m '$model' -d line <'$tmp/text'")")"
+echo "  lc-tokenize (one 10 MB document, stream) $(rate "$(best "lc-tokenize -q -F -m '$model' <'$tmp/text'")")"
