@@ -32,9 +32,10 @@ include config.mk
 PKGS      = fftw3f openblas libarchive libpcre2-8 jansson
 DEB_BUILD = build-essential pkg-config libfftw3-dev libopenblas-dev \
             libarchive-dev libpcre2-dev libjansson-dev mandoc
-# Test-only tools: archive formats for the archive tests, clang/libFuzzer
-# for `make fuzz`, spm_encode for the tokenizer benchmark and cross-checks.
-DEB_TEST  = clang libclang-rt-14-dev zstd xz-utils bzip2 zip sentencepiece
+# Test and benchmark tools: archive formats for the archive tests, clang/libFuzzer
+# for `make fuzz`, spm_encode for the tokenizer benchmark and cross-checks,
+# GNU time for peak memory in `make bench`.
+DEB_TEST  = clang libclang-rt-14-dev zstd xz-utils bzip2 zip sentencepiece time
 DEB_ALL   = $(DEB_BUILD) $(DEB_TEST)
 
 LIB_SRC   = $(sort $(wildcard lib/*.c))
