@@ -50,77 +50,24 @@ struct out {
 	lc_doc ids_doc;
 };
 
-/* Writes one document in the output format; dies on error. */
-static void emit(struct out *o, lc_doc *d)
+/* Writes one document in the output format. */
+static int emit(lc_doc *d, void *ctx, lc_err *err)
 {
-	lc_err err;
-	int rc = 0;
+	struct out *o = ctx;
 
 	switch (o->fmt) {
-	case F_STREAM:
-		rc = stream_write_doc(o->w, d, &err);
-		break;
-	case F_IDS:
-		rc = convert_print_ids(stdout, d, &err);
-		break;
-	case F_RAW:
-		rc = convert_print_raw(stdout, d, &err);
-		break;
-	case F_INFO:
-		rc = convert_print_info(stdout, d, &err);
-		break;
-	case F_TEXT:
-		rc = convert_print_text(stdout, d, &err);
-		break;
+	case F_STREAM: return stream_write_doc(o->w, d, err);
+	case F_IDS: return convert_print_ids(stdout, d, err);
+	case F_RAW: return convert_print_raw(stdout, d, err);
+	case F_INFO: return convert_print_info(stdout, d, err);
+	case F_TEXT: return convert_print_text(stdout, d, err);
 	}
-	if (rc < 0)
-		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	return 0;
 }
 
-static void cat_stream(struct out *o, const char *path)
-{
-	FILE *f = cli_open(path);
-	lc_err err;
-	lc_reader *r = stream_reader_new(f, path, &err);
-	lc_doc d = {0};
-	int rc;
-
-	if (!r)
-		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	/* A document is passed on only once it has been read and checked whole. */
-	while ((rc = stream_read_doc(r, &d, &err)) > 0)
-		emit(o, &d);
-	if (rc < 0)
-		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	doc_free(&d);
-	stream_reader_free(r);
-	if (f != stdin)
-		fclose(f);
-}
-
-static void cat_ids(struct out *o, const char *path)
-{
-	lc_err err;
-	textin *t = textin_open(path, TEXTIN_LINE, &err);
-	const char *name, *text;
-	size_t len;
-	lc_doc d = {0};
-	int rc;
-
-	if (!t)
-		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	while ((rc = textin_next(t, &name, &text, &len, &err)) > 0) {
-		if (convert_ids_doc(&d, name, text, len, &err) < 0)
-			cli_die(LC_EXIT_DATA, "%s", err.msg);
-		emit(o, &d);
-		doc_free(&d);
-	}
-	if (rc < 0)
-		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	textin_close(t);
-}
-
-static void cat_text(struct out *o, const char *path, enum textin_split mode)
+/* Text inputs: each document (a line of ids, or a text) made into a stream document. */
+static void cat_textin(struct out *o, const char *path, enum textin_split mode,
+                       int (*make)(lc_doc *, const char *, const char *, size_t, lc_err *))
 {
 	lc_err err;
 	textin *t = textin_open(path, mode, &err);
@@ -132,9 +79,8 @@ static void cat_text(struct out *o, const char *path, enum textin_split mode)
 	if (!t)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	while ((rc = textin_next(t, &name, &text, &len, &err)) > 0) {
-		if (convert_text_doc(&d, name, text, len, &err) < 0)
+		if (make(&d, name, text, len, &err) < 0 || emit(&d, o, &err) < 0)
 			cli_die(LC_EXIT_DATA, "%s", err.msg);
-		emit(o, &d);
 		doc_free(&d);
 	}
 	if (rc < 0)
@@ -177,12 +123,13 @@ int main(int argc, char **argv)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	for (int i = optind; i < argc || i == optind; i++) {
 		const char *path = i < argc ? argv[i] : "-";
-		if (in == F_STREAM)
-			cat_stream(&o, path);
+		/* A document is passed on only once it has been read and checked whole. */
+		if (in == F_STREAM && stream_each(path, emit, &o, &err) < 0)
+			cli_die(LC_EXIT_DATA, "%s", err.msg);
 		else if (in == F_IDS)
-			cat_ids(&o, path);
-		else
-			cat_text(&o, path, split);
+			cat_textin(&o, path, TEXTIN_LINE, convert_ids_doc);
+		else if (in == F_TEXT)
+			cat_textin(&o, path, split, convert_text_doc);
 		if (i >= argc)
 			break;
 	}

@@ -62,60 +62,32 @@ static void put_pieces(const lc_doc *d, const char *tensor, const chunk_plan *pl
 	}
 }
 
-static void run_tokens(const struct opts *o, const char *path)
+static int chunk_tokens(lc_doc *d, void *ctx, lc_err *err)
 {
-	FILE *f = cli_open(path);
-	lc_err err;
-	lc_reader *r = stream_reader_new(f, path, &err);
+	const struct opts *o = ctx;
+	const lc_tensor *t = doc_find(d, "tokens");
 	chunk_plan pl = {0};
-	lc_doc d = {0};
 	int rc;
 
-	if (!r)
-		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	while ((rc = stream_read_doc(r, &d, &err)) > 0) {
-		const lc_tensor *t = doc_find(&d, "tokens");
-		if (!t || t->rank != 1)
-			cli_die(LC_EXIT_DATA, "%s: document \"%s\" has no \"tokens\" record",
-			        cli_label(path), d.name);
-		if (chunk_plan_windows(&pl, t->dims[0], (uint64_t)o->size, (uint64_t)o->overlap, &err) < 0)
-			cli_die(LC_EXIT_USAGE, "%s", err.msg);
-		put_pieces(&d, "tokens", &pl);
-	}
-	if (rc < 0)
-		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	if (!t || t->rank != 1)
+		return lc_fail(err, "document \"%s\" has no \"tokens\" record", d->name);
+	rc = chunk_plan_windows(&pl, t->dims[0], (uint64_t)o->size, (uint64_t)o->overlap, err);
+	if (rc == 0)
+		put_pieces(d, "tokens", &pl);
 	chunk_plan_free(&pl);
-	doc_free(&d);
-	stream_reader_free(r);
-	if (f != stdin)
-		fclose(f);
+	return rc;
 }
 
-static void run_join(const char *path, chunk_joiner *j)
+static int join_one(lc_doc *d, void *ctx, lc_err *err)
 {
-	FILE *f = cli_open(path);
-	lc_err err;
-	lc_reader *r = stream_reader_new(f, path, &err);
-	lc_doc d = {0}, out = {0};
-	int rc;
+	lc_doc out = {0};
+	int got = chunk_join_add(ctx, d, &out, err);
 
-	if (!r)
-		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	while ((rc = stream_read_doc(r, &d, &err)) > 0) {
-		int got = chunk_join_add(j, &d, &out, &err);
-		if (got < 0)
-			cli_die(LC_EXIT_DATA, "%s: %s", cli_label(path), err.msg);
-		if (got) {
-			put(&out);
-			doc_free(&out);
-		}
+	if (got > 0) {
+		put(&out);
+		doc_free(&out);
 	}
-	if (rc < 0)
-		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	doc_free(&d);
-	stream_reader_free(r);
-	if (f != stdin)
-		fclose(f);
+	return got < 0 ? -1 : 0;
 }
 
 /* Byte offsets where the pattern matches, ascending. */
@@ -253,12 +225,12 @@ int main(int argc, char **argv)
 	chunk_joiner_init(&j);
 	for (int i = optind; i < argc || i == optind; i++) {
 		const char *path = i < argc ? argv[i] : "-";
-		if (o.join)
-			run_join(path, &j);
-		else if (o.size)
-			run_tokens(&o, path);
-		else
+		if (o.join || o.size) {
+			if (stream_each(path, o.join ? join_one : chunk_tokens, o.join ? (void *)&j : &o, &err) < 0)
+				cli_die(LC_EXIT_DATA, "%s", err.msg);
+		} else {
 			run_text(&o, path, re, ss);
+		}
 		if (i >= argc)
 			break;
 	}

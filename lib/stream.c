@@ -772,6 +772,33 @@ fail:
 	return -1;
 }
 
+int stream_each(const char *path, int (*fn)(lc_doc *d, void *ctx, lc_err *err), void *ctx,
+                lc_err *err)
+{
+	int is_stdin = !path || strcmp(path, "-") == 0, rc;
+	FILE *f = is_stdin ? stdin : fopen(path, "rb");
+	lc_reader *r;
+	lc_doc d = {0};
+
+	if (!f)
+		return lc_fail(err, "%s: %s", path, strerror(errno));
+	if (!(r = stream_reader_new(f, path, err))) {
+		if (!is_stdin)
+			fclose(f);
+		return -1;
+	}
+	while ((rc = stream_read_doc(r, &d, err)) > 0)
+		if (fn(&d, ctx, err) < 0) {
+			rc = -1;
+			break;
+		}
+	doc_free(&d);
+	stream_reader_free(r);
+	if (!is_stdin)
+		fclose(f);
+	return rc < 0 ? -1 : 0;
+}
+
 int stream_sniff(const void *buf, size_t len)
 {
 	const uint8_t *b = buf;

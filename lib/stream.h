@@ -126,6 +126,12 @@ int stream_read_doc(lc_reader *r, lc_doc *d, lc_err *err);
 uint64_t stream_reader_offset(const lc_reader *r);
 void stream_reader_free(lc_reader *r);
 
+/* Reads every document of the stream at path ("-" or NULL: stdin) and
+ * calls fn on each in order; stops at the first error, from the stream
+ * or from fn (which returns -1 with err filled). */
+int stream_each(const char *path, int (*fn)(lc_doc *d, void *ctx, lc_err *err), void *ctx,
+                lc_err *err);
+
 /* True if buf (at least 8 bytes) starts like an lc stream. */
 int stream_sniff(const void *buf, size_t len);
 
