@@ -17,6 +17,8 @@
 #   gsg-data     text corpus -> tokenized GSG training pairs: CORPUS (file, archive or
 #                directory; default the bundled KJV), GSG_CUT (PCRE2 pattern cutting
 #                documents first, e.g. chapters; empty: no cut), GSG_FLAGS, GSG_OUT
+#   demo-model   GSG-pretrain share/models/demo with lc-train from the bundled KJV
+#                (DEMO_CONFIG, DEMO_TRAIN; resumable; see share/models/demo/README)
 #   clean        remove build directories
 #
 # Knobs (config.mk, or on the command line): PREFIX, MANPREFIX, SHAREDIR,
@@ -57,7 +59,7 @@ ALL_CFLAGS = $(CFLAGS) $(SANITIZE) -Ilib $(PKG_CFLAGS) \
              -DLC_VERSION='"$(VERSION)"' -DLC_SHAREDIR='"$(SHAREDIR)"'
 ALL_LIBS   = $(LIBLC) $(PKG_LIBS) -lm -lpthread
 
-.PHONY: all build deps ensure-deps check check-run check-asan fuzz bench demo \
+.PHONY: FORCE all build deps ensure-deps check check-run check-asan fuzz bench demo \
         install uninstall clean tokenizer gsg-data
 .SUFFIXES:
 
@@ -85,7 +87,15 @@ deps:
 		exit 1; \
 	fi
 
-$(O)/lib/%.o: lib/%.c $(LIB_HDR) config.mk
+# Rebuild everything when a setting compiled into it changes (SHAREDIR
+# for `make install PREFIX=...`, flags, version).
+BUILD_ID = $(CC) $(CFLAGS) $(SANITIZE) $(VERSION) $(SHAREDIR)
+$(O)/.settings: FORCE
+	@mkdir -p $(@D)
+	@echo '$(BUILD_ID)' | cmp -s - $@ || echo '$(BUILD_ID)' >$@
+FORCE:
+
+$(O)/lib/%.o: lib/%.c $(LIB_HDR) config.mk $(O)/.settings
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -95,7 +105,7 @@ $(LIBLC): $(LIB_OBJ)
 	@echo "  AR      $@"
 	@ar rcs $@ $(LIB_OBJ)
 
-$(O)/bin/%: cmd/%.c $(LIBLC) $(LIB_HDR)
+$(O)/bin/%: cmd/%.c $(LIBLC) $(LIB_HDR) $(O)/.settings
 	@mkdir -p $(@D)
 	@echo "  LD      $@"
 	@$(CC) $(ALL_CFLAGS) -o $@ $< $(ALL_LIBS) $(LDFLAGS)
@@ -186,6 +196,24 @@ tokenizer:
 	fi
 	sh share/train-tokenizer.sh share/spiece.model
 # --- end tokenizer
+
+# --- demo model (issue 8): share/models/demo from nothing but this machine:
+# the bundled KJV (share/samples) -> lc-chunk chapters -> lc-gsg-split pairs
+# (make gsg-data) -> lc-train GSG pretraining (DEMO_CONFIG, DEMO_TRAIN) ->
+# share/models/demo (config.json, model.safetensors, spiece.model), its loss
+# curve (loss.tsv, loss.png with gnuplot) and the held-out evaluation
+# (eval.txt). Resumable: run it again after an interruption. About 45
+# minutes on 2 cores. Needs gnuplot for the plot (Debian: gnuplot-nox).
+DEMO_CONFIG = share/models/demo-config.json
+DEMO_RUN    = $(O)/demo-run
+DEMO_TRAIN  = --steps 800 --lr 1e-3 --schedule invsqrt --warmup 100 --batch-tokens 4096 \
+              --max-src 512 --max-tgt 128 --holdout 40 --eval-every 50 --save-every 50 --seed 1
+demo-model: gsg-data
+	@set -e; export PATH=$(CURDIR)/$(O)/bin:$$PATH LC_SHARE=$(CURDIR)/share; \
+	lc-train --config $(DEMO_CONFIG) -o $(DEMO_RUN) $(DEMO_TRAIN) -t share/spiece.model \
+		--holdout-out $(DEMO_RUN)/heldout '$(GSG_OUT)'; \
+	sh share/models/make-demo.sh $(DEMO_RUN) share/models/demo
+# --- end demo model
 
 clean:
 	rm -rf build build-asan build-fuzz build-clang
