@@ -1,0 +1,70 @@
+#!/bin/sh
+# bench/decode.sh: lc-decode seconds per generated token and peak memory
+# with a full-size random model (LOCOST-base dimensions: d_model 768,
+# 12 + 12 layers, 12 heads, d_kv 64, d_ff 2048, vocab 32128), greedy, at
+# 16K encoder tokens and at a book length (BENCH_DECODE_LONG, default
+# 524288 tokens). Prints numbers, asserts nothing.
+#
+# The 16K hidden states come from lc-encode on random ids. The long input
+# repeats them (the decoder's cost does not depend on the values), packed
+# by tests/gen/hidden_stream.c, so that the benchmark does not spend its
+# time in the encoder. Seconds per token = (time for 1 + N tokens - time
+# for 1 token) / N, both runs forced to full length with --min-new.
+set -eu
+SHORT=${BENCH_DECODE_SHORT:-16384}
+LONG=${BENCH_DECODE_LONG:-524288}
+N=${BENCH_DECODE_TOKENS:-8}
+D=$(mktemp -d "${TMPDIR:-/tmp}/lc-bench-decode.XXXXXX")
+trap 'rm -rf "$D"' EXIT INT TERM
+cat >"$D/config.json" <<'EOF'
+{
+  "architectures": ["LOCOSTForConditionalGeneration"],
+  "d_model": 768, "d_ff": 2048, "d_kv": 64, "d_state": 256,
+  "num_layers": 12, "num_decoder_layers": 12, "num_heads": 12, "num_ssm_heads": 1,
+  "vocab_size": 32128,
+  "relative_attention_num_buckets": 32, "relative_attention_max_distance": 128,
+  "layer_norm_epsilon": 1e-06, "feed_forward_proj": "gated-gelu",
+  "dense_act_fn": "gelu_new", "is_gated_act": true, "is_encoder_decoder": true,
+  "tie_word_embeddings": true, "pad_token_id": 0, "eos_token_id": 1,
+  "decoder_start_token_id": 0, "bidirectional": true, "gating": true,
+  "use_fast_fft_conv": false
+}
+EOF
+lc-encode -m "$D" --random-weights >/dev/null
+awk -v n="$SHORT" 'BEGIN { srand(7); for (i = 1; i < n; i++) printf "%d ", 3 + int(rand() * 32000); print 1 }' >"$D/ids"
+lc-cat -i ids <"$D/ids" | lc-encode -q -m "$D" >"$D/short.lcs"
+
+# time_decode FILE TOKENS -> "SECONDS PEAK_KB"
+time_decode() {
+	/usr/bin/time -f '%e %M' -o "$D/time" lc-decode -q -m "$D" -f ids \
+		--max-new "$2" --min-new "$2" "$1" >/dev/null
+	cat "$D/time"
+}
+
+report() {
+	a=$(time_decode "$1" 1)
+	b=$(time_decode "$1" $((N + 1)))
+	echo "$2 $a $b" | awk -v n="$N" '{
+		printf "decode L=%-8d greedy: %.3f s/token, first token %.2f s, peak RSS %.0f MiB (hidden states %.0f MiB)\n",
+		    $1, ($4 - $2) / n, $2, $5 / 1024, $1 * 768 * 4 / 1048576 }'
+}
+
+echo "bench/decode.sh: full-size random model, $N tokens, threads ${LC_THREADS:-all}"
+report "$D/short.lcs" "$SHORT"
+
+# The long input: the 16K hidden states repeated.
+if command -v cc >/dev/null 2>&1 && [ -f tests/gen/hidden_stream.c ]; then
+	cc -O2 -std=c11 -D_GNU_SOURCE -Ilib -o "$D/hs" tests/gen/hidden_stream.c build/liblc.a \
+		$(pkg-config --libs fftw3f openblas libarchive libpcre2-8 jansson) -lm -lpthread
+	lc-cat -o raw "$D/short.lcs" >"$D/short.raw"
+	r=$(( (LONG + SHORT - 1) / SHORT ))
+	i=0
+	: >"$D/long.raw"
+	while [ $i -lt $r ]; do cat "$D/short.raw" >>"$D/long.raw"; i=$((i + 1)); done
+	rm -f "$D/short.raw"
+	"$D/hs" 768 "long=$D/long.raw" >"$D/long.lcs"
+	rm -f "$D/long.raw"
+	report "$D/long.lcs" $((r * SHORT))
+else
+	echo "decode long: skipped (needs cc and tests/gen/hidden_stream.c)"
+fi

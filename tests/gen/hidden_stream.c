@@ -1,0 +1,59 @@
+/*
+ * hidden_stream: packs golden encoder outputs (raw little-endian float32
+ * [L, d] files, e.g. the oracle's cases/L0064/enc_out.f32) into an lc
+ * stream of "hidden" documents, as lc-encode writes them, so that
+ * lc-decode's tests do not depend on the encoder. Used once, by hand:
+ *
+ *   cc -Ilib tests/gen/hidden_stream.c build/liblc.a ... -o /tmp/hs
+ *   /tmp/hs 64 NAME=FILE... > tests/data/locost/hidden.lcs
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stream.h"
+
+int main(int argc, char **argv)
+{
+	lc_err err;
+	lc_writer *w;
+	int i, d;
+
+	if (argc < 3)
+		return 2;
+	d = atoi(argv[1]);
+	if (!(w = stream_writer_new(stdout, &err)))
+		goto fail;
+	for (i = 2; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+		FILE *f;
+		long n;
+		uint64_t dims[2];
+		lc_doc doc = {0};
+		lc_tensor *t;
+
+		if (!eq)
+			return 2;
+		*eq = 0;
+		if (!(f = fopen(eq + 1, "rb")) || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0)
+			return 1;
+		rewind(f);
+		dims[0] = (uint64_t)n / 4 / (uint64_t)d;
+		dims[1] = (uint64_t)d;
+		if (doc_init(&doc, argv[i], &err) < 0 ||
+		    !(t = doc_add_tensor(&doc, "hidden", LC_F32, 2, dims, &err)))
+			goto fail;
+		if (fread(t->data, 1, (size_t)n, f) != (size_t)n)
+			return 1;
+		fclose(f);
+		if (stream_write_doc(w, &doc, &err) < 0)
+			goto fail;
+		doc_free(&doc);
+	}
+	if (stream_writer_close(w, &err) < 0)
+		goto fail;
+	return 0;
+fail:
+	fprintf(stderr, "hidden_stream: %s\n", err.msg);
+	return 1;
+}

@@ -1,0 +1,300 @@
+/*
+ * test_decoder: the T5 decoder against the oracle's goldens (tests/data/
+ * locost: tiny model, cases/L????/enc_out, dec_logits, greedy_ids), the
+ * search options against goldens from tests/gen/decode_ref.py
+ * (decode_search.txt), and the cache bookkeeping (reorder, positions).
+ */
+#include <stdint.h>
+
+#include "decoder.h"
+#include "model.h"
+#include "search.h"
+#include "t.h"
+
+static const char *cases[] = { "L0001", "L0002", "L0007", "L0064", "L0300", "L1000" };
+static lc_model *model;
+static lc_decoder *dec;
+
+static float *load_f32(const char *rel, size_t *n)
+{
+	size_t len = 0;
+	float *p = t_slurp(t_data(rel), &len);
+
+	*n = p ? len / sizeof(float) : 0;
+	return p;
+}
+
+typedef struct ctx {
+	dec_state *s;
+} ctx;
+
+static int cb_step(void *c, const int32_t *tok, float *logits, lc_err *err)
+{
+	return decoder_step(((ctx *)c)->s, tok, logits, err);
+}
+
+static int cb_reorder(void *c, const int32_t *src, lc_err *err)
+{
+	return decoder_reorder(((ctx *)c)->s, src, err);
+}
+
+static void test_buckets(void)
+{
+	int rp;
+
+	for (rp = 0; rp < 16; rp++)
+		T_EQ_I(decoder_rel_bucket(rp, 32, 128), rp);
+	/* 16 + trunc(log(rp/16) / log(8) * 16), capped at 31 */
+	T_EQ_I(decoder_rel_bucket(16, 32, 128), 16);
+	T_EQ_I(decoder_rel_bucket(20, 32, 128), 17);    /* 1.716 */
+	T_EQ_I(decoder_rel_bucket(45, 32, 128), 23);    /* 7.97 */
+	T_EQ_I(decoder_rel_bucket(127, 32, 128), 31);   /* 15.94 */
+	T_EQ_I(decoder_rel_bucket(128, 32, 128), 31);
+	T_EQ_I(decoder_rel_bucket(200000, 32, 128), 31);
+	T_EQ_I(decoder_rel_bucket(-5, 32, 128), 0);
+}
+
+/* Greedy ids identical to the goldens; the first steps' logits within
+ * 1e-4 of max|golden| (teacher forced on the golden ids). */
+static void test_parity(void)
+{
+	const lc_config *c = decoder_config(dec);
+	double worst = 0;
+	size_t k;
+
+	for (k = 0; k < sizeof cases / sizeof *cases; k++) {
+		char rel[256];
+		size_t ne = 0, ng = 0, nl = 0, i;
+		float *enc, *gl, *logits;
+		int32_t *gi;
+		int64_t L;
+		search_opts o;
+		search_result res;
+		ctx cx;
+		lc_err err = { "" };
+
+		snprintf(rel, sizeof rel, "locost/cases/%s/enc_out.f32", cases[k]);
+		enc = load_f32(rel, &ne);
+		snprintf(rel, sizeof rel, "locost/cases/%s/greedy_ids.i32", cases[k]);
+		gi = t_slurp(t_data(rel), &ng);
+		snprintf(rel, sizeof rel, "locost/cases/%s/dec_logits.f32", cases[k]);
+		gl = load_f32(rel, &nl);
+		if (!T_OK(enc && gi && gl, "%s: golden files missing", cases[k]))
+			continue;
+		ng /= 4;
+		L = (int64_t)(ne / c->d_model);
+		T_EQ_I(L, atoi(cases[k] + 1));
+
+		/* greedy through search_run */
+		search_opts_default(&o);
+		o.max_new = 32;
+		o.vocab = c->vocab_size;
+		o.start_id = c->decoder_start_id;
+		o.eos_id = c->eos_id;
+		cx.s = decoder_state_new(dec, enc, L, 1, o.max_new, &err);
+		T_OK(cx.s, "%s", err.msg);
+		/* threads split the encoder rows: 2 threads here, 1..3 below */
+		T_OK(cx.s && decoder_state_threads(cx.s, 2, &err) == 0, "%s", err.msg);
+		if (cx.s) {
+			search_model m = { &cx, cb_step, cb_reorder };
+			int rc = search_run(&o, &m, &res, &err);
+			T_OK(rc == 0, "%s", err.msg);
+			if (rc == 0) {
+				int same = (size_t)res.n == ng && !memcmp(res.ids, gi, ng * 4);
+				T_OK(same, "%s: greedy ids differ (%d vs %zu tokens)", cases[k], res.n, ng);
+				search_result_free(&res);
+			}
+			decoder_state_free(cx.s);
+		}
+
+		/* teacher-forced logits of the first steps */
+		cx.s = decoder_state_new(dec, enc, L, 1, 8, &err);
+		T_OK(cx.s && decoder_state_threads(cx.s, 1 + (int)(k % 3), &err) == 0, "%s", err.msg);
+		logits = malloc((size_t)c->vocab_size * sizeof *logits);
+		if (cx.s && logits) {
+			size_t rows = nl / c->vocab_size;
+			double gmax = 0, dmax = 0;
+			int32_t tok = c->decoder_start_id;
+
+			for (i = 0; i < rows * c->vocab_size; i++)
+				if (fabs(gl[i]) > gmax)
+					gmax = fabs(gl[i]);
+			for (i = 0; i < rows; i++) {
+				int j;
+				if (decoder_step(cx.s, &tok, logits, &err) < 0)
+					break;
+				for (j = 0; j < c->vocab_size; j++) {
+					double dd = fabs(logits[j] - gl[i * c->vocab_size + j]);
+					if (dd > dmax)
+						dmax = dd;
+				}
+				if (i < ng)
+					tok = gi[i];
+			}
+			T_EQ_I(decoder_pos(cx.s), rows);
+			T_OK(dmax / gmax <= 1e-4, "%s: logits rel err %.3g", cases[k], dmax / gmax);
+			if (dmax / gmax > worst)
+				worst = dmax / gmax;
+		}
+		free(logits);
+		decoder_state_free(cx.s);
+		free(enc);
+		free(gi);
+		free(gl);
+	}
+	printf("# worst dec_logits rel err %.3e\n", worst);
+}
+
+/* Two rows fed different tokens, reordered, must equal runs of one row. */
+static void test_reorder(void)
+{
+	const lc_config *c = decoder_config(dec);
+	size_t ne, V = (size_t)c->vocab_size;
+	float *enc = load_f32("locost/cases/L0064/enc_out.f32", &ne);
+	lc_err err = { "" };
+	dec_state *two, *one;
+	float *l2, *l1;
+	int32_t a[2] = { 0, 0 }, seqs[2][3] = { { 0, 17, 99 }, { 0, 250, 3 } }, src[2] = { 1, 1 };
+	double d0 = 0, d1 = 0;
+	size_t j;
+	int t;
+
+	if (!T_OK(enc != NULL, "no enc_out"))
+		return;
+	two = decoder_state_new(dec, enc, 64, 2, 4, &err);
+	one = decoder_state_new(dec, enc, 64, 1, 4, &err);
+	l2 = malloc(2 * V * sizeof *l2);
+	l1 = malloc(V * sizeof *l1);
+	if (!T_OK(two && one && l2 && l1, "%s", err.msg))
+		goto out;
+	for (t = 0; t < 3; t++) {
+		a[0] = seqs[0][t];
+		a[1] = seqs[1][t];
+		T_OK(decoder_step(two, a, l2, &err) == 0, "%s", err.msg);
+	}
+	/* both rows continue from row 1's history */
+	T_OK(decoder_reorder(two, src, &err) == 0, "%s", err.msg);
+	a[0] = 5;
+	a[1] = 6;
+	T_OK(decoder_step(two, a, l2, &err) == 0, "%s", err.msg);
+	for (t = 0; t < 3; t++)
+		T_OK(decoder_step(one, &seqs[1][t], l1, &err) == 0, "%s", err.msg);
+	T_OK(decoder_step(one, &a[0], l1, &err) == 0, "%s", err.msg);
+	for (j = 0; j < V; j++)
+		if (fabs(l1[j] - l2[j]) > d0)
+			d0 = fabs(l1[j] - l2[j]);
+	T_OK(d0 < 1e-4, "row 0 after reorder differs by %g", d0);
+	decoder_state_free(one);
+	one = decoder_state_new(dec, enc, 64, 1, 4, &err);
+	for (t = 0; t < 3 && one; t++)
+		decoder_step(one, &seqs[1][t], l1, &err);
+	if (one)
+		decoder_step(one, &a[1], l1, &err);
+	for (j = 0; j < V; j++)
+		if (fabs(l1[j] - l2[V + j]) > d1)
+			d1 = fabs(l1[j] - l2[V + j]);
+	T_OK(d1 < 1e-4, "row 1 after reorder differs by %g", d1);
+	/* the state refuses a step beyond its size and a bad reorder */
+	T_OK(decoder_step(two, a, l2, &err) < 0, "step past max_steps accepted");
+	src[0] = 2;
+	T_OK(decoder_reorder(two, src, &err) < 0, "reorder source out of range accepted");
+	a[0] = c->vocab_size;
+	decoder_state_free(one);
+	one = decoder_state_new(dec, enc, 64, 1, 4, &err);
+	T_OK(one && decoder_step(one, a, l1, &err) < 0, "token out of range accepted");
+out:
+	decoder_state_free(one);
+	decoder_state_free(two);
+	free(l1);
+	free(l2);
+	free(enc);
+}
+
+/* decode_search.txt: greedy with processors and beam search goldens. */
+static void test_search_goldens(void)
+{
+	const lc_config *c = decoder_config(dec);
+	size_t len = 0;
+	char *txt = t_slurp(t_data("locost/decode_search.txt"), &len), *line, *save = NULL;
+	int nrun = 0;
+
+	if (!T_OK(txt != NULL, "no decode_search.txt"))
+		return;
+	txt = realloc(txt, len + 1);
+	txt[len] = 0;
+	for (line = strtok_r(txt, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char cs[16], early[16], rel[128];
+		int beams, max, min, ngram, want[64], nwant = 0, off = 0;
+		double lp, rep;
+		char *p = strstr(line, " : ");
+		size_t ne;
+		float *enc;
+		search_opts o;
+		search_result res;
+		ctx cx;
+		lc_err err = { "" };
+
+		if (sscanf(line, "%15s beams=%d max=%d min=%d lp=%lf ngram=%d rep=%lf early=%15s",
+		           cs, &beams, &max, &min, &lp, &ngram, &rep, early) != 8 || !p) {
+			T_OK(0, "bad golden line: %s", line);
+			continue;
+		}
+		for (p += 3; nwant < 64 && sscanf(p, "%d%n", &want[nwant], &off) == 1; p += off)
+			nwant++;
+		snprintf(rel, sizeof rel, "locost/cases/%s/enc_out.f32", cs);
+		enc = load_f32(rel, &ne);
+		if (!T_OK(enc != NULL, "%s missing", rel))
+			continue;
+		search_opts_default(&o);
+		o.num_beams = beams;
+		o.max_new = max;
+		o.min_new = min;
+		o.length_penalty = lp;
+		o.no_repeat_ngram = ngram;
+		o.repetition_penalty = rep;
+		o.early_stopping = !strcmp(early, "true") ? SEARCH_EARLY_TRUE :
+		                   !strcmp(early, "never") ? SEARCH_EARLY_NEVER : SEARCH_EARLY_FALSE;
+		o.vocab = c->vocab_size;
+		cx.s = decoder_state_new(dec, enc, (int64_t)(ne / c->d_model), beams, max, &err);
+		if (T_OK(cx.s != NULL, "%s", err.msg)) {
+			search_model m = { &cx, cb_step, cb_reorder };
+			if (T_OK(search_run(&o, &m, &res, &err) == 0, "%s", err.msg)) {
+				int same = res.n == nwant, i;
+				for (i = 0; same && i < nwant; i++)
+					same = res.ids[i] == want[i];
+				T_OK(same, "%s: got %d ids, want %d", line, res.n, nwant);
+				if (!same) {
+					printf("# got:");
+					for (i = 0; i < res.n; i++)
+						printf(" %d", res.ids[i]);
+					printf("\n");
+				}
+				search_result_free(&res);
+			}
+			decoder_state_free(cx.s);
+		}
+		free(enc);
+		nrun++;
+	}
+	T_OK(nrun >= 30, "only %d golden runs", nrun);
+	free(txt);
+}
+
+int main(void)
+{
+	lc_err err = { "" };
+
+	T_RUN(test_buckets);
+	model = model_open(t_data("locost"), &err);
+	if (!T_OK(model != NULL, "model_open: %s", err.msg))
+		return t_done();
+	dec = decoder_new(model, &err);
+	if (!T_OK(dec != NULL, "decoder_new: %s", err.msg))
+		return t_done();
+	T_RUN(test_parity);
+	T_RUN(test_reorder);
+	T_RUN(test_search_goldens);
+	decoder_free(dec);
+	model_free(model);
+	return t_done();
+}
