@@ -22,7 +22,7 @@ static void usage(void)
 	       "\n"
 	       "  -m, --model DIR    model directory (config.json + model.safetensors or\n"
 	       "                     pytorch_model.bin) or a weight file in one;\n"
-	       "                     default $LC_MODEL, else $LC_SHARE/model\n"
+	       "                     default $LC_MODEL, else the demo model\n"
 	       "  -j, --threads N    threads (default $LC_THREADS or the number of cores)\n"
 	       "      --dtype T      f32 (default) or bf16 output\n"
 	       "      --info         print the configuration and parameter count, then exit\n"
@@ -48,17 +48,6 @@ static void on_layer(void *ctx, int done, int total)
 {
 	struct prog *g = ctx;
 	cli_progress(g->p, "%s: %" PRId64 " tokens: layer %d/%d", g->doc, g->L, done, total);
-}
-
-static const char *default_model(void)
-{
-	static char buf[4096];
-	const char *m = getenv("LC_MODEL"), *s = getenv("LC_SHARE");
-
-	if (m && *m)
-		return m;
-	snprintf(buf, sizeof buf, "%s/model", s && *s ? s : LC_SHAREDIR);
-	return buf;
 }
 
 static void print_info(lc_model *m)
@@ -152,6 +141,7 @@ int main(int argc, char **argv)
 		{ 0, 0, 0, 0 }
 	};
 	const char *mdir = NULL, *jopt = NULL;
+	char mdirbuf[4096];
 	int force = 0, quiet = 0, info = 0, gemm = 0, stats = 0, random_w = 0, bf16 = 0, c;
 	uint64_t seed = 1;
 	lc_err err;
@@ -188,8 +178,7 @@ int main(int argc, char **argv)
 	}
 	if (info + gemm + random_w > 1)
 		cli_usage_error("--info, --gemm-only and --random-weights exclude each other");
-	if (!mdir)
-		mdir = default_model();
+	mdir = model_locate(mdir, mdirbuf, sizeof mdirbuf);
 	if (random_w) {
 		if (optind < argc)
 			cli_usage_error("--random-weights takes no input files");

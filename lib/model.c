@@ -662,3 +662,20 @@ out:
 	free(path);
 	return rc;
 }
+
+#ifndef LC_SHAREDIR
+#define LC_SHAREDIR "/usr/local/share/lc"
+#endif
+
+const char *model_locate(const char *opt, char *buf, size_t n)
+{
+	const char *m = getenv("LC_MODEL"), *s = getenv("LC_SHARE");
+
+	if (opt && *opt)
+		snprintf(buf, n, "%s", opt);
+	else if (m && *m)
+		snprintf(buf, n, "%s", m);
+	else
+		snprintf(buf, n, "%s/models/demo", s && *s ? s : LC_SHAREDIR);
+	return buf;
+}

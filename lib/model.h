@@ -11,6 +11,7 @@
 #ifndef LC_MODEL_H
 #define LC_MODEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "err.h"
@@ -34,6 +35,11 @@ typedef struct lc_model lc_model;
  * validates every tensor the configuration requires (present, shape,
  * dtype) and refuses a missing, extra or mis-shaped tensor. */
 lc_model *model_open(const char *dir, lc_err *err);
+
+/* The model directory to use: opt if given, else $LC_MODEL, else
+ * $LC_SHARE/models/demo, else the installed share directory's
+ * models/demo (the bundled demo model). Writes it into buf[n]; returns buf. */
+const char *model_locate(const char *opt, char *buf, size_t n);
 const lc_config *model_config(const lc_model *m);
 
 /* The parameter `name` (Hugging Face name) as float32, shape checked
