@@ -1,0 +1,468 @@
+/*
+ * lc-train: pretrains or fine-tunes a LOCOST model on (source, target)
+ * token pairs and writes checkpoints as model directories.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "model.h"
+#include "stream.h"
+#include "train.h"
+#include "traineval.h"
+
+static void usage(void)
+{
+	printf("usage: lc-train (-m INIT | --config JSON) -o OUTDIR [--steps N] [--lr X]\n"
+	       "                [--schedule constant|invsqrt] [--warmup N] [--batch-tokens N]\n"
+	       "                [--max-src N] [--max-tgt N] [--dropout X] [--weight-decay X]\n"
+	       "                [--clip X] [--eval STREAM] [--holdout N] [--holdout-out PREFIX]\n"
+	       "                [--eval-every N] [--save-every N] [--log-every N] [--no-rouge]\n"
+	       "                [--rouge-max-new N] [-t TOKENIZER]\n"
+	       "                [--seed N] [--restart] [-j THREADS] [-q] [TRAIN_STREAM...]\n"
+	       "\n"
+	       "Trains a LOCOST model on (source, target) pairs: documents with i32 \"source\"\n"
+	       "and \"target\" tensors (lc-gsg-split -m output, or a tokenized summarization\n"
+	       "set). Checkpoints are model directories that lc-encode and lc-decode load.\n"
+	       "Running the same command again resumes from OUTDIR's checkpoint.\n"
+	       "\n"
+	       "  -m, --model INIT      start from this model directory (fine-tuning)\n"
+	       "      --config JSON     start from random weights for this config.json\n"
+	       "  -o, --output OUTDIR   checkpoint directory (created)\n"
+	       "      --steps N         train until step N (default 1000)\n"
+	       "      --lr X            peak learning rate (default 1e-3 with --config, else 1e-4)\n"
+	       "      --schedule S      invsqrt (default with --config) or constant\n"
+	       "      --warmup N        warm-up steps (default 100 for invsqrt, 0 for constant)\n"
+	       "      --batch-tokens N  source + target tokens per step (default 8192)\n"
+	       "      --max-src N       cut sources to N tokens (default 1024)\n"
+	       "      --max-tgt N       cut targets to N tokens (default 256)\n"
+	       "      --dropout X       dropout probability (default 0)\n"
+	       "      --weight-decay X  AdamW decoupled weight decay of matrices (default 0.01)\n"
+	       "      --clip X          clip the global gradient norm to X (default 1; 0: off)\n"
+	       "      --eval STREAM     held-out pairs: evaluation loss every --eval-every steps\n"
+	       "      --holdout N       hold the last N training pairs out as the evaluation set\n"
+	       "      --holdout-out P   write the held-out pairs as P.src.lc and P.tgt.lc\n"
+	       "                        (\"tokens\" streams for lc-encode and lc-detokenize)\n"
+	       "      --eval-every N    evaluation interval in steps (default 100)\n"
+	       "      --save-every N    checkpoint interval in steps (default 500)\n"
+	       "      --log-every N     log line interval in steps (default 10)\n"
+	       "      --no-rouge        no ROUGE of greedy summaries of the evaluation set at\n"
+	       "                        each checkpoint (written to OUTDIR/rouge.tsv)\n"
+	       "      --rouge-max-new N at most N tokens per greedy summary (default 128)\n"
+	       "  -t, --tokenizer FILE  spiece.model copied into checkpoints (default\n"
+	       "                        INIT/spiece.model, else $LC_SHARE/spiece.model)\n"
+	       "      --seed N          data order, dropout and random weights (default 1)\n"
+	       "      --restart         ignore a checkpoint already in OUTDIR\n"
+	       "  -j, --threads N       threads (default $LC_THREADS or the number of cores)\n"
+	       "  -q, --quiet           no progress or log lines on standard error\n"
+	       "      --help, --version\n");
+}
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static int exists(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0;
+}
+
+static void read_pairs(const char *path, int64_t ms, int64_t mt, int32_t eos, train_data *d)
+{
+	FILE *f = cli_open(path);
+	lc_err err;
+
+	if (train_data_read(f, cli_label(path), ms, mt, eos, d, &err) < 0)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	if (f != stdin)
+		fclose(f);
+}
+
+/* PREFIX.src.lc / PREFIX.tgt.lc: the held-out pairs as "tokens" streams. */
+static void write_holdout(const char *prefix, const train_data *d)
+{
+	for (int side = 0; side < 2; side++) {
+		char path[4096];
+		FILE *f;
+		lc_writer *w;
+		lc_err err;
+
+		snprintf(path, sizeof path, "%s.%s.lc", prefix, side ? "tgt" : "src");
+		if (!(f = fopen(path, "wb")))
+			cli_die(LC_EXIT_DATA, "%s: %s", path, strerror(errno));
+		if (!(w = stream_writer_new(f, &err)))
+			cli_die(LC_EXIT_DATA, "%s: %s", path, err.msg);
+		for (size_t i = 0; i < d->n; i++) {
+			const train_pair *p = &d->p[i];
+			uint64_t n = (uint64_t)(side ? p->nt : p->ns);
+			lc_doc doc;
+			lc_tensor *t;
+			memset(&doc, 0, sizeof doc);
+			if (doc_init(&doc, p->name, &err) < 0 ||
+			    !(t = doc_add_tensor(&doc, "tokens", LC_I32, 1, &n, &err)))
+				cli_die(LC_EXIT_DATA, "%s: %s", path, err.msg);
+			memcpy(t->data, side ? p->tgt : p->src, n * sizeof(int32_t));
+			if (stream_write_doc(w, &doc, &err) < 0)
+				cli_die(LC_EXIT_DATA, "%s: %s", path, err.msg);
+			doc_free(&doc);
+		}
+		if (stream_writer_close(w, &err) < 0 || fclose(f) != 0)
+			cli_die(LC_EXIT_DATA, "%s: write error", path);
+	}
+}
+
+/* Saves a checkpoint; with an evaluation set and a tokenizer, scores greedy
+ * summaries of it and logs them to OUTDIR/rouge.tsv and standard error. */
+static void checkpoint(trainer *tr, const char *outdir, const char *cfgpath, const char *tok,
+                       const train_data *ed, int rouge, int max_new, int threads, int quiet)
+{
+	lc_err err;
+	train_rouge r;
+	char path[4096];
+	FILE *f;
+	int fresh;
+
+	if (trainer_save(tr, outdir, cfgpath, tok, 1, &err) < 0)
+		cli_die(LC_EXIT_DATA, "checkpoint: %s", err.msg);
+	if (!rouge || !tok || !ed->n)
+		return;
+	if (train_eval_rouge(outdir, tok, ed, max_new, threads, &r, &err) < 0)
+		cli_die(LC_EXIT_DATA, "ROUGE evaluation: %s", err.msg);
+	snprintf(path, sizeof path, "%s/rouge.tsv", outdir);
+	fresh = !exists(path) || trainer_step_count(tr) == 0;
+	if (!(f = fopen(path, fresh ? "w" : "a")))
+		cli_die(LC_EXIT_DATA, "%s: %s", path, strerror(errno));
+	if (fresh)
+		fprintf(f, "step\tpairs\trouge1\trouge2\trougeLsum\n");
+	fprintf(f, "%" PRId64 "\t%zu\t%.2f\t%.2f\t%.2f\n", trainer_step_count(tr), r.n, r.r1,
+	        r.r2, r.rlsum);
+	if (fclose(f) != 0)
+		cli_die(LC_EXIT_DATA, "%s: write error", path);
+	if (!quiet)
+		fprintf(stderr, "step %" PRId64 "  greedy summaries of %zu evaluation pairs: "
+		        "ROUGE-1 %.2f  ROUGE-2 %.2f  ROUGE-Lsum %.2f\n", trainer_step_count(tr), r.n,
+		        r.r1, r.r2, r.rlsum);
+}
+
+static void fmt_time(char *buf, size_t n, double s)
+{
+	long t = s < 0 ? 0 : (long)(s + 0.5);
+	if (t >= 3600)
+		snprintf(buf, n, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+	else
+		snprintf(buf, n, "%ld:%02ld", t / 60, t % 60);
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_CONFIG = 256, O_STEPS, O_LR, O_SCHED, O_WARMUP, O_BATCH, O_MAXSRC, O_MAXTGT,
+	       O_DROPOUT, O_WD, O_CLIP, O_EVAL, O_HOLDOUT, O_HOLDOUT_OUT, O_EVAL_EVERY,
+	       O_SAVE_EVERY, O_LOG_EVERY, O_SEED, O_RESTART, O_NO_ROUGE, O_ROUGE_MAX, O_HELP, O_VERSION };
+	static const struct option lo[] = {
+		{ "model", required_argument, NULL, 'm' },
+		{ "config", required_argument, NULL, O_CONFIG },
+		{ "output", required_argument, NULL, 'o' },
+		{ "steps", required_argument, NULL, O_STEPS },
+		{ "lr", required_argument, NULL, O_LR },
+		{ "schedule", required_argument, NULL, O_SCHED },
+		{ "warmup", required_argument, NULL, O_WARMUP },
+		{ "batch-tokens", required_argument, NULL, O_BATCH },
+		{ "max-src", required_argument, NULL, O_MAXSRC },
+		{ "max-tgt", required_argument, NULL, O_MAXTGT },
+		{ "dropout", required_argument, NULL, O_DROPOUT },
+		{ "weight-decay", required_argument, NULL, O_WD },
+		{ "clip", required_argument, NULL, O_CLIP },
+		{ "eval", required_argument, NULL, O_EVAL },
+		{ "holdout", required_argument, NULL, O_HOLDOUT },
+		{ "holdout-out", required_argument, NULL, O_HOLDOUT_OUT },
+		{ "eval-every", required_argument, NULL, O_EVAL_EVERY },
+		{ "save-every", required_argument, NULL, O_SAVE_EVERY },
+		{ "log-every", required_argument, NULL, O_LOG_EVERY },
+		{ "no-rouge", no_argument, NULL, O_NO_ROUGE },
+		{ "rouge-max-new", required_argument, NULL, O_ROUGE_MAX },
+		{ "tokenizer", required_argument, NULL, 't' },
+		{ "seed", required_argument, NULL, O_SEED },
+		{ "restart", no_argument, NULL, O_RESTART },
+		{ "threads", required_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, O_HELP },
+		{ "version", no_argument, NULL, O_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *init = NULL, *config = NULL, *outdir = NULL, *evalp = NULL, *hout = NULL;
+	const char *tok = NULL, *jopt = NULL;
+	int64_t steps = 1000, batch = 8192, maxsrc = 1024, maxtgt = 256, warmup = -1;
+	int64_t holdout = 0, eval_every = 100, save_every = 500, log_every = 10;
+	double lr = -1, dropout = 0, wd = 0.01, clip = 1.0;
+	int sched = -1, quiet = 0, restart = 0, seed_given = 0, no_rouge = 0, rouge_max = 128, c;
+	uint64_t seed = 1;
+	char cfgpath[4096], spath[4096], logpath[4096];
+	lc_model *m;
+	lc_err err;
+	train_opts to;
+	train_data td, ed;
+	trainer *tr;
+	lc_progress pr;
+	FILE *logf;
+	double t0, tok_done = 0, last_eval = NAN;
+	int64_t start_step;
+	struct sigaction sa;
+
+	cli_init("lc-train");
+	/* from here on, SIGINT / SIGTERM end training with a checkpoint */
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	while ((c = getopt_long(argc, argv, "m:o:t:j:q", lo, NULL)) != -1) {
+		switch (c) {
+		case 'm': init = optarg; break;
+		case O_CONFIG: config = optarg; break;
+		case 'o': outdir = optarg; break;
+		case O_STEPS: steps = cli_int("--steps", optarg, 0, INT64_C(1) << 40); break;
+		case O_LR: lr = cli_double("--lr", optarg, 0, 10); break;
+		case O_SCHED: {
+			enum lr_sched s;
+			if (lr_sched_parse(optarg, &s) < 0)
+				cli_usage_error("--schedule: \"%s\": use constant or invsqrt", optarg);
+			sched = (int)s;
+			break;
+		}
+		case O_WARMUP: warmup = cli_int("--warmup", optarg, 0, INT64_C(1) << 40); break;
+		case O_BATCH: batch = cli_int("--batch-tokens", optarg, 1, INT64_C(1) << 40); break;
+		case O_MAXSRC: maxsrc = cli_int("--max-src", optarg, 1, 1 << 20); break;
+		case O_MAXTGT: maxtgt = cli_int("--max-tgt", optarg, 1, 1 << 16); break;
+		case O_DROPOUT: dropout = cli_double("--dropout", optarg, 0, 0.95); break;
+		case O_WD: wd = cli_double("--weight-decay", optarg, 0, 1); break;
+		case O_CLIP: clip = cli_double("--clip", optarg, 0, 1e9); break;
+		case O_EVAL: evalp = optarg; break;
+		case O_HOLDOUT: holdout = cli_int("--holdout", optarg, 0, INT64_C(1) << 40); break;
+		case O_HOLDOUT_OUT: hout = optarg; break;
+		case O_EVAL_EVERY: eval_every = cli_int("--eval-every", optarg, 1, INT64_C(1) << 40); break;
+		case O_SAVE_EVERY: save_every = cli_int("--save-every", optarg, 1, INT64_C(1) << 40); break;
+		case O_LOG_EVERY: log_every = cli_int("--log-every", optarg, 1, INT64_C(1) << 40); break;
+		case 't': tok = optarg; break;
+		case O_SEED: seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); seed_given = 1; break;
+		case O_RESTART: restart = 1; break;
+		case O_NO_ROUGE: no_rouge = 1; break;
+		case O_ROUGE_MAX: rouge_max = (int)cli_int("--rouge-max-new", optarg, 1, 1 << 16); break;
+		case 'j': jopt = optarg; break;
+		case 'q': quiet = 1; break;
+		case O_HELP: usage(); return cli_finish(LC_EXIT_OK);
+		case O_VERSION: cli_version();
+		default: cli_usage_error("unknown option");
+		}
+	}
+	if (!outdir)
+		cli_usage_error("-o OUTDIR is required");
+	if (init && config)
+		cli_usage_error("-m and --config exclude each other");
+	if (evalp && holdout)
+		cli_usage_error("--eval and --holdout exclude each other");
+	if (hout && !holdout)
+		cli_usage_error("--holdout-out needs --holdout N");
+
+	if (mkdir(outdir, 0777) < 0 && errno != EEXIST)
+		cli_die(LC_EXIT_DATA, "%s: %s", outdir, strerror(errno));
+	snprintf(spath, sizeof spath, "%s/trainer_state.json", outdir);
+	if (!restart && exists(spath)) {
+		/* resume: OUTDIR is the model */
+		init = outdir;
+		config = NULL;
+	} else if (!init && !config) {
+		cli_usage_error("%s holds no checkpoint: give -m INIT or --config JSON", outdir);
+	}
+	/* the model to start from */
+	if (config) {
+		lc_err e2;
+		snprintf(cfgpath, sizeof cfgpath, "%s/config.json", outdir);
+		{
+			FILE *a = fopen(config, "rb"), *b;
+			char buf[8192];
+			size_t n;
+			if (!a)
+				cli_die(LC_EXIT_DATA, "%s: %s", config, strerror(errno));
+			if (!(b = fopen(cfgpath, "wb")))
+				cli_die(LC_EXIT_DATA, "%s: %s", cfgpath, strerror(errno));
+			while ((n = fread(buf, 1, sizeof buf, a)) > 0)
+				if (fwrite(buf, 1, n, b) != n)
+					cli_die(LC_EXIT_DATA, "%s: write error", cfgpath);
+			fclose(a);
+			if (fclose(b) != 0)
+				cli_die(LC_EXIT_DATA, "%s: write error", cfgpath);
+		}
+		if (model_write_random(outdir, seed, &e2) < 0)
+			cli_die(LC_EXIT_DATA, "%s: %s", config, e2.msg);
+		if (!(m = model_open(outdir, &err)))
+			cli_die(LC_EXIT_DATA, "%s", err.msg);
+	} else {
+		if (!(m = model_open(init, &err)))
+			cli_die(LC_EXIT_DATA, "%s", err.msg);
+		snprintf(cfgpath, sizeof cfgpath, "%s/config.json", model_dir(m));
+	}
+	/* the tokenizer copied into checkpoints */
+	if (!tok) {
+		static char tb[4096];
+		const char *sh = getenv("LC_SHARE");
+		snprintf(tb, sizeof tb, "%s/spiece.model", model_dir(m));
+		if (!exists(tb))
+			snprintf(tb, sizeof tb, "%s/spiece.model", sh && *sh ? sh : LC_SHAREDIR);
+		tok = exists(tb) ? tb : NULL;
+		if (!tok && !quiet)
+			cli_warn("no spiece.model found: checkpoints hold no tokenizer (use -t)");
+	} else if (!exists(tok)) {
+		cli_die(LC_EXIT_DATA, "%s: no such tokenizer file", tok);
+	}
+	{
+		static char tcopy[4096];
+		/* copy the path: a checkpoint may overwrite the file it came from */
+		if (tok) {
+			char *real = realpath(tok, NULL);
+			snprintf(tcopy, sizeof tcopy, "%s", real ? real : tok);
+			free(real);
+			tok = tcopy;
+		}
+	}
+
+	memset(&to, 0, sizeof to);
+	to.sched = sched >= 0 ? (enum lr_sched)sched : (config ? LR_INVSQRT : LR_CONSTANT);
+	to.lr = lr >= 0 ? lr : (config ? 1e-3 : 1e-4);
+	to.warmup = warmup >= 0 ? warmup : (to.sched == LR_INVSQRT ? 100 : 0);
+	to.batch_tokens = batch;
+	to.dropout = dropout;
+	to.clip = clip;
+	to.adam.beta1 = 0.9;
+	to.adam.beta2 = 0.999;
+	to.adam.eps = 1e-8;
+	to.adam.weight_decay = wd;
+	to.threads = cli_threads(jopt);
+	to.seed = seed;
+	if (init == outdir) {
+		/* resuming: the checkpoint's schedule unless given again */
+		train_opts saved = to;
+		if (train_state_opts(outdir, &saved, &err) < 0)
+			cli_die(LC_EXIT_DATA, "resume: %s", err.msg);
+		to.lr = lr >= 0 ? lr : saved.lr;
+		to.sched = sched >= 0 ? (enum lr_sched)sched : saved.sched;
+		to.warmup = warmup >= 0 ? warmup : saved.warmup;
+		to.seed = seed_given ? seed : saved.seed;
+	}
+
+	/* data */
+	memset(&td, 0, sizeof td);
+	memset(&ed, 0, sizeof ed);
+	if (optind >= argc)
+		read_pairs("-", maxsrc, maxtgt, model_config(m)->eos_id, &td);
+	for (int i = optind; i < argc; i++)
+		read_pairs(argv[i], maxsrc, maxtgt, model_config(m)->eos_id, &td);
+	if (holdout) {
+		if ((size_t)holdout >= td.n)
+			cli_die(LC_EXIT_DATA, "--holdout %" PRId64 " leaves no training pairs (%zu in all)",
+			        holdout, td.n);
+		if (train_data_split(&td, (size_t)holdout, &ed, &err) < 0)
+			cli_die(LC_EXIT_DATA, "%s", err.msg);
+		if (hout)
+			write_holdout(hout, &ed);
+	}
+	if (evalp)
+		read_pairs(evalp, maxsrc, maxtgt, model_config(m)->eos_id, &ed);
+	if (td.n == 0)
+		cli_die(LC_EXIT_DATA, "no (source, target) pairs in the training input (%zu documents "
+		        "without both i32 \"source\" and \"target\")", td.skipped);
+	for (size_t i = 0; i < td.n; i++)
+		for (int64_t k = 0; k < td.p[i].ns; k++)
+			if (td.p[i].src[k] < 0 || td.p[i].src[k] >= model_config(m)->vocab_size)
+				cli_die(LC_EXIT_DATA, "%s: source token %" PRId64 " (id %ld) is outside the "
+				        "model's vocabulary of %d", td.p[i].name, k, (long)td.p[i].src[k],
+				        model_config(m)->vocab_size);
+
+	if (!(tr = trainer_new(m, &to, &err)))
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	if (init == outdir && trainer_resume(tr, outdir, &err) < 0)
+		cli_die(LC_EXIT_DATA, "resume: %s", err.msg);
+	model_free(m);
+	start_step = trainer_step_count(tr);
+	if (!quiet)
+		fprintf(stderr, "lc-train: %llu parameters, %zu training pairs%s%zu evaluation pairs, "
+		        "%s lr %g (warm-up %" PRId64 "), %d threads, %s at step %" PRId64 "\n",
+		        (unsigned long long)trainer_nparams(tr), td.n, td.skipped ? " (some skipped), " : ", ",
+		        ed.n, lr_sched_name(to.sched), to.lr, to.warmup, to.threads,
+		        start_step ? "resuming" : "starting", start_step);
+	snprintf(logpath, sizeof logpath, "%s/loss.tsv", outdir);
+	{
+		int fresh = !exists(logpath) || start_step == 0;
+		if (!(logf = fopen(logpath, fresh ? "w" : "a")))
+			cli_die(LC_EXIT_DATA, "%s: %s", logpath, strerror(errno));
+		if (fresh)
+			fprintf(logf, "step\tepoch\tlr\tloss\tgrad_norm\ttokens_per_s\teval_loss\n");
+	}
+
+	cli_progress_init(&pr, quiet);
+	t0 = cli_now();
+	while (trainer_step_count(tr) < steps && !stop_signal) {
+		train_stats s;
+		double el, tps, eta;
+		char etas[32];
+		int64_t done;
+
+		if (trainer_step(tr, &td, &s, &err) < 0)
+			cli_die(LC_EXIT_DATA, "step %" PRId64 ": %s", trainer_step_count(tr) + 1, err.msg);
+		tok_done += (double)s.tokens;
+		el = cli_now() - t0;
+		done = s.step - start_step;
+		tps = el > 0 ? tok_done / el : 0;
+		eta = done > 0 ? el / (double)done * (double)(steps - s.step) : 0;
+		fmt_time(etas, sizeof etas, eta);
+		last_eval = NAN;
+		if (ed.n && (s.step % eval_every == 0 || s.step == steps)) {
+			int64_t nl;
+			if (trainer_eval(tr, &ed, &last_eval, &nl, &err) < 0)
+				cli_die(LC_EXIT_DATA, "evaluation: %s", err.msg);
+		}
+		fprintf(logf, "%" PRId64 "\t%" PRId64 "\t%.6g\t%.6f\t%.4g\t%.1f\t", s.step, s.epoch,
+		        s.lr, s.loss, s.gnorm, tps);
+		if (isnan(last_eval))
+			fprintf(logf, "\n");
+		else
+			fprintf(logf, "%.6f\n", last_eval);
+		fflush(logf);
+		cli_progress(&pr, "step %" PRId64 "/%" PRId64 "  loss %.4f  lr %.2e  %.0f tok/s  ETA %s",
+		             s.step, steps, s.loss, s.lr, tps, etas);
+		if (!quiet && (s.step % log_every == 0 || !isnan(last_eval) || s.step == steps)) {
+			cli_progress_done(&pr);
+			fprintf(stderr, "step %" PRId64 "/%" PRId64 "  epoch %" PRId64 "  loss %.4f  lr %.2e"
+			        "  |g| %.3g  %.0f tok/s  ETA %s", s.step, steps, s.epoch, s.loss, s.lr,
+			        s.gnorm, tps, etas);
+			if (!isnan(last_eval))
+				fprintf(stderr, "  eval loss %.4f", last_eval);
+			fputc('\n', stderr);
+		}
+		if (s.step % save_every == 0 && s.step < steps && !stop_signal)
+			checkpoint(tr, outdir, cfgpath, tok, &ed, !no_rouge, rouge_max, to.threads, quiet);
+	}
+	cli_progress_done(&pr);
+	if (fclose(logf) != 0)
+		cli_die(LC_EXIT_DATA, "%s: write error", logpath);
+	checkpoint(tr, outdir, cfgpath, tok, &ed, !no_rouge && !stop_signal, rouge_max, to.threads,
+	           quiet);
+	if (!quiet || stop_signal)
+		fprintf(stderr, "lc-train: %s at step %" PRId64 "; checkpoint in %s%s\n",
+		        stop_signal ? "interrupted" : "done", trainer_step_count(tr), outdir,
+		        stop_signal ? " (run the same command again to resume)" : "");
+	trainer_free(tr);
+	train_data_free(&td);
+	train_data_free(&ed);
+	return cli_finish(LC_EXIT_OK);
+}

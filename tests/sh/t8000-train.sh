@@ -1,0 +1,90 @@
+#!/bin/sh
+# lc-train as a user runs it: GSG pairs of the Book of Ruth, a small
+# random model, checkpoints that lc-encode and lc-decode load, resuming,
+# SIGINT, evaluation, and the errors.
+. tests/sh/lib.sh
+
+need lc-train || skip_all "lc-train is not built"
+SPM=${LC_SHARE:-share}/spiece.model
+[ -f "$SPM" ] || skip_all "no share/spiece.model"
+
+ok "--help" lc-train --help
+grep -q '^usage: lc-train' "$T/out"; _res $? "--help prints the usage on stdout"
+ok "--version" lc-train --version
+fails 2 "no -o is a usage error" lc-train --config x.json pairs.lc
+fails 2 "-m and --config together" lc-train -m a --config b -o "$T/x"
+fails 2 "an unknown option" lc-train --frobnicate -o "$T/x"
+fails 2 "a bad --lr" lc-train --config x -o "$T/x" --lr abc
+fails 2 "a bad --schedule" lc-train --config x -o "$T/x" --schedule cosine
+fails 2 "no model and no checkpoint" lc-train -o "$T/empty" "$T/pairs.lc"
+
+# pairs: the verses of Ruth, ten per document, GSG-split and tokenized
+awk 'NF && !/^CHAPTER|^THE BOOK/ { printf "%s%s", $0, (++n % 10 ? " " : "\n\n") }' \
+	"${LC_SHARE:-share}/samples/sample.txt" >"$T/ruth.txt"
+ok "pairs from lc-gsg-split" sh -c "lc-cat -i text -d blank '$T/ruth.txt' |
+	lc-gsg-split -r 0.3 -m '$SPM' >'$T/pairs.lc'"
+cat >"$T/config.json" <<'EOF'
+{"d_model": 8, "d_ff": 16, "d_kv": 4, "d_state": 4, "num_layers": 1,
+ "num_decoder_layers": 1, "num_heads": 2, "vocab_size": 32000,
+ "feed_forward_proj": "gated-gelu", "tie_word_embeddings": true}
+EOF
+
+ok "trains 3 steps from --config" lc-train --config "$T/config.json" -o "$T/m" --steps 3 \
+	--batch-tokens 500 --holdout 2 --eval-every 2 --holdout-out "$T/held" -t "$SPM" -j 2 -q "$T/pairs.lc"
+for f in config.json model.safetensors spiece.model optimizer.safetensors trainer_state.json loss.tsv; do
+	[ -s "$T/m/$f" ]; _res $? "the checkpoint has $f"
+done
+is "loss.tsv has a header and 3 steps" "$(wc -l <"$T/m/loss.tsv" | tr -d ' ')" 4
+is "evaluation loss at steps 2 and 3" \
+	"$(awk -F'\t' 'NR > 1 && $7 != "" {printf "%s ", $1}' "$T/m/loss.tsv")" "2 3 "
+ok "lc-encode loads the checkpoint" lc-encode -m "$T/m" --info
+grep -q 'vocab_size.32000' "$T/out"; _res $? "with its configuration"
+ok "held-out pairs written as token streams" lc-cat -o info "$T/held.src.lc" "$T/held.tgt.lc"
+is "two held-out documents per side" "$(awk -F'\t' '$1 == "doc"' "$T/out" | wc -l | tr -d ' ')" 4
+is "rouge.tsv: one row per checkpoint" "$(awk -F'\t' 'NR > 1 {print $1 "/" $2}' "$T/m/rouge.tsv")" "3/2"
+# the same ROUGE from the programs: lc-encode | lc-decode | lc-rouge, averaged
+lc-encode -q -m "$T/m" "$T/held.src.lc" | lc-decode -q -m "$T/m" --max-new 128 >"$T/cand"
+lc-detokenize "$T/held.tgt.lc" >"$T/refs"
+is "its ROUGE-1/2/Lsum equal lc-rouge's on lc-decode's greedy summaries" \
+	"$(lc-rouge -q -d line -b 0 -f tsv "$T/cand" "$T/refs" | awk -F'\t' '!/^#/ && $1 !~ /^(low|mid|high)$/ {
+		s[$2] += $5; n[$2]++ } END { printf "%.2f %.2f %.2f", 100 * s["rouge1"] / n["rouge1"],
+		100 * s["rouge2"] / n["rouge2"], 100 * s["rougeLsum"] / n["rougeLsum"] }')" \
+	"$(awk -F'\t' 'NR == 2 {print $3, $4, $5}' "$T/m/rouge.tsv")"
+ok "tokenize | encode | decode with the checkpoint" sh -c "lc-tokenize '${LC_SHARE:-share}/samples/sample.txt' |
+	lc-encode -q -m '$T/m' | lc-decode -q -m '$T/m' -f ids --max-new 4 >'$T/ids'"
+is "one summary line" "$(wc -l <"$T/ids" | tr -d ' ')" 1
+
+# resuming: the same command with more steps continues the count
+ok "resumes to step 5" lc-train --config "$T/config.json" -o "$T/m" --steps 5 --batch-tokens 500 \
+	--holdout 2 -t "$SPM" -j 2 -q "$T/pairs.lc"
+grep -q '"step": 5' "$T/m/trainer_state.json"; _res $? "trainer_state.json says step 5"
+is "loss.tsv continues" "$(awk -F'\t' 'NR > 1 {printf "%s ", $1}' "$T/m/loss.tsv")" "1 2 3 4 5 "
+ok "fine-tuning from -m" lc-train -m "$T/m" -o "$T/ft" --steps 2 --batch-tokens 500 -q "$T/pairs.lc"
+grep -q '"schedule": "constant"' "$T/ft/trainer_state.json"; _res $? "fine-tuning defaults to the constant schedule"
+[ -s "$T/ft/spiece.model" ]; _res $? "the tokenizer follows the model"
+ok "--eval STREAM" lc-train -m "$T/m" -o "$T/ev" --steps 1 --eval "$T/pairs.lc" -q "$T/pairs.lc"
+is "evaluation loss logged" "$(awk -F'\t' 'NR == 2 {print ($7 != "")}' "$T/ev/loss.tsv")" 1
+
+# SIGINT: a checkpoint, exit 0, and the count where it stopped
+lc-train --config "$T/config.json" -o "$T/int" --steps 1000000 --batch-tokens 200 -t "$SPM" \
+	-j 1 -q "$T/pairs.lc" 2>"$T/int.err" &
+pid=$!
+i=0
+while [ $i -lt 300 ] && [ "$(cat "$T/int/loss.tsv" 2>/dev/null | wc -l)" -lt 3 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+kill -INT $pid
+wait $pid
+is "SIGINT: exit 0" $? 0
+grep -q 'interrupted at step' "$T/int.err"; _res $? "SIGINT: says where it stopped"
+[ -s "$T/int/trainer_state.json" ] && [ -s "$T/int/model.safetensors" ]; _res $? "SIGINT: checkpoint written"
+ok "the interrupted checkpoint loads" lc-encode -m "$T/int" --info
+
+# errors name the problem
+fails 1 "ids outside the model's vocabulary" lc-train -m "$DATA/locost" -o "$T/v" --steps 1 -q "$T/pairs.lc"
+grep -q 'outside the model' "$T/err"; _res $? "and says so"
+lc-cat -i text "$T/ruth.txt" >"$T/nopairs.lc"
+fails 1 "a stream without pairs" lc-train --config "$T/config.json" -o "$T/np" --steps 1 -q "$T/nopairs.lc"
+head -c 100 "$T/pairs.lc" >"$T/trunc.lc"
+fails 1 "a truncated stream" lc-train --config "$T/config.json" -o "$T/tr" --steps 1 -q "$T/trunc.lc"
+done_testing
