@@ -36,8 +36,8 @@ DEB_BUILD = build-essential pkg-config libfftw3-dev libopenblas-dev \
             libarchive-dev libpcre2-dev libjansson-dev mandoc
 # Test and benchmark tools: archive formats for the archive tests, clang/libFuzzer
 # for `make fuzz`, spm_encode for the tokenizer benchmark and cross-checks,
-# GNU time for peak memory in `make bench`.
-DEB_TEST  = clang libclang-rt-14-dev zstd xz-utils bzip2 zip sentencepiece time gnuplot-nox
+# GNU time and bc for `make bench`, gnuplot for the demo model's loss plot.
+DEB_TEST  = clang libclang-rt-14-dev zstd xz-utils bzip2 zip sentencepiece time bc gnuplot-nox
 DEB_ALL   = $(DEB_BUILD) $(DEB_TEST)
 
 LIB_SRC   = $(sort $(wildcard lib/*.c))
