@@ -10,7 +10,7 @@ RepetitionPenalty / NoRepeatNGram / MinNewTokens processors, 2023 releases).
 Run once, by hand, on a machine that has the oracle; the tests only read
 the output file:
 
-    /usr/bin/python3 tests/gen/decode_ref.py --oracle ../shared/oracle/locost \
+    /usr/bin/python3 tests/gen/decode_ref.py --oracle ORACLE_LOCOST_DIR \
         --cases tests/data/locost/cases > tests/data/locost/decode_search.txt
 
 Output lines:  CASE beams=K max=N min=N lp=X ngram=N rep=X early=E : ids...
