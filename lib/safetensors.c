@@ -169,7 +169,7 @@ st_file *st_parse(const void *buf, size_t len, const char *label, lc_err *err)
 	json_t *root = NULL, *v;
 	json_error_t jerr;
 	struct span *sp = NULL;
-	struct name_ix *nx = NULL;
+	const char *dup;
 	const char *key;
 	uint64_t hlen, datalen;
 	size_t cap;
@@ -250,24 +250,20 @@ st_file *st_parse(const void *buf, size_t len, const char *label, lc_err *err)
 		}
 	}
 	/* name index */
-	if (!(nx = malloc((f->n ? f->n : 1) * sizeof *nx)) ||
-	    !(f->byname = malloc((f->n ? f->n : 1) * sizeof *f->byname)))
+	if (!(f->byname = malloc((f->n ? f->n : 1) * sizeof *f->byname)))
 		goto oom;
-	for (i = 0; i < f->n; i++) {
-		nx[i].name = f->t[i].name;
-		nx[i].ix = i;
+	if (st_index_names(f->t, f->n, f->byname, &dup) < 0) {
+		if (!dup)
+			goto oom;
+		lc_fail(err, "%s: tensor \"%s\" appears twice", label, dup);
+		goto fail;
 	}
-	qsort(nx, f->n, sizeof *nx, cmp_name);
-	for (i = 0; i < f->n; i++)
-		f->byname[i] = nx[i].ix;
-	free(nx);
 	free(sp);
 	json_decref(root);
 	return f;
 oom:
 	lc_fail(err, "%s: out of memory", label);
 fail:
-	free(nx);
 	free(sp);
 	json_decref(root);
 	if (f)
@@ -320,21 +316,51 @@ const st_tensor *st_at(const st_file *f, uint32_t i)
 	return i < f->n ? &f->t[i] : NULL;
 }
 
-const st_tensor *st_find(const st_file *f, const char *name)
+int st_index_names(const st_tensor *t, uint32_t n, uint32_t *byname, const char **dup)
 {
-	uint32_t lo = 0, hi = f->n;
+	struct name_ix *nx = malloc((n ? n : 1) * sizeof *nx);
+
+	*dup = NULL;
+	if (!nx)
+		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		nx[i].name = t[i].name;
+		nx[i].ix = i;
+	}
+	qsort(nx, n, sizeof *nx, cmp_name);
+	for (uint32_t i = 0; i < n; i++) {
+		if (i && strcmp(nx[i].name, nx[i - 1].name) == 0) {
+			*dup = nx[i].name;
+			free(nx);
+			return -1;
+		}
+		byname[i] = nx[i].ix;
+	}
+	free(nx);
+	return 0;
+}
+
+const st_tensor *st_index_find(const st_tensor *t, const uint32_t *byname, uint32_t n,
+                               const char *name)
+{
+	uint32_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(name, f->t[f->byname[mid]].name);
+		int c = strcmp(name, t[byname[mid]].name);
 		if (c == 0)
-			return &f->t[f->byname[mid]];
+			return &t[byname[mid]];
 		if (c < 0)
 			hi = mid;
 		else
 			lo = mid + 1;
 	}
 	return NULL;
+}
+
+const st_tensor *st_find(const st_file *f, const char *name)
+{
+	return st_index_find(f->t, f->byname, f->n, name);
 }
 
 const char *st_meta(const st_file *f, const char *key)

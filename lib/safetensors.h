@@ -52,6 +52,14 @@ st_file *st_parse(const void *buf, size_t len, const char *label, lc_err *err);
 uint32_t st_count(const st_file *f);
 const st_tensor *st_at(const st_file *f, uint32_t i);    /* in file (header) order */
 const st_tensor *st_find(const st_file *f, const char *name);
+/* A name index over t[n], shared by the weight-file readers: fills
+ * byname[n] with the indices of t in name order. Returns -1 with the
+ * repeated name in *dup when a name appears twice (or out of memory:
+ * *dup NULL). */
+int st_index_names(const st_tensor *t, uint32_t n, uint32_t *byname, const char **dup);
+/* Binary search of that index. */
+const st_tensor *st_index_find(const st_tensor *t, const uint32_t *byname, uint32_t n,
+                               const char *name);
 /* The __metadata__ value for key, or NULL. */
 const char *st_meta(const st_file *f, const char *key);
 void st_close(st_file *f);

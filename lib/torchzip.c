@@ -705,16 +705,9 @@ static blob *find_blob(tz_file *f, const char *key)
 	return NULL;
 }
 
-struct name_ix { const char *name; uint32_t ix; };
-
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(((const struct name_ix *)a)->name, ((const struct name_ix *)b)->name);
-}
-
 static int make_tensors(tz_file *f, const val *d, lc_err *err)
 {
-	struct name_ix *nx;
+	const char *dup;
 	uint32_t n = (uint32_t)(d->n / 2);
 
 	if (d->type != V_DICT)
@@ -798,21 +791,9 @@ static int make_tensors(tz_file *f, const val *d, lc_err *err)
 			t->data = c;
 		}
 	}
-	if (!(nx = malloc((n ? n : 1) * sizeof *nx)))
-		return fail(f, err, "out of memory%s%s", NULL, NULL);
-	for (uint32_t i = 0; i < n; i++) {
-		nx[i].name = f->t[i].name;
-		nx[i].ix = i;
-	}
-	qsort(nx, n, sizeof *nx, cmp_name);
-	for (uint32_t i = 0; i < n; i++) {
-		if (i && strcmp(nx[i].name, nx[i - 1].name) == 0) {
-			free(nx);
-			return fail(f, err, "key \"%s\" appears twice%s", f->t[i].name, NULL);
-		}
-		f->byname[i] = nx[i].ix;
-	}
-	free(nx);
+	if (st_index_names(f->t, n, f->byname, &dup) < 0)
+		return dup ? fail(f, err, "key \"%s\" appears twice%s", dup, NULL)
+		           : fail(f, err, "out of memory%s%s", NULL, NULL);
 	return 0;
 }
 
@@ -910,19 +891,7 @@ const st_tensor *tz_at(const tz_file *f, uint32_t i) { return i < f->n ? &f->t[i
 
 const st_tensor *tz_find(const tz_file *f, const char *name)
 {
-	uint32_t lo = 0, hi = f->n;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(name, f->t[f->byname[mid]].name);
-		if (c == 0)
-			return &f->t[f->byname[mid]];
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return NULL;
+	return st_index_find(f->t, f->byname, f->n, name);
 }
 
 void tz_close(tz_file *f)
