@@ -601,6 +601,35 @@ static void make_mask(float *mask, int64_t n, double p, uint64_t *state)
 	}
 }
 
+/* The feed-forward of R rows n [R, d]: a = n wi0^T, b = n wi1^T (gated),
+ * f = act(a) * b, out = f wo^T; a, b, f [R, d_ff] are kept for backward. */
+static void ff_fw(const tf_model *tm, const float *wi0, const float *wi1, const float *wo,
+                  const float *n, int64_t R, float *a, float *b, float *f, float *out)
+{
+	int d = tm->d, dff = tm->dff;
+
+	lin(a, n, wi0, NULL, R, dff, d, 0);
+	if (wi1)
+		lin(b, n, wi1, NULL, R, dff, d, 0);
+	for (int64_t i = 0; i < R * dff; i++)
+		f[i] = act_f(tm->act, a[i], NULL) * (wi1 ? b[i] : 1.0f);
+	lin(out, f, wo, NULL, R, d, dff, 0);
+}
+
+/* Dropout, then the residual: out = res + mask .* out with a fresh mask
+ * (mask NULL: no dropout). */
+static void drop_residual(float *out, const float *res, float *mask, int64_t n, double p,
+                          uint64_t *rs)
+{
+	if (mask) {
+		make_mask(mask, n, p, rs);
+		for (int64_t i = 0; i < n; i++)
+			out[i] *= mask[i];
+	}
+	for (int64_t i = 0; i < n; i++)
+		out[i] += res[i];
+}
+
 /* ------------------------------------------------------------- example */
 
 typedef struct enc_act {
@@ -700,7 +729,7 @@ static void enc_forward(const tf_model *tm, const tf_view *W, const float *K, in
                         const tf_fft *ff, const int32_t *src, int64_t L, enc_act *ea, float *xin,
                         float *out, float *rf, float *emask, double p, uint64_t *rs, fftbuf *fb)
 {
-	int d = tm->d, dff = tm->dff, nch = tm->nch;
+	int d = tm->d, nch = tm->nch;
 	int lg = ilog2(2 * L);
 	int64_t n = (int64_t)1 << lg;
 	float *x = xin;
@@ -743,27 +772,10 @@ static void enc_forward(const tf_model *tm, const tf_view *W, const float *K, in
 			a->g[i] = Lw->wq ? a->q[i] * a->y[i] : a->y[i];
 		/* x1 = x + drop(g Wo^T + bo) */
 		lin(a->x1, a->g, Lw->wo, Lw->bo, L, d, d, 0);
-		if (a->m1) {
-			make_mask(a->m1, L * d, p, rs);
-			for (int64_t i = 0; i < L * d; i++)
-				a->x1[i] *= a->m1[i];
-		}
-		for (int64_t i = 0; i < L * d; i++)
-			a->x1[i] += a->x[i];
+		drop_residual(a->x1, a->x, a->m1, L * d, p, rs);
 		rms_fw(a->x1, L, d, Lw->ln, tm->c.eps, a->n, a->r2);
-		lin(a->a, a->n, Lw->wi0, NULL, L, dff, d, 0);
-		if (Lw->wi1)
-			lin(a->b, a->n, Lw->wi1, NULL, L, dff, d, 0);
-		for (int64_t i = 0; i < L * dff; i++)
-			a->f[i] = act_f(tm->act, a->a[i], NULL) * (Lw->wi1 ? a->b[i] : 1.0f);
-		lin(xn, a->f, Lw->wff, NULL, L, d, dff, 0);
-		if (a->m2) {
-			make_mask(a->m2, L * d, p, rs);
-			for (int64_t i = 0; i < L * d; i++)
-				xn[i] *= a->m2[i];
-		}
-		for (int64_t i = 0; i < L * d; i++)
-			xn[i] += a->x1[i];
+		ff_fw(tm, Lw->wi0, Lw->wi1, Lw->wff, a->n, L, a->a, a->b, a->f, xn);
+		drop_residual(xn, a->x1, a->m2, L * d, p, rs);
 		x = xn;
 	}
 	/* out = final norm of the last residual (kept in out's own copy) */
@@ -1058,13 +1070,7 @@ int tf_example(const tf_model *tm, const tf_view *W, const float *K, int64_t Kld
 				            P, (int)T, a->v + h * dkv, in, 0.0f, a->o + h * dkv, in);
 			}
 			lin(a->x1, a->o, Lw->sa_o, NULL, T, d, in, 0);
-			if (a->m0) {
-				make_mask(a->m0, T * d, p, &rs);
-				for (int64_t i = 0; i < T * d; i++)
-					a->x1[i] *= a->m0[i];
-			}
-			for (int64_t i = 0; i < T * d; i++)
-				a->x1[i] += x[i];
+			drop_residual(a->x1, x, a->m0, T * d, p, &rs);
 			/* cross-attention */
 			rms_fw(a->x1, T, d, Lw->ca_ln, tm->c.eps, a->h1, a->r1);
 			lin(a->cq, a->h1, Lw->ca_q, NULL, T, in, d, 0);
@@ -1079,28 +1085,11 @@ int tf_example(const tf_model *tm, const tf_view *W, const float *K, int64_t Kld
 				            P, (int)L, a->cv + h * dkv, in, 0.0f, a->co + h * dkv, in);
 			}
 			lin(a->x2, a->co, Lw->ca_o, NULL, T, d, in, 0);
-			if (a->m1) {
-				make_mask(a->m1, T * d, p, &rs);
-				for (int64_t i = 0; i < T * d; i++)
-					a->x2[i] *= a->m1[i];
-			}
-			for (int64_t i = 0; i < T * d; i++)
-				a->x2[i] += a->x1[i];
+			drop_residual(a->x2, a->x1, a->m1, T * d, p, &rs);
 			/* feed-forward */
 			rms_fw(a->x2, T, d, Lw->ff_ln, tm->c.eps, a->h2, a->r2);
-			lin(a->a, a->h2, Lw->wi0, NULL, T, dff, d, 0);
-			if (Lw->wi1)
-				lin(a->b, a->h2, Lw->wi1, NULL, T, dff, d, 0);
-			for (int64_t i = 0; i < T * dff; i++)
-				a->f[i] = act_f(tm->act, a->a[i], NULL) * (Lw->wi1 ? a->b[i] : 1.0f);
-			lin(x, a->f, Lw->wo, NULL, T, d, dff, 0);
-			if (a->m2) {
-				make_mask(a->m2, T * d, p, &rs);
-				for (int64_t i = 0; i < T * d; i++)
-					x[i] *= a->m2[i];
-			}
-			for (int64_t i = 0; i < T * d; i++)
-				x[i] += a->x2[i];
+			ff_fw(tm, Lw->wi0, Lw->wi1, Lw->wo, a->h2, T, a->a, a->b, a->f, x);
+			drop_residual(x, a->x2, a->m2, T * d, p, &rs);
 		}
 		rms_fw(x, T, d, W->dec_final, tm->c.eps, hf, rfd);
 		for (int64_t i = 0; i < T * d; i++)
