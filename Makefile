@@ -40,8 +40,7 @@ DEB_BUILD = build-essential pkg-config libfftw3-dev libopenblas-dev \
 DEB_TEST  = clang libclang-rt-14-dev zstd xz-utils bzip2 zip sentencepiece time bc gnuplot-nox
 DEB_ALL   = $(DEB_BUILD) $(DEB_TEST)
 
-LIB_SRC   = $(sort $(wildcard lib/*.c))
-LIB_HDR   = $(wildcard lib/*.h)
+LIB_SRC   = $(sort $(wildcard lib/*/*.c))
 CMD_SRC   = $(sort $(wildcard cmd/lc-*.c))
 UNIT_SRC  = $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC  = $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -95,25 +94,30 @@ $(O)/.settings: FORCE
 	@echo '$(BUILD_ID)' | cmp -s - $@ || echo '$(BUILD_ID)' >$@
 FORCE:
 
-$(O)/lib/%.o: lib/%.c $(LIB_HDR) config.mk $(O)/.settings
+# Header dependencies come from the compiler (-MMD): each object's .d file
+# lists the headers it included, so a header change rebuilds exactly those.
+DEPFLAGS  = -MMD -MP
+-include $(LIB_OBJ:.o=.d) $(PROGS:%=%.d) $(UNITS:%=%.d)
+
+$(O)/lib/%.o: lib/%.c config.mk $(O)/.settings
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	@$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 $(LIBLC): $(LIB_OBJ)
 	@rm -f $@
 	@echo "  AR      $@"
 	@ar rcs $@ $(LIB_OBJ)
 
-$(O)/bin/%: cmd/%.c $(LIBLC) $(LIB_HDR) $(O)/.settings
+$(O)/bin/%: cmd/%.c $(LIBLC) $(O)/.settings
 	@mkdir -p $(@D)
 	@echo "  LD      $@"
-	@$(CC) $(ALL_CFLAGS) -o $@ $< $(ALL_LIBS) $(LDFLAGS)
+	@$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -MF $@.d -o $@ $< $(ALL_LIBS) $(LDFLAGS)
 
-$(O)/tests/%: tests/unit/%.c tests/t.h $(LIBLC) $(LIB_HDR)
+$(O)/tests/%: tests/unit/%.c tests/t.h $(LIBLC)
 	@mkdir -p $(@D)
 	@echo "  LD      $@"
-	@$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(ALL_LIBS) $(LDFLAGS)
+	@$(CC) $(ALL_CFLAGS) -Itests $(DEPFLAGS) -MF $@.d -o $@ $< $(ALL_LIBS) $(LDFLAGS)
 
 check: ensure-deps
 	@$(MAKE) --no-print-directory build $(UNITS)
@@ -133,10 +137,11 @@ FUZZ_SECONDS = 20
 FUZZ_BIN  = $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 FUZZ_OBJ  = $(LIB_SRC:lib/%.c=build-fuzz/lib/%.o)
 FUZZ_CFLAGS = -g -O1 -std=c11 -D_GNU_SOURCE -Ilib $(PKG_CFLAGS)
-build-fuzz/lib/%.o: lib/%.c $(LIB_HDR)
+-include $(FUZZ_OBJ:.o=.d)
+build-fuzz/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
 	@echo "  CC      $< (fuzz)"
-	@clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
+	@clang $(FUZZ_CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
 	@echo "  LD      $@"
 	@clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_OBJ) $(PKG_LIBS) -lm -lpthread
@@ -218,5 +223,6 @@ demo-model: gsg-data
 	sh share/models/make-demo.sh $(DEMO_RUN) share/models/demo
 # --- end demo model
 
+# The default build directories, and O= when it names another.
 clean:
-	rm -rf build build-asan build-fuzz build-clang
+	rm -rf build build-asan build-fuzz build-clang $(O)

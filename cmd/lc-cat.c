@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "convert.h"
-#include "stream.h"
-#include "textin.h"
+#include "base/cli.h"
+#include "stream/convert.h"
+#include "stream/stream.h"
+#include "stream/textin.h"
 
 static void usage(void)
 {

@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chunk.h"
-#include "cli.h"
-#include "sentence.h"
-#include "stream.h"
-#include "textin.h"
+#include "text/chunk.h"
+#include "base/cli.h"
+#include "text/sentence.h"
+#include "stream/stream.h"
+#include "stream/textin.h"
 
 static void usage(void)
 {

@@ -5,13 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "convert.h"
-#include "decoder.h"
-#include "model.h"
-#include "search.h"
-#include "spm.h"
-#include "stream.h"
+#include "base/cli.h"
+#include "stream/convert.h"
+#include "arch/decoder.h"
+#include "arch/model.h"
+#include "gen/search.h"
+#include "text/spm.h"
+#include "stream/stream.h"
 
 static _Noreturn void usage(void)
 {

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "convert.h"
-#include "spm.h"
-#include "stream.h"
+#include "base/cli.h"
+#include "stream/convert.h"
+#include "text/spm.h"
+#include "stream/stream.h"
 
 static void usage(void)
 {

@@ -5,10 +5,10 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "cli.h"
-#include "locost.h"
-#include "model.h"
-#include "stream.h"
+#include "base/cli.h"
+#include "arch/locost.h"
+#include "arch/model.h"
+#include "stream/stream.h"
 
 static void usage(void)
 {

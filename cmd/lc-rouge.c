@@ -7,11 +7,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bootstrap.h"
-#include "cli.h"
-#include "rouge.h"
-#include "sentence.h"
-#include "textin.h"
+#include "text/bootstrap.h"
+#include "base/cli.h"
+#include "text/rouge.h"
+#include "text/sentence.h"
+#include "stream/textin.h"
 
 #ifndef LC_VERSION
 #define LC_VERSION "?"

@@ -12,11 +12,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli.h"
-#include "model.h"
-#include "stream.h"
-#include "train.h"
-#include "traineval.h"
+#include "base/cli.h"
+#include "arch/model.h"
+#include "stream/stream.h"
+#include "train/train.h"
+#include "train/traineval.h"
 
 static void usage(void)
 {

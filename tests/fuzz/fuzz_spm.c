@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spm.h"
+#include "text/spm.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

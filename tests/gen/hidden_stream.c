@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stream.h"
+#include "stream/stream.h"
 
 int main(int argc, char **argv)
 {

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "bootstrap.h"
+#include "text/bootstrap.h"
 
 static void test_mt(void)
 {

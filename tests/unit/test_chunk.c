@@ -1,7 +1,7 @@
 /* chunk: plans, pieces and the joiner's refusals. */
 #include "t.h"
 
-#include "chunk.h"
+#include "text/chunk.h"
 
 static void test_plans(void)
 {

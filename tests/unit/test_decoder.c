@@ -6,9 +6,9 @@
  */
 #include <stdint.h>
 
-#include "decoder.h"
-#include "model.h"
-#include "search.h"
+#include "arch/decoder.h"
+#include "arch/model.h"
+#include "gen/search.h"
 #include "t.h"
 
 static const char *cases[] = { "L0001", "L0002", "L0007", "L0064", "L0300", "L1000" };

@@ -7,8 +7,8 @@
 
 #include <stdint.h>
 
-#include "locost.h"
-#include "model.h"
+#include "arch/locost.h"
+#include "arch/model.h"
 
 #define TOL 1e-4
 

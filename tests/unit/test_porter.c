@@ -1,7 +1,7 @@
 /* test_porter: the whole NLTK 3.8 PorterStemmer list (tests/data/porter). */
 #include "t.h"
 
-#include "porter.h"
+#include "text/porter.h"
 
 static void test_nltk_list(void)
 {

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "rouge.h"
+#include "text/rouge.h"
 
 static char *slurp_data(const char *name, size_t *len)
 {

@@ -5,8 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "model.h"
-#include "safetensors.h"
+#include "arch/model.h"
+#include "weights/safetensors.h"
 
 /* A file image: 8-byte length, header, data of n bytes (values i & 255). */
 static unsigned char *image(const char *hdr, size_t ndata, size_t *len)

@@ -5,7 +5,7 @@
  */
 #include <stdint.h>
 
-#include "search.h"
+#include "gen/search.h"
 #include "t.h"
 
 /* Vocabulary: 0 start, 1 eos, 2 A, 3 B. Next-token probabilities depend

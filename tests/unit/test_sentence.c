@@ -1,7 +1,7 @@
 /* test_sentence: the English sentence splitter on hand-checked prose. */
 #include "t.h"
 
-#include "sentence.h"
+#include "text/sentence.h"
 
 /* Splits text and joins the sentences with " | ". */
 static void split_join(const sentence_splitter *s, const char *text, char *buf, size_t bufsz)

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "spm.h"
+#include "text/spm.h"
 
 typedef struct lines {
 	char *buf;

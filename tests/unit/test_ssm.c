@@ -6,7 +6,7 @@
 #include <complex.h>
 #include <stdint.h>
 
-#include "ssm.h"
+#include "ops/ssm.h"
 
 #ifndef CMPLX   /* glibc defines it for gcc only */
 #define CMPLX(x, y) ((double complex)((double)(x) + _Complex_I * (double)(y)))

@@ -3,7 +3,8 @@
 
 #include <stdint.h>
 
-#include "stream.h"
+#include "base/crc32c.h"
+#include "stream/stream.h"
 
 /* Writes docs into a memory buffer; returns its size. */
 static size_t write_stream(lc_doc *docs, int n, char **buf)

@@ -7,8 +7,8 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "safetensors.h"
-#include "torchzip.h"
+#include "weights/safetensors.h"
+#include "weights/torchzip.h"
 
 struct member { const char *name; const void *data; size_t len; };
 

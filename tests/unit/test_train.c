@@ -14,13 +14,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "adamw.h"
-#include "model.h"
-#include "safetensors.h"
-#include "stream.h"
+#include "train/adamw.h"
+#include "arch/model.h"
+#include "weights/safetensors.h"
+#include "stream/stream.h"
 #include "t.h"
-#include "train.h"
-#include "traineval.h"
+#include "train/train.h"
+#include "train/traineval.h"
 
 static void test_adamw(void)
 {

@@ -18,12 +18,12 @@
 
 #include <cblas.h>
 
-#include "decoder.h"
-#include "locost.h"
-#include "model.h"
-#include "safetensors.h"
+#include "arch/decoder.h"
+#include "arch/locost.h"
+#include "arch/model.h"
+#include "weights/safetensors.h"
 #include "t.h"
-#include "trainfwd.h"
+#include "train/trainfwd.h"
 
 static float *load_f32(const char *rel, size_t *n)
 {

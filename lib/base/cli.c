@@ -1,0 +1,182 @@
+#include "base/cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef LC_VERSION
+#define LC_VERSION "0"
+#endif
+
+static const char *prog = "lc";
+
+void cli_init(const char *name)
+{
+	prog = name;
+}
+
+const char *cli_name(void)
+{
+	return prog;
+}
+
+static void vmsg(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", prog);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void cli_die(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+	exit(code);
+}
+
+void cli_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+}
+
+void cli_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "Try '%s --help'.\n", prog);
+	exit(LC_EXIT_USAGE);
+}
+
+void cli_version(void)
+{
+	printf("%s (lc) %s\n", prog, LC_VERSION);
+	exit(cli_finish(0));
+}
+
+void cli_binary_stdout(int force)
+{
+	if (!force && isatty(STDOUT_FILENO))
+		cli_die(LC_EXIT_USAGE, "refusing to write a binary stream to a terminal (use -F to force)");
+}
+
+const char *cli_label(const char *path)
+{
+	return !path || strcmp(path, "-") == 0 ? "stdin" : path;
+}
+
+FILE *cli_open(const char *path)
+{
+	FILE *f;
+
+	if (!path || strcmp(path, "-") == 0)
+		return stdin;
+	f = fopen(path, "rb");
+	if (!f)
+		cli_die(LC_EXIT_DATA, "%s: %s", path, strerror(errno));
+	return f;
+}
+
+int cli_finish(int code)
+{
+	/* A reader that went away (EPIPE) is not an error of ours. */
+	if (fflush(stdout) != 0 && errno != EPIPE) {
+		fprintf(stderr, "%s: write error: %s\n", prog, strerror(errno));
+		return LC_EXIT_DATA;
+	}
+	if (fclose(stdout) != 0 && errno != EPIPE) {
+		fprintf(stderr, "%s: write error: %s\n", prog, strerror(errno));
+		return LC_EXIT_DATA;
+	}
+	return code;
+}
+
+long long cli_int(const char *opt, const char *s, long long lo, long long hi)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		cli_usage_error("%s: expected an integer in [%lld, %lld], got '%s'", opt, lo, hi, s);
+	return v;
+}
+
+double cli_double(const char *opt, const char *s, double lo, double hi)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= lo && v <= hi))
+		cli_usage_error("%s: expected a number in [%g, %g], got '%s'", opt, lo, hi, s);
+	return v;
+}
+
+int cli_threads(const char *jopt)
+{
+	const char *env = getenv("LC_THREADS");
+	long n;
+
+	if (jopt)
+		return (int)cli_int("-j", jopt, 1, 1024);
+	if (env && *env)
+		return (int)cli_int("LC_THREADS", env, 1, 1024);
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
+}
+
+double cli_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void cli_progress_init(lc_progress *p, int quiet)
+{
+	memset(p, 0, sizeof *p);
+	p->on = !quiet && isatty(STDERR_FILENO);
+	p->t0 = p->last = cli_now();
+}
+
+void cli_progress(lc_progress *p, const char *fmt, ...)
+{
+	va_list ap;
+	double now;
+
+	if (!p->on)
+		return;
+	now = cli_now();
+	if (p->drawn && now - p->last < 0.25)
+		return;
+	p->last = now;
+	fprintf(stderr, "\r%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " [%.1fs]\033[K", now - p->t0);
+	p->drawn = 1;
+}
+
+void cli_progress_done(lc_progress *p)
+{
+	if (p->on && p->drawn)
+		fprintf(stderr, "\r\033[K");
+	p->drawn = 0;
+}

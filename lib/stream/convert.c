@@ -1,0 +1,165 @@
+#include "stream/convert.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int werr(lc_err *err)
+{
+	return lc_fail(err, "write error: %s", strerror(errno));
+}
+
+int convert_ids_doc(lc_doc *d, const char *name, const char *line, size_t len, lc_err *err)
+{
+	uint64_t n = 0, cap = 0;
+	int32_t *ids = NULL;
+	lc_tensor *t;
+	size_t i = 0;
+
+	while (i < len) {
+		int64_t v = 0;
+		size_t start;
+
+		if (line[i] == ' ' || line[i] == '\t' || line[i] == '\r' || line[i] == '\f' || line[i] == '\v') {
+			i++;
+			continue;
+		}
+		start = i;
+		while (i < len && line[i] >= '0' && line[i] <= '9') {
+			v = v * 10 + (line[i] - '0');
+			if (v > INT32_MAX) {
+				free(ids);
+				return lc_fail(err, "%s: id at column %zu is above %d", name, start + 1, INT32_MAX);
+			}
+			i++;
+		}
+		if (i == start || (i < len && !strchr(" \t\r\f\v", line[i]))) {
+			free(ids);
+			return lc_fail(err, "%s: column %zu: expected a decimal token id", name, i + 1);
+		}
+		if (n == cap) {
+			int32_t *q = realloc(ids, (cap = cap ? 2 * cap : 64) * sizeof *q);
+			if (!q) {
+				free(ids);
+				return lc_fail(err, "out of memory");
+			}
+			ids = q;
+		}
+		ids[n++] = (int32_t)v;
+	}
+	if (doc_init(d, name, err) < 0 || !(t = doc_add_tensor(d, "tokens", LC_I32, 1, &n, err))) {
+		free(ids);
+		return -1;
+	}
+	if (n)
+		memcpy(t->data, ids, n * sizeof *ids);
+	free(ids);
+	return 0;
+}
+
+int convert_text_doc(lc_doc *d, const char *name, const char *text, size_t len, lc_err *err)
+{
+	uint64_t n = len;
+	lc_tensor *t;
+
+	if (doc_init(d, name, err) < 0 || !(t = doc_add_tensor(d, "text", LC_U8, 1, &n, err)))
+		return -1;
+	memcpy(t->data, text, len);
+	return 0;
+}
+
+int convert_write_ids(FILE *f, const int32_t *ids, size_t n, lc_err *err)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fprintf(f, i ? " %" PRId32 : "%" PRId32, ids[i]) < 0)
+			return werr(err);
+	return fputc('\n', f) == EOF ? werr(err) : 0;
+}
+
+int convert_print_ids(FILE *f, const lc_doc *d, lc_err *err)
+{
+	const lc_tensor *t = doc_find(d, "tokens");
+
+	if (!t)
+		return lc_fail(err, "document \"%s\" has no \"tokens\" record", d->name);
+	if (t->dtype != LC_I32 || t->rank != 1)
+		return lc_fail(err, "document \"%s\": \"tokens\" is %s of rank %u, not i32 of rank 1",
+		               d->name, lc_dtype_name(t->dtype), t->rank);
+	return convert_write_ids(f, t->data, t->dims[0], err);
+}
+
+int convert_print_raw(FILE *f, const lc_doc *d, lc_err *err)
+{
+	for (uint32_t i = 0; i < d->nrec; i++) {
+		const lc_tensor *t = &d->rec[i].t;
+		if (d->rec[i].kind != LC_REC_TENSOR || !t->nbytes)
+			continue;
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#error "convert_print_raw: write the byte-swapped payload on big-endian hosts"
+#endif
+		if (fwrite(t->data, 1, t->nbytes, f) != t->nbytes)
+			return werr(err);
+	}
+	return 0;
+}
+
+/* Writes s escaped for a tab-separated field. */
+static int put_escaped(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		const char *e = *s == '\t' ? "\\t" : *s == '\n' ? "\\n" : *s == '\r' ? "\\r"
+		              : *s == '\\' ? "\\\\" : NULL;
+		if (e ? fputs(e, f) == EOF : fputc(*s, f) == EOF)
+			return -1;
+	}
+	return 0;
+}
+
+static int put_meta(FILE *f, const lc_meta *m)
+{
+	for (uint32_t i = 0; i < m->n; i++)
+		if (fprintf(f, "\t%s=", m->kv[i].key) < 0 || put_escaped(f, m->kv[i].val) < 0)
+			return -1;
+	return fputc('\n', f) == EOF ? -1 : 0;
+}
+
+int convert_print_info(FILE *f, const lc_doc *d, lc_err *err)
+{
+	if (fprintf(f, "doc\t%" PRIu64 "\t", d->index) < 0 || put_escaped(f, d->name) < 0 ||
+	    put_meta(f, &d->meta) < 0)
+		return werr(err);
+	for (uint32_t i = 0; i < d->nrec; i++) {
+		const lc_rec *r = &d->rec[i];
+		if (fprintf(f, "%s\t%" PRIu64 "\t", r->kind == LC_REC_TENSOR ? "tensor" : "record",
+		            d->index) < 0 || put_escaped(f, d->name) < 0)
+			return werr(err);
+		if (r->kind != LC_REC_TENSOR) {
+			if (fprintf(f, "\t%u\t%" PRIu64 "\n", r->kind, r->body_len) < 0)
+				return werr(err);
+			continue;
+		}
+		if (fputc('\t', f) == EOF || put_escaped(f, r->t.name) < 0 ||
+		    fprintf(f, "\t%s\t", lc_dtype_name(r->t.dtype)) < 0)
+			return werr(err);
+		if (r->t.rank == 0 && fputc('-', f) == EOF)
+			return werr(err);
+		for (uint32_t k = 0; k < r->t.rank; k++)
+			if (fprintf(f, k ? "x%" PRIu64 : "%" PRIu64, r->t.dims[k]) < 0)
+				return werr(err);
+		if (put_meta(f, &r->t.meta) < 0)
+			return werr(err);
+	}
+	return 0;
+}
+
+int convert_print_text(FILE *f, const lc_doc *d, lc_err *err)
+{
+	const lc_tensor *t = doc_find(d, "text");
+
+	if (!t || t->dtype != LC_U8 || t->rank != 1)
+		return lc_fail(err, "document \"%s\" has no \"text\" record (u8, rank 1)", d->name);
+	if (fwrite(t->data, 1, t->nbytes, f) != t->nbytes || fputc('\n', f) == EOF)
+		return werr(err);
+	return 0;
+}

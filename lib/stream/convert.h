@@ -1,0 +1,39 @@
+/*
+ * convert: documents to and from the plain forms that scripts use (the
+ * conversions lc-cat offers, shared with other programs).
+ *
+ *   ids   decimal token ids of the "tokens" tensor, separated by single
+ *         spaces, one document per line (an empty line for no tokens)
+ *   raw   every tensor's payload as little-endian bytes, in stream order
+ *   info  tab-separated lines (see lc-cat(1)):
+ *           doc    INDEX NAME [KEY=VALUE...]
+ *           tensor INDEX DOCNAME NAME DTYPE SHAPE [KEY=VALUE...]
+ *           record INDEX DOCNAME KIND BYTES
+ *         where SHAPE is the dims joined by "x" ("-" for rank 0) and tab,
+ *         newline, carriage return and backslash in names and values are
+ *         written as \t \n \r \\
+ *   text  the "text" tensor's bytes followed by a newline
+ */
+#ifndef LC_CONVERT_H
+#define LC_CONVERT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "stream/stream.h"
+
+/* Parses whitespace-separated decimal ids in [0, 2^31) into a new document
+ * `name` holding an i32 tensor "tokens" [n]. */
+int convert_ids_doc(lc_doc *d, const char *name, const char *line, size_t len, lc_err *err);
+/* A new document `name` holding a u8 tensor "text" [len]. */
+int convert_text_doc(lc_doc *d, const char *name, const char *text, size_t len, lc_err *err);
+
+/* Writes ids [n] as one line. */
+int convert_write_ids(FILE *f, const int32_t *ids, size_t n, lc_err *err);
+
+int convert_print_ids(FILE *f, const lc_doc *d, lc_err *err);
+int convert_print_raw(FILE *f, const lc_doc *d, lc_err *err);
+int convert_print_info(FILE *f, const lc_doc *d, lc_err *err);
+int convert_print_text(FILE *f, const lc_doc *d, lc_err *err);
+
+#endif

@@ -1,0 +1,285 @@
+#include "text/chunk.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const chunk_keys[] = {"parent", "piece", "pieces", "offset", "length",
+                                         "total", "unit"};
+
+void chunk_plan_free(chunk_plan *pl)
+{
+	free(pl->p);
+	memset(pl, 0, sizeof *pl);
+}
+
+static int plan_push(chunk_plan *pl, uint64_t off, uint64_t len, lc_err *err)
+{
+	if (pl->n == pl->cap) {
+		size_t cap = pl->cap ? 2 * pl->cap : 16;
+		chunk_piece *p = realloc(pl->p, cap * sizeof *p);
+		if (!p)
+			return lc_fail(err, "out of memory");
+		pl->p = p;
+		pl->cap = cap;
+	}
+	pl->p[pl->n].offset = off;
+	pl->p[pl->n++].length = len;
+	return 0;
+}
+
+int chunk_plan_windows(chunk_plan *pl, uint64_t total, uint64_t size, uint64_t overlap, lc_err *err)
+{
+	pl->n = 0;
+	if (size == 0 || overlap >= size)
+		return lc_fail(err, "overlap %" PRIu64 " must be smaller than the size %" PRIu64, overlap, size);
+	for (uint64_t off = 0;; off += size - overlap) {
+		uint64_t len = total - off < size ? total - off : size;
+		if (plan_push(pl, off, len, err) < 0)
+			return -1;
+		if (off + len >= total)
+			return 0;
+	}
+}
+
+int chunk_plan_units(chunk_plan *pl, uint64_t total, const uint64_t *starts, size_t nstarts,
+                     uint64_t size, uint64_t overlap, lc_err *err)
+{
+	pl->n = 0;
+	if (size == 0 || overlap >= size)
+		return lc_fail(err, "overlap %" PRIu64 " must be smaller than the size %" PRIu64, overlap, size);
+	for (uint64_t u = 0;; u += size - overlap) {
+		uint64_t b = u == 0 || u >= nstarts ? (u == 0 ? 0 : total) : starts[u];
+		uint64_t e = u + size >= nstarts ? total : starts[u + size];
+		if (plan_push(pl, b, e - b, err) < 0)
+			return -1;
+		if (e >= total || u + size >= nstarts)
+			return 0;
+	}
+}
+
+int chunk_plan_cuts(chunk_plan *pl, uint64_t total, const uint64_t *cut, size_t ncut, lc_err *err)
+{
+	uint64_t from = 0;
+
+	pl->n = 0;
+	for (size_t i = 0; i < ncut; i++) {
+		if (cut[i] <= from || cut[i] >= total)
+			continue;
+		if (plan_push(pl, from, cut[i] - from, err) < 0)
+			return -1;
+		from = cut[i];
+	}
+	return plan_push(pl, from, total - from, err);
+}
+
+static int is_chunk_key(const char *k)
+{
+	for (size_t i = 0; i < sizeof chunk_keys / sizeof *chunk_keys; i++)
+		if (strcmp(k, chunk_keys[i]) == 0)
+			return 1;
+	return 0;
+}
+
+int chunk_make_piece(lc_doc *out, const lc_doc *parent, const char *tensor,
+                     const chunk_plan *pl, size_t k, lc_err *err)
+{
+	const lc_tensor *src = doc_find(parent, tensor);
+	const chunk_piece *p = &pl->p[k];
+	size_t esz;
+	char name[LC_MAX_NAME + 32];
+	lc_tensor *t;
+	uint64_t total;
+
+	if (!src || src->rank != 1)
+		return lc_fail(err, "document \"%s\" has no \"%s\" record of rank 1", parent->name, tensor);
+	esz = lc_dtype_size(src->dtype);
+	total = src->dims[0];
+	if (p->offset + p->length > total)
+		return lc_fail(err, "document \"%s\": piece beyond the end", parent->name);
+	snprintf(name, sizeof name, "%s#%zu", parent->name, k + 1);
+	if (doc_init(out, name, err) < 0)
+		return -1;
+	if (meta_copy(&out->meta, &parent->meta, err) < 0 ||
+	    meta_set(&out->meta, "parent", parent->name, err) < 0 ||
+	    meta_setf(&out->meta, "piece", err, "%zu", k + 1) < 0 ||
+	    meta_setf(&out->meta, "pieces", err, "%zu", pl->n) < 0 ||
+	    meta_setf(&out->meta, "offset", err, "%" PRIu64, p->offset) < 0 ||
+	    meta_setf(&out->meta, "length", err, "%" PRIu64, p->length) < 0 ||
+	    meta_setf(&out->meta, "total", err, "%" PRIu64, total) < 0 ||
+	    meta_set(&out->meta, "unit", src->dtype == LC_U8 ? "bytes" : "tokens", err) < 0 ||
+	    !(t = doc_add_tensor(out, tensor, src->dtype, 1, &p->length, err)) ||
+	    meta_copy(&t->meta, &src->meta, err) < 0) {
+		doc_free(out);
+		return -1;
+	}
+	memcpy(t->data, (const char *)src->data + p->offset * esz, p->length * esz);
+	return 0;
+}
+
+void chunk_joiner_init(chunk_joiner *j)
+{
+	memset(j, 0, sizeof *j);
+}
+
+static void drop_pending(chunk_joiner *j)
+{
+	for (size_t i = 0; i < j->npend; i++)
+		doc_free(&j->pend[i]);
+	j->npend = 0;
+	j->active = 0;
+}
+
+void chunk_joiner_free(chunk_joiner *j)
+{
+	drop_pending(j);
+	free(j->pend);
+	memset(j, 0, sizeof *j);
+}
+
+static int meta_u64(const lc_doc *d, const char *key, uint64_t *v, lc_err *err)
+{
+	const char *s = meta_get(&d->meta, key);
+	char *end;
+
+	if (!s || !*s)
+		return lc_fail(err, "piece \"%s\" has no \"%s\" metadata", d->name, key);
+	*v = strtoull(s, &end, 10);
+	if (*end)
+		return lc_fail(err, "piece \"%s\": bad \"%s\" metadata '%s'", d->name, key, s);
+	return 0;
+}
+
+/* The piece's content tensor: "tokens" or "text", rank 1. */
+static const lc_tensor *piece_tensor(const lc_doc *d)
+{
+	const lc_tensor *t = doc_find(d, "tokens");
+	if (!t)
+		t = doc_find(d, "text");
+	return t && t->rank == 1 ? t : NULL;
+}
+
+/* Builds the parent from the pending pieces into *out. */
+static int assemble(chunk_joiner *j, lc_doc *out, lc_err *err)
+{
+	const lc_doc *first = &j->pend[0];
+	const lc_tensor *t0 = piece_tensor(first);
+	size_t esz = lc_dtype_size(t0->dtype);
+	uint64_t n = 0, end = 0;
+	lc_tensor *t;
+	char *dst;
+
+	for (size_t i = 0; i < j->npend; i++) {
+		const lc_tensor *ti = piece_tensor(&j->pend[i]);
+		if (!ti || ti->dtype != t0->dtype || strcmp(ti->name, t0->name))
+			return lc_fail(err, "piece \"%s\" differs in kind from the first piece", j->pend[i].name);
+		n += ti->dims[0] + (!j->exact && i && t0->dtype == LC_U8);
+	}
+	if (j->exact)
+		n = j->total;
+	if (doc_init(out, meta_get(&first->meta, "parent"), err) < 0)
+		return -1;
+	for (uint32_t i = 0; i < first->meta.n; i++)
+		if (!is_chunk_key(first->meta.kv[i].key) &&
+		    meta_set(&out->meta, first->meta.kv[i].key, first->meta.kv[i].val, err) < 0)
+			goto fail;
+	if (!(t = doc_add_tensor(out, t0->name, t0->dtype, 1, &n, err)) ||
+	    meta_copy(&t->meta, &t0->meta, err) < 0)
+		goto fail;
+	dst = t->data;
+	for (size_t i = 0; i < j->npend; i++) {
+		const lc_doc *d = &j->pend[i];
+		const lc_tensor *ti = piece_tensor(d);
+		uint64_t off, len = ti->dims[0], skip = 0;
+
+		if (!j->exact) {
+			if (i && t0->dtype == LC_U8)
+				*dst++ = '\n';
+			memcpy(dst, ti->data, len * esz);
+			dst += len * esz;
+			continue;
+		}
+		if (meta_u64(d, "offset", &off, err) < 0)
+			goto fail;
+		if (off > end) {
+			lc_fail(err, "piece \"%s\" leaves a gap at %" PRIu64, d->name, end);
+			goto fail;
+		}
+		if (off + len > j->total) {
+			lc_fail(err, "piece \"%s\" runs past the parent's end", d->name);
+			goto fail;
+		}
+		skip = end - off < len ? end - off : len;
+		memcpy(dst + (off + skip) * esz, (const char *)ti->data + skip * esz, (len - skip) * esz);
+		if (off + len > end)
+			end = off + len;
+	}
+	if (j->exact && end != j->total) {
+		lc_fail(err, "pieces of \"%s\" end at %" PRIu64 " of %" PRIu64, out->name, end, j->total);
+		goto fail;
+	}
+	if (!j->exact && meta_set(&out->meta, "joined", "concatenated", err) < 0)
+		goto fail;
+	drop_pending(j);
+	return 1;
+fail:
+	doc_free(out);
+	return -1;
+}
+
+int chunk_join_add(chunk_joiner *j, lc_doc *d, lc_doc *out, lc_err *err)
+{
+	const char *parent = meta_get(&d->meta, "parent");
+	const lc_tensor *t;
+	uint64_t piece, pieces, total, length;
+
+	if (!parent) {
+		if (j->active)
+			return lc_fail(err, "document \"%s\" comes between the pieces of \"%s\"",
+			               d->name, meta_get(&j->pend[0].meta, "parent"));
+		*out = *d;
+		memset(d, 0, sizeof *d);
+		return 1;
+	}
+	if (meta_u64(d, "piece", &piece, err) < 0 || meta_u64(d, "pieces", &pieces, err) < 0 ||
+	    meta_u64(d, "total", &total, err) < 0 || meta_u64(d, "length", &length, err) < 0)
+		return -1;
+	if (!(t = piece_tensor(d)))
+		return lc_fail(err, "piece \"%s\" has no \"tokens\" or \"text\" record of rank 1", d->name);
+	if (!j->active) {
+		if (piece != 1)
+			return lc_fail(err, "piece \"%s\" is number %" PRIu64 ", expected 1", d->name, piece);
+		j->active = 1;
+		j->pieces = pieces;
+		j->next = 1;
+		j->total = total;
+		j->exact = 1;
+	} else if (strcmp(parent, meta_get(&j->pend[0].meta, "parent")) != 0 || piece != j->next ||
+	           pieces != j->pieces) {
+		return lc_fail(err, "piece \"%s\" is not piece %" PRIu64 " of \"%s\"", d->name, j->next,
+		               meta_get(&j->pend[0].meta, "parent"));
+	}
+	if (t->dims[0] != length)
+		j->exact = 0;
+	if (j->npend == j->cap) {
+		size_t cap = j->cap ? 2 * j->cap : 16;
+		lc_doc *p = realloc(j->pend, cap * sizeof *p);
+		if (!p)
+			return lc_fail(err, "out of memory");
+		j->pend = p;
+		j->cap = cap;
+	}
+	j->pend[j->npend++] = *d;
+	memset(d, 0, sizeof *d);
+	if (j->next++ < j->pieces)
+		return 0;
+	return assemble(j, out, err);
+}
+
+int chunk_join_finish(chunk_joiner *j, lc_err *err)
+{
+	if (j->active)
+		return lc_fail(err, "\"%s\" ends after piece %" PRIu64 " of %" PRIu64,
+		               meta_get(&j->pend[0].meta, "parent"), j->next - 1, j->pieces);
+	return 0;
+}

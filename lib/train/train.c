@@ -1,0 +1,695 @@
+/*
+ * train.c: data, batches, steps, evaluation and checkpoints (see train.h).
+ */
+#include "train/train.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cblas.h>
+#include <jansson.h>
+
+#include "base/parallel.h"
+#include "weights/safetensors.h"
+#include "stream/stream.h"
+#include "train/trainfwd.h"
+
+/* ------------------------------------------------------------------ data */
+
+static int32_t *cut(const int32_t *p, int64_t n, int64_t max, int32_t eos, int64_t *out_n)
+{
+	int64_t k = n > max ? max : n;
+	int32_t *q = malloc((size_t)(k > 0 ? k : 1) * sizeof *q);
+
+	if (!q)
+		return NULL;
+	memcpy(q, p, (size_t)k * sizeof *q);
+	if (k < n && k > 0 && p[n - 1] == eos)
+		q[k - 1] = eos;
+	*out_n = k;
+	return q;
+}
+
+int train_data_read(FILE *f, const char *label, int64_t max_src, int64_t max_tgt,
+                    int32_t eos_id, train_data *d, lc_err *err)
+{
+	lc_reader *r = stream_reader_new(f, label, err);
+	lc_doc doc;
+	int rc;
+
+	if (!r)
+		return -1;
+	memset(&doc, 0, sizeof doc);
+	while ((rc = stream_read_doc(r, &doc, err)) == 1) {
+		lc_tensor *s = doc_find(&doc, "source"), *t = doc_find(&doc, "target");
+		train_pair *p;
+		if (!s || !t || s->dtype != LC_I32 || t->dtype != LC_I32 || s->rank != 1 ||
+		    t->rank != 1 || s->dims[0] == 0 || t->dims[0] == 0) {
+			d->skipped++;
+			continue;
+		}
+		if (d->n == d->cap) {
+			size_t nc = d->cap ? 2 * d->cap : 256;
+			train_pair *np = realloc(d->p, nc * sizeof *np);
+			if (!np) {
+				rc = lc_fail(err, "%s: out of memory", doc.name);
+				break;
+			}
+			d->p = np;
+			d->cap = nc;
+		}
+		p = &d->p[d->n];
+		memset(p, 0, sizeof *p);
+		p->src = cut(s->data, (int64_t)s->dims[0], max_src, eos_id, &p->ns);
+		p->tgt = cut(t->data, (int64_t)t->dims[0], max_tgt, eos_id, &p->nt);
+		p->name = strdup(doc.name ? doc.name : "");
+		if (!p->src || !p->tgt || !p->name) {
+			free(p->src);
+			free(p->tgt);
+			free(p->name);
+			rc = lc_fail(err, "%s: out of memory", doc.name);
+			break;
+		}
+		if (p->ns > d->max_src)
+			d->max_src = p->ns;
+		d->n++;
+	}
+	doc_free(&doc);
+	stream_reader_free(r);
+	return rc < 0 ? -1 : 0;
+}
+
+int train_data_split(train_data *src, size_t n, train_data *dst, lc_err *err)
+{
+	if (n > src->n)
+		n = src->n;
+	memset(dst, 0, sizeof *dst);
+	if (!n)
+		return 0;
+	if (!(dst->p = malloc(n * sizeof *dst->p)))
+		return lc_fail(err, "out of memory");
+	memcpy(dst->p, src->p + (src->n - n), n * sizeof *dst->p);
+	dst->n = dst->cap = n;
+	src->n -= n;
+	src->max_src = dst->max_src = 0;
+	for (size_t i = 0; i < src->n; i++)
+		if (src->p[i].ns > src->max_src)
+			src->max_src = src->p[i].ns;
+	for (size_t i = 0; i < dst->n; i++)
+		if (dst->p[i].ns > dst->max_src)
+			dst->max_src = dst->p[i].ns;
+	return 0;
+}
+
+void train_data_free(train_data *d)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		free(d->p[i].src);
+		free(d->p[i].tgt);
+		free(d->p[i].name);
+	}
+	free(d->p);
+	memset(d, 0, sizeof *d);
+}
+
+/* --------------------------------------------------------------- trainer */
+
+struct trainer {
+	tf_model *tm;
+	train_opts o;
+	uint64_t P;
+	float *w, *g, *m, *v;       /* [P] */
+	tf_view *W, *G;
+	int nth;
+	float **tg;                 /* [nth][P] per-thread gradients (tg[0] == g) */
+	tf_view **TG;
+	float **tdK;                /* [nth][nK(Lmax)] */
+	size_t dK_cap;
+	int64_t fft_L;
+	tf_fft *fft;
+	float *K;
+	size_t K_cap;
+	int64_t step, epoch;
+	size_t pos;                 /* next index into the epoch's order */
+	size_t *order;
+	size_t order_n;
+	int *decay;                 /* [ntensors] */
+};
+
+static uint64_t mix64(uint64_t z)
+{
+	z += 0x9e3779b97f4a7c15ull;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+trainer *trainer_new(lc_model *mdl, const train_opts *o, lc_err *err)
+{
+	trainer *t = calloc(1, sizeof *t);
+	const lc_config *c = model_config(mdl);
+
+	if (!t) {
+		lc_fail(err, "out of memory");
+		return NULL;
+	}
+	t->o = *o;
+	t->nth = o->threads < 1 ? 1 : o->threads;
+	if (!(t->tm = tf_model_new(c, err)))
+		goto fail;
+	t->P = tf_nparams(t->tm);
+	t->w = calloc(t->P, sizeof *t->w);
+	t->m = calloc(t->P, sizeof *t->m);
+	t->v = calloc(t->P, sizeof *t->v);
+	t->tg = calloc((size_t)t->nth, sizeof *t->tg);
+	t->TG = calloc((size_t)t->nth, sizeof *t->TG);
+	t->tdK = calloc((size_t)t->nth, sizeof *t->tdK);
+	t->decay = calloc(tf_ntensors(t->tm), sizeof *t->decay);
+	if (!t->w || !t->m || !t->v || !t->tg || !t->TG || !t->tdK || !t->decay)
+		goto oom;
+	for (int i = 0; i < t->nth; i++) {
+		if (!(t->tg[i] = calloc(t->P, sizeof(float))))
+			goto oom;
+		if (!(t->TG[i] = tf_view_new(t->tm, t->tg[i], err)))
+			goto fail;
+	}
+	t->g = t->tg[0];
+	t->G = t->TG[0];
+	if (tf_load(t->tm, mdl, t->w, err) < 0 || !(t->W = tf_view_new(t->tm, t->w, err)))
+		goto fail;
+	/* weight decay on matrices only (not norms, biases, D or kernel parameters) */
+	for (uint32_t i = 0; i < tf_ntensors(t->tm); i++) {
+		const tf_tensor *tt = tf_tensor_at(t->tm, i);
+		t->decay[i] = tt->rank == 2 && !strstr(tt->name, ".kernel.");
+	}
+	return t;
+oom:
+	lc_fail(err, "out of memory for %llu parameters", (unsigned long long)t->P);
+fail:
+	trainer_free(t);
+	return NULL;
+}
+
+void trainer_free(trainer *t)
+{
+	if (!t)
+		return;
+	for (int i = 0; t->tg && i < t->nth; i++) {
+		free(t->tg[i]);
+		if (t->TG)
+			tf_view_free(t->TG[i]);
+		if (t->tdK)
+			free(t->tdK[i]);
+	}
+	free(t->tg);
+	free(t->TG);
+	free(t->tdK);
+	tf_view_free(t->W);
+	tf_fft_free(t->fft);
+	free(t->K);
+	free(t->w);
+	free(t->m);
+	free(t->v);
+	free(t->order);
+	free(t->decay);
+	tf_model_free(t->tm);
+	free(t);
+}
+
+int64_t trainer_step_count(const trainer *t) { return t->step; }
+uint64_t trainer_nparams(const trainer *t) { return t->P; }
+
+/* Kernels, FFT plans and dK buffers for sources up to L. */
+static int ensure_len(trainer *t, int64_t L, lc_err *err)
+{
+	const lc_config *c = tf_config(t->tm);
+	size_t nK = (size_t)c->num_layers * (size_t)(c->bidirectional ? 2 : 1) *
+	            (size_t)c->d_model * (size_t)L;
+
+	if (!t->fft || t->fft_L < L) {
+		tf_fft_free(t->fft);
+		if (!(t->fft = tf_fft_new(L, err)))
+			return -1;
+		t->fft_L = L;
+	}
+	if (nK > t->K_cap) {
+		float *k = realloc(t->K, nK * sizeof *k);
+		if (!k)
+			return lc_fail(err, "out of memory for kernels of length %lld", (long long)L);
+		t->K = k;
+		t->K_cap = nK;
+	}
+	if (nK > t->dK_cap) {
+		for (int i = 0; i < t->nth; i++) {
+			float *k = realloc(t->tdK[i], nK * sizeof *k);
+			if (!k)
+				return lc_fail(err, "out of memory for kernels of length %lld", (long long)L);
+			t->tdK[i] = k;
+		}
+		t->dK_cap = nK;
+	}
+	return 0;
+}
+
+/* The epoch's permutation of n pairs. */
+static int make_order(trainer *t, size_t n, lc_err *err)
+{
+	uint64_t s = mix64(t->o.seed ^ mix64((uint64_t)t->epoch + 1));
+
+	if (t->order_n != n) {
+		size_t *o = realloc(t->order, (n ? n : 1) * sizeof *o);
+		if (!o)
+			return lc_fail(err, "out of memory");
+		t->order = o;
+		t->order_n = n;
+	}
+	for (size_t i = 0; i < n; i++)
+		t->order[i] = i;
+	for (size_t i = n; i > 1; i--) {
+		size_t j;
+		s = mix64(s);
+		j = (size_t)(s % i);
+		size_t tmp = t->order[i - 1];
+		t->order[i - 1] = t->order[j];
+		t->order[j] = tmp;
+	}
+	return 0;
+}
+
+typedef struct job {
+	trainer *t;
+	const train_data *d;
+	const size_t *idx;          /* [n] pair indices */
+	int n;
+	int64_t Kld;
+	int grad;
+	float scale;
+	double *loss;               /* [n] */
+	int64_t *lab;               /* [n] */
+	int failed;
+	lc_err err;
+} job;
+
+static void run_one(job *j, int64_t i, int part)
+{
+	trainer *t = j->t;
+	const train_pair *p = &j->d->p[j->idx[i]];
+	tf_opts o = { j->grad ? t->o.dropout : 0,
+	              mix64(t->o.seed ^ mix64((uint64_t)t->step * 1000003u + (uint64_t)j->idx[i])),
+	              j->scale };
+	tf_out out = { 0 };
+	lc_err err;
+
+	if (j->failed)
+		return;
+	if (tf_example(t->tm, t->W, t->K, j->Kld, t->fft, p->src, p->ns, p->tgt, p->nt, &o,
+	               j->grad ? t->TG[part] : NULL, j->grad ? t->tdK[part] : NULL, &out, &err) < 0) {
+		j->failed = 1;
+		snprintf(j->err.msg, sizeof j->err.msg, "%s: %s", p->name, err.msg);
+		return;
+	}
+	j->loss[i] = out.loss;
+	j->lab[i] = out.ntok;
+}
+
+/* Part k of nth takes pairs k, k + nth, ...: a fixed assignment, so that
+ * the per-part gradient sums (and the result) do not depend on timing. */
+static void run_part(void *ctx, int64_t part, int tid)
+{
+	job *j = ctx;
+
+	(void)tid;
+	for (int64_t i = part; i < j->n; i += j->t->nth)
+		run_one(j, i, (int)part);
+}
+
+/* Runs the pairs idx[n] (grad: accumulate into the thread buffers). */
+static int run_batch(trainer *t, const train_data *d, const size_t *idx, int n, int grad,
+                     float scale, double *loss, int64_t *labels, lc_err *err)
+{
+	job j;
+	int64_t Lmax = 1;
+	double *ls = calloc((size_t)n, sizeof *ls);
+	int64_t *lb = calloc((size_t)n, sizeof *lb);
+	int rc = -1;
+
+	if (!ls || !lb) {
+		free(ls);
+		free(lb);
+		return lc_fail(err, "out of memory");
+	}
+	for (int i = 0; i < n; i++)
+		if (d->p[idx[i]].ns > Lmax)
+			Lmax = d->p[idx[i]].ns;
+	if (ensure_len(t, Lmax, err) < 0 || tf_kernels(t->tm, t->W, Lmax, t->K, t->nth, err) < 0)
+		goto out;
+	memset(&j, 0, sizeof j);
+	j.t = t;
+	j.d = d;
+	j.idx = idx;
+	j.n = n;
+	j.Kld = Lmax;
+	j.grad = grad;
+	j.scale = scale;
+	j.loss = ls;
+	j.lab = lb;
+	if (grad) {
+		const lc_config *c = tf_config(t->tm);
+		size_t nK = (size_t)c->num_layers * (size_t)(c->bidirectional ? 2 : 1) *
+		            (size_t)c->d_model * (size_t)Lmax;
+		for (int i = 0; i < t->nth; i++) {
+			memset(t->tg[i], 0, t->P * sizeof(float));
+			memset(t->tdK[i], 0, nK * sizeof(float));
+		}
+	}
+	openblas_set_num_threads(1);
+	par_for(t->nth, t->nth, run_part, &j);
+	if (j.failed) {
+		*err = j.err;
+		goto out;
+	}
+	*loss = 0;
+	*labels = 0;
+	for (int i = 0; i < n; i++) {
+		*loss += ls[i];
+		*labels += lb[i];
+	}
+	if (grad) {
+		const lc_config *c = tf_config(t->tm);
+		size_t nK = (size_t)c->num_layers * (size_t)(c->bidirectional ? 2 : 1) *
+		            (size_t)c->d_model * (size_t)Lmax;
+		for (int i = 1; i < t->nth; i++) {
+			for (uint64_t k = 0; k < t->P; k++)
+				t->g[k] += t->tg[i][k];
+			for (size_t k = 0; k < nK; k++)
+				t->tdK[0][k] += t->tdK[i][k];
+		}
+		if (tf_kernels_backward(t->tm, t->W, Lmax, t->tdK[0], t->G, t->nth, err) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	free(ls);
+	free(lb);
+	return rc;
+}
+
+int trainer_step(trainer *t, const train_data *d, train_stats *s, lc_err *err)
+{
+	size_t *idx = NULL;
+	int n = 0, cap = 0;
+	int64_t tok = 0, lab = 0;
+	double loss = 0, lr;
+
+	if (d->n == 0)
+		return lc_fail(err, "no training pairs");
+	if (!t->order || t->order_n != d->n || t->pos >= d->n) {
+		if (t->order && t->pos >= d->n) {
+			t->epoch++;
+			t->pos = 0;
+		}
+		if (make_order(t, d->n, err) < 0)
+			return -1;
+	}
+	/* the batch: pairs in order until the token budget is reached */
+	while (n == 0 || tok < t->o.batch_tokens) {
+		const train_pair *p;
+		if (t->pos >= d->n) {
+			t->epoch++;
+			t->pos = 0;
+			if (make_order(t, d->n, err) < 0) {
+				free(idx);
+				return -1;
+			}
+		}
+		if (n == cap) {
+			size_t *ni = realloc(idx, (size_t)(cap = cap ? 2 * cap : 16) * sizeof *ni);
+			if (!ni) {
+				free(idx);
+				return lc_fail(err, "out of memory");
+			}
+			idx = ni;
+		}
+		p = &d->p[t->order[t->pos++]];
+		idx[n++] = (size_t)(p - d->p);
+		tok += p->ns + p->nt;
+		if (n >= (int)d->n && tok < t->o.batch_tokens)
+			break;   /* the whole set is smaller than a batch */
+	}
+	/* labels are known before the pass: scale = 1 / labels */
+	for (int i = 0; i < n; i++)
+		for (int64_t k = 0; k < d->p[idx[i]].nt; k++) {
+			int32_t y = d->p[idx[i]].tgt[k];
+			lab += y >= 0 && y != tf_config(t->tm)->pad_id;
+		}
+	{
+		int64_t lab2 = 0;
+		if (run_batch(t, d, idx, n, 1, lab ? (float)(1.0 / (double)lab) : 0.0f, &loss, &lab2,
+		              err) < 0) {
+			free(idx);
+			return -1;
+		}
+	}
+	free(idx);
+	t->step++;
+	lr = lr_at(t->o.sched, t->o.lr, t->step, t->o.warmup);
+	s->gnorm = grad_clip(t->g, t->P, t->o.clip);
+	for (uint32_t i = 0; i < tf_ntensors(t->tm); i++) {
+		const tf_tensor *tt = tf_tensor_at(t->tm, i);
+		adamw_update(t->w + tt->off, t->g + tt->off, t->m + tt->off, t->v + tt->off, tt->numel,
+		             t->step, lr, &t->o.adam, t->decay[i]);
+	}
+	s->step = t->step;
+	s->loss = lab ? loss / (double)lab : 0;
+	s->tokens = tok;
+	s->labels = lab;
+	s->pairs = n;
+	s->lr = lr;
+	s->epoch = t->epoch;
+	return 0;
+}
+
+int trainer_eval(trainer *t, const train_data *d, double *loss, int64_t *labels, lc_err *err)
+{
+	double tot = 0;
+	int64_t lab = 0;
+	size_t chunk = 16;
+	size_t *idx = malloc(chunk * sizeof *idx);
+
+	if (!idx)
+		return lc_fail(err, "out of memory");
+	for (size_t i = 0; i < d->n; i += chunk) {
+		int n = (int)(d->n - i < chunk ? d->n - i : chunk);
+		double l;
+		int64_t b;
+		for (int k = 0; k < n; k++)
+			idx[k] = i + (size_t)k;
+		if (run_batch(t, d, idx, n, 0, 1.0f, &l, &b, err) < 0) {
+			free(idx);
+			return -1;
+		}
+		tot += l;
+		lab += b;
+	}
+	free(idx);
+	*loss = lab ? tot / (double)lab : 0;
+	*labels = lab;
+	return 0;
+}
+
+/* ------------------------------------------------------------ checkpoints */
+
+static int copy_file(const char *from, const char *to, lc_err *err)
+{
+	FILE *a = fopen(from, "rb"), *b;
+	char buf[65536];
+	size_t n;
+	int rc = 0;
+
+	if (!a)
+		return lc_fail(err, "%s: %s", from, strerror(errno));
+	if (!(b = fopen(to, "wb"))) {
+		fclose(a);
+		return lc_fail(err, "%s: %s", to, strerror(errno));
+	}
+	while ((n = fread(buf, 1, sizeof buf, a)) > 0)
+		if (fwrite(buf, 1, n, b) != n) {
+			rc = lc_fail(err, "%s: %s", to, strerror(errno));
+			break;
+		}
+	if (ferror(a))
+		rc = lc_fail(err, "%s: read error", from);
+	fclose(a);
+	if (fclose(b) != 0 && rc == 0)
+		rc = lc_fail(err, "%s: %s", to, strerror(errno));
+	return rc;
+}
+
+/* Writes via path.tmp and renames. */
+static int put_file(const char *dir, const char *name, const char *copy_from,
+                    int (*writer)(trainer *, const char *, lc_err *), trainer *t, lc_err *err)
+{
+	char path[4096], tmp[4200];
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	if ((copy_from ? copy_file(copy_from, tmp, err) : writer(t, tmp, err)) < 0) {
+		remove(tmp);
+		return -1;
+	}
+	if (rename(tmp, path) < 0) {
+		remove(tmp);
+		return lc_fail(err, "%s: %s", path, strerror(errno));
+	}
+	return 0;
+}
+
+static int write_weights(trainer *t, const char *path, lc_err *err)
+{
+	uint32_t n = tf_ntensors(t->tm);
+	st_tensor *st = calloc(n, sizeof *st);
+	int rc;
+
+	if (!st)
+		return lc_fail(err, "out of memory");
+	for (uint32_t i = 0; i < n; i++) {
+		const tf_tensor *tt = tf_tensor_at(t->tm, i);
+		st[i].name = (char *)tt->name;
+		st[i].dtype = ST_F32;
+		st[i].rank = tt->rank;
+		for (uint32_t r = 0; r < tt->rank; r++)
+			st[i].dims[r] = tt->dims[r];
+		st[i].numel = tt->numel;
+		st[i].nbytes = 4 * tt->numel;
+		st[i].data = (const unsigned char *)(t->w + tt->off);
+	}
+	rc = st_write(path, st, n, err);
+	free(st);
+	return rc;
+}
+
+static int write_optim(trainer *t, const char *path, lc_err *err)
+{
+	st_tensor st[2];
+
+	memset(st, 0, sizeof st);
+	st[0].name = "adam.m";
+	st[1].name = "adam.v";
+	st[0].data = (const unsigned char *)t->m;
+	st[1].data = (const unsigned char *)t->v;
+	for (int i = 0; i < 2; i++) {
+		st[i].dtype = ST_F32;
+		st[i].rank = 1;
+		st[i].dims[0] = st[i].numel = t->P;
+		st[i].nbytes = 4 * t->P;
+	}
+	return st_write(path, st, 2, err);
+}
+
+static int write_state(trainer *t, const char *path, lc_err *err)
+{
+	json_t *j = json_pack("{s:I, s:I, s:I, s:I, s:I, s:f, s:s, s:I, s:I}",
+	                      "step", (json_int_t)t->step, "epoch", (json_int_t)t->epoch,
+	                      "position", (json_int_t)t->pos, "pairs", (json_int_t)t->order_n,
+	                      "seed", (json_int_t)(t->o.seed & 0x7fffffffffffffffull),
+	                      "lr", t->o.lr, "schedule", lr_sched_name(t->o.sched),
+	                      "warmup", (json_int_t)t->o.warmup, "parameters", (json_int_t)t->P);
+	int rc = 0;
+
+	if (!j)
+		return lc_fail(err, "out of memory");
+	if (json_dump_file(j, path, JSON_INDENT(2) | JSON_SORT_KEYS) < 0)
+		rc = lc_fail(err, "%s: cannot write", path);
+	json_decref(j);
+	return rc;
+}
+
+int trainer_save(trainer *t, const char *dir, const char *config_path, const char *spiece,
+                 int optimizer, lc_err *err)
+{
+	if (mkdir(dir, 0777) < 0 && errno != EEXIST)
+		return lc_fail(err, "%s: %s", dir, strerror(errno));
+	if (put_file(dir, "model.safetensors", NULL, write_weights, t, err) < 0 ||
+	    put_file(dir, "config.json", config_path, NULL, t, err) < 0 ||
+	    (spiece && put_file(dir, "spiece.model", spiece, NULL, t, err) < 0))
+		return -1;
+	if (optimizer && (put_file(dir, "optimizer.safetensors", NULL, write_optim, t, err) < 0 ||
+	                  put_file(dir, "trainer_state.json", NULL, write_state, t, err) < 0))
+		return -1;
+	return 0;
+}
+
+int trainer_resume(trainer *t, const char *dir, lc_err *err)
+{
+	char path[4096];
+	st_file *f;
+	const st_tensor *m, *v;
+	json_t *j;
+	json_error_t je;
+	json_int_t step = 0, epoch = 0, pos = 0, pairs = 0;
+
+	snprintf(path, sizeof path, "%s/optimizer.safetensors", dir);
+	if (!(f = st_open(path, err)))
+		return -1;
+	m = st_find(f, "adam.m");
+	v = st_find(f, "adam.v");
+	if (!m || !v || m->dtype != ST_F32 || v->dtype != ST_F32 || m->numel != t->P ||
+	    v->numel != t->P) {
+		st_close(f);
+		return lc_fail(err, "%s: not the optimizer state of this model (%llu parameters)",
+		               path, (unsigned long long)t->P);
+	}
+	memcpy(t->m, m->data, 4 * t->P);
+	memcpy(t->v, v->data, 4 * t->P);
+	st_close(f);
+	snprintf(path, sizeof path, "%s/trainer_state.json", dir);
+	if (!(j = json_load_file(path, 0, &je)))
+		return lc_fail(err, "%s: %s", path, je.text);
+	if (json_unpack_ex(j, &je, 0, "{s:I, s:I, s:I, s:I}", "step", &step, "epoch", &epoch,
+	                   "position", &pos, "pairs", &pairs) < 0 || step < 0 || epoch < 0 ||
+	    pos < 0) {
+		json_decref(j);
+		return lc_fail(err, "%s: %s", path, je.text);
+	}
+	json_decref(j);
+	t->step = step;
+	t->epoch = epoch;
+	t->pos = (size_t)pos;
+	/* the order is rebuilt from (seed, epoch) on the next step */
+	free(t->order);
+	t->order = NULL;
+	t->order_n = 0;
+	if (pairs > 0 && make_order(t, (size_t)pairs, err) < 0)
+		return -1;
+	return 0;
+}
+
+int train_state_opts(const char *dir, train_opts *o, lc_err *err)
+{
+	char path[4096];
+	json_t *j;
+	json_error_t je;
+	json_int_t warmup = 0, seed = 0;
+	double lr = 0;
+	const char *sched = NULL;
+	enum lr_sched ls;
+
+	snprintf(path, sizeof path, "%s/trainer_state.json", dir);
+	if (!(j = json_load_file(path, 0, &je)))
+		return lc_fail(err, "%s: %s", path, je.text);
+	if (json_unpack_ex(j, &je, 0, "{s:F, s:s, s:I, s:I}", "lr", &lr, "schedule", &sched,
+	                   "warmup", &warmup, "seed", &seed) < 0 || lr_sched_parse(sched, &ls) < 0 ||
+	    lr < 0 || warmup < 0 || seed < 0) {
+		json_decref(j);
+		return lc_fail(err, "%s: bad training state", path);
+	}
+	o->lr = lr;
+	o->sched = ls;
+	o->warmup = warmup;
+	o->seed = (uint64_t)seed;
+	json_decref(j);
+	return 0;
+}
