@@ -91,13 +91,25 @@ FILE *cli_open(const char *path)
 
 int cli_finish(int code)
 {
-	/* A reader that went away (EPIPE) is not an error of ours. */
-	if (fflush(stdout) != 0 && errno != EPIPE) {
-		fprintf(stderr, "%s: write error: %s\n", prog, strerror(errno));
-		return LC_EXIT_DATA;
+	/* A write that failed earlier leaves the error flag set and may have
+	 * dropped its buffer, so that fflush and fclose succeed: ask ferror.
+	 * A reader that went away (EPIPE) is not an error of ours; with
+	 * SIGPIPE at its default the signal ends the program quietly first. */
+	int bad = ferror(stdout), e = 0;
+
+	if (fflush(stdout) != 0) {
+		e = errno;
+		bad = e != EPIPE;
 	}
-	if (fclose(stdout) != 0 && errno != EPIPE) {
-		fprintf(stderr, "%s: write error: %s\n", prog, strerror(errno));
+	if (fclose(stdout) != 0 && !bad && errno != EPIPE) {
+		e = errno;
+		bad = 1;
+	}
+	if (bad) {
+		if (e)
+			fprintf(stderr, "%s: write error: %s\n", prog, strerror(e));
+		else
+			fprintf(stderr, "%s: write error\n", prog);
 		return LC_EXIT_DATA;
 	}
 	return code;
