@@ -121,14 +121,14 @@ int main(int argc, char **argv)
 	}
 	if (o.fmt == F_STREAM && !(o.w = stream_writer_new(stdout, &err)))
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	for (int i = optind; i < argc || i == optind; i++) {
+	/* A document is passed on only once it has been read and checked whole. */
+	if (in == F_STREAM && stream_each(argc - optind, argv + optind, emit, &o, &err) < 0)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	for (int i = optind; in != F_STREAM && (i < argc || i == optind); i++) {
 		const char *path = i < argc ? argv[i] : "-";
-		/* A document is passed on only once it has been read and checked whole. */
-		if (in == F_STREAM && stream_each(path, emit, &o, &err) < 0)
-			cli_die(LC_EXIT_DATA, "%s", err.msg);
-		else if (in == F_IDS)
+		if (in == F_IDS)
 			cat_textin(&o, path, TEXTIN_LINE, convert_ids_doc);
-		else if (in == F_TEXT)
+		else
 			cat_textin(&o, path, split, convert_text_doc);
 		if (i >= argc)
 			break;

@@ -70,7 +70,7 @@ static int chunk_tokens(lc_doc *d, void *ctx, lc_err *err)
 	int rc;
 
 	if (!t || t->rank != 1)
-		return lc_fail(err, "document \"%s\" has no \"tokens\" record", d->name);
+		return lc_fail(err, "no \"tokens\" record");
 	rc = chunk_plan_windows(&pl, t->dims[0], (uint64_t)o->size, (uint64_t)o->overlap, err);
 	if (rc == 0)
 		put_pieces(d, "tokens", &pl);
@@ -223,16 +223,16 @@ int main(int argc, char **argv)
 	if (!(w = stream_writer_new(stdout, &err)))
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	chunk_joiner_init(&j);
-	for (int i = optind; i < argc || i == optind; i++) {
-		const char *path = i < argc ? argv[i] : "-";
-		if (o.join || o.size) {
-			if (stream_each(path, o.join ? join_one : chunk_tokens, o.join ? (void *)&j : &o, &err) < 0)
-				cli_die(LC_EXIT_DATA, "%s", err.msg);
-		} else {
-			run_text(&o, path, re, ss);
+	if (o.join || o.size) {
+		if (stream_each(argc - optind, argv + optind, o.join ? join_one : chunk_tokens,
+		                o.join ? (void *)&j : &o, &err) < 0)
+			cli_die(LC_EXIT_DATA, "%s", err.msg);
+	} else {
+		for (int i = optind; i < argc || i == optind; i++) {
+			run_text(&o, i < argc ? argv[i] : "-", re, ss);
+			if (i >= argc)
+				break;
 		}
-		if (i >= argc)
-			break;
 	}
 	if (o.join && chunk_join_finish(&j, &err) < 0)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);

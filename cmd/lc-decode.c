@@ -1,5 +1,4 @@
 /* lc-decode: hidden-state stream in, one summary per document out. */
-#include <cblas.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -57,7 +56,7 @@ struct prog {
 	char *text;
 	size_t text_len, text_cap;
 	float *conv;              /* bf16 -> f32 scratch */
-	size_t conv_cap;
+	uint64_t conv_cap;
 	lc_progress pr;
 };
 
@@ -86,70 +85,53 @@ static int cb_reorder(void *c, const int32_t *src, lc_err *err)
 	return decoder_reorder(((struct step_ctx *)c)->s, src, err);
 }
 
-/* The encoder states of d as float32 [L, d_model]; dies naming the document. */
-static const float *hidden_of(struct prog *p, const lc_doc *d, int64_t *L)
+/* The encoder states of d as float32 [L, d_model]. */
+static const float *hidden_of(struct prog *p, const lc_doc *d, int64_t *L, lc_err *err)
 {
 	const lc_tensor *t = doc_find(d, "hidden");
 	int dm = model_config(p->model)->d_model;
-	uint64_t i, n;
+	const char *fp;
 
-	if (!t)
-		cli_die(LC_EXIT_DATA, "%s: no \"hidden\" tensor (is this lc-encode's output?)", d->name);
-	if (t->rank != 2 || t->dims[1] != (uint64_t)dm)
-		cli_die(LC_EXIT_DATA, "%s: \"hidden\" must be [L, %d] for this model, not rank %u [%llu, %llu]",
-		        d->name, dm, t->rank, (unsigned long long)t->dims[0],
+	if (!t) {
+		lc_fail(err, "no \"hidden\" tensor (is this lc-encode's output?)");
+		return NULL;
+	}
+	if (t->rank != 2 || t->dims[1] != (uint64_t)dm) {
+		lc_fail(err, "\"hidden\" must be [L, %d] for this model, not rank %u [%llu, %llu]", dm,
+		        t->rank, (unsigned long long)t->dims[0],
 		        (unsigned long long)(t->rank > 1 ? t->dims[1] : 0));
+		return NULL;
+	}
 	*L = (int64_t)t->dims[0];
-	{
-		const char *fp = meta_get(&t->meta, "model");
-		if (fp && strcmp(fp, model_fingerprint(p->model)) && !p->warned_fp) {
-			cli_warn("%s: hidden states made by model %s, decoded with model %s",
-			         d->name, fp, model_fingerprint(p->model));
-			p->warned_fp = 1;
-		}
+	fp = meta_get(&t->meta, "model");
+	if (fp && strcmp(fp, model_fingerprint(p->model)) && !p->warned_fp) {
+		cli_warn("%s: hidden states made by model %s, decoded with model %s", d->name, fp,
+		         model_fingerprint(p->model));
+		p->warned_fp = 1;
 	}
-	if (t->dtype == LC_F32)
-		return t->data;
-	if (t->dtype != LC_BF16)
-		cli_die(LC_EXIT_DATA, "%s: \"hidden\" has dtype %s; f32 or bf16 expected",
-		        d->name, lc_dtype_name(t->dtype));
-	n = t->dims[0] * t->dims[1];
-	if (n > p->conv_cap) {
-		free(p->conv);
-		if (!(p->conv = malloc(n * sizeof(float))))
-			cli_die(LC_EXIT_DATA, "%s: out of memory for %llu hidden values", d->name,
-			        (unsigned long long)n);
-		p->conv_cap = n;
-	}
-	for (i = 0; i < n; i++) {
-		uint32_t u = (uint32_t)((const uint16_t *)t->data)[i] << 16;
-		memcpy(&p->conv[i], &u, sizeof u);
-	}
-	return p->conv;
+	return convert_f32_view(t, &p->conv, &p->conv_cap, err);
 }
 
 /* Writes the summary text, one line (or NUL-terminated record). */
-static void put_text(struct prog *p, const lc_doc *d)
+static int put_text(struct prog *p, lc_err *err)
 {
 	size_t i;
 
 	if (p->nul) {
 		if (fwrite(p->text, 1, p->text_len, stdout) != p->text_len || putchar(0) == EOF)
-			cli_die(LC_EXIT_DATA, "%s: write error", d->name);
-		return;
+			return lc_fail(err, "write error");
+		return 0;
 	}
 	for (i = 0; i < p->text_len; i++) {
 		char ch = p->text[i];
 		if (putchar(ch == '\n' || ch == '\r' ? ' ' : ch) == EOF)
-			cli_die(LC_EXIT_DATA, "%s: write error", d->name);
+			return lc_fail(err, "write error");
 	}
-	if (putchar('\n') == EOF)
-		cli_die(LC_EXIT_DATA, "%s: write error", d->name);
+	return putchar('\n') == EOF ? lc_fail(err, "write error") : 0;
 }
 
-static void put_stream(struct prog *p, const lc_doc *d, const search_result *res)
+static int put_stream(struct prog *p, const lc_doc *d, const search_result *res, lc_err *err)
 {
-	lc_err err;
 	lc_tensor tok = {0}, txt = {0};
 	lc_doc out = *d;
 	uint32_t i, k = 0;
@@ -160,7 +142,7 @@ static void put_stream(struct prog *p, const lc_doc *d, const search_result *res
 	 * are replaced by the summary's */
 	out.rec = calloc((size_t)d->nrec + 2, sizeof *out.rec);
 	if (!out.rec)
-		cli_die(LC_EXIT_DATA, "%s: out of memory", d->name);
+		return lc_fail(err, "out of memory");
 	for (i = 0; i < d->nrec; i++) {
 		const lc_rec *r = &d->rec[i];
 		if (r->kind == LC_REC_TENSOR && (!strcmp(r->t.name, "hidden") ||
@@ -168,43 +150,53 @@ static void put_stream(struct prog *p, const lc_doc *d, const search_result *res
 			continue;
 		out.rec[k++] = *r;
 	}
-	if (tensor_init(&tok, "tokens", LC_I32, 1, &n, &err) < 0 ||
-	    meta_set(&tok.meta, "model", model_fingerprint(p->model), &err) < 0)
-		cli_die(LC_EXIT_DATA, "%s: %s", d->name, err.msg);
+	if (tensor_init(&tok, "tokens", LC_I32, 1, &n, err) < 0 ||
+	    meta_set(&tok.meta, "model", model_fingerprint(p->model), err) < 0)
+		goto fail;
 	if (n)
 		memcpy(tok.data, res->ids, n * sizeof(int32_t));
 	out.rec[k].kind = LC_REC_TENSOR;
 	out.rec[k++].t = tok;
 	if (p->spm) {
-		if (tensor_init(&txt, "text", LC_U8, 1, &tl, &err) < 0)
-			cli_die(LC_EXIT_DATA, "%s: %s", d->name, err.msg);
+		if (tensor_init(&txt, "text", LC_U8, 1, &tl, err) < 0)
+			goto fail;
 		if (tl)
 			memcpy(txt.data, p->text, tl);
 		out.rec[k].kind = LC_REC_TENSOR;
 		out.rec[k++].t = txt;
 	}
 	out.nrec = k;
-	if (stream_write_doc(p->w, &out, &err) < 0)
-		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	if (stream_write_doc(p->w, &out, err) < 0)
+		goto fail;
 	tensor_free(&tok);
 	tensor_free(&txt);
 	free(out.rec);
+	return 0;
+fail:
+	tensor_free(&tok);
+	tensor_free(&txt);
+	free(out.rec);
+	return -1;
 }
 
-static void decode_doc(struct prog *p, const lc_doc *d)
+static int decode_doc(lc_doc *d, void *ctx, lc_err *err)
 {
-	lc_err err;
+	struct prog *p = ctx;
 	int64_t L;
-	const float *enc = hidden_of(p, d, &L);
+	const float *enc = hidden_of(p, d, &L, err);
 	struct step_ctx x = { NULL, p, d->name, L, 0 };
 	search_model m = { &x, cb_step, cb_reorder };
 	search_result res;
+	int rc;
 
-	x.s = decoder_state_new(p->dec, enc, L, p->so.num_beams, p->so.max_new, &err);
-	if (!x.s || decoder_state_threads(x.s, p->threads, &err) < 0)
-		cli_die(LC_EXIT_DATA, "%s: %s", d->name, err.msg);
-	if (search_run(&p->so, &m, &res, &err) < 0)
-		cli_die(LC_EXIT_DATA, "%s: %s", d->name, err.msg);
+	if (!enc)
+		return -1;
+	x.s = decoder_state_new(p->dec, enc, L, p->so.num_beams, p->so.max_new, err);
+	if (!x.s || decoder_state_threads(x.s, p->threads, err) < 0 ||
+	    search_run(&p->so, &m, &res, err) < 0) {
+		decoder_state_free(x.s);
+		return -1;
+	}
 	decoder_state_free(x.s);
 	cli_progress_done(&p->pr);
 	if (p->spm && p->fmt != F_IDS) {
@@ -212,42 +204,24 @@ static void decode_doc(struct prog *p, const lc_doc *d)
 		size_t n = (size_t)res.n;
 		if (n && res.ids[n - 1] == p->so.eos_id)
 			n--;
-		if (spm_decode(p->spm, res.ids, n, &p->text, &p->text_len, &p->text_cap, &err) < 0)
-			cli_die(LC_EXIT_DATA, "%s: detokenizing: %s", d->name, err.msg);
+		if (spm_decode(p->spm, res.ids, n, &p->text, &p->text_len, &p->text_cap, err) < 0) {
+			search_result_free(&res);
+			return lc_prefix(err, "detokenizing");
+		}
 	}
 	switch (p->fmt) {
 	case F_IDS:
-		if (convert_write_ids(stdout, res.ids, (size_t)res.n, &err) < 0)
-			cli_die(LC_EXIT_DATA, "%s: %s", d->name, err.msg);
+		rc = convert_write_ids(stdout, res.ids, (size_t)res.n, err);
 		break;
 	case F_TEXT:
-		put_text(p, d);
+		rc = put_text(p, err);
 		break;
-	case F_STREAM:
-		put_stream(p, d, &res);
+	default:
+		rc = put_stream(p, d, &res, err);
 		break;
 	}
 	search_result_free(&res);
-}
-
-static void run_file(struct prog *p, const char *path)
-{
-	FILE *f = cli_open(path);
-	lc_err err;
-	lc_reader *r = stream_reader_new(f, path, &err);
-	lc_doc d = {0};
-	int rc;
-
-	if (!r)
-		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	while ((rc = stream_read_doc(r, &d, &err)) > 0)
-		decode_doc(p, &d);
-	if (rc < 0)
-		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	doc_free(&d);
-	stream_reader_free(r);
-	if (f != stdin)
-		fclose(f);
+	return rc;
 }
 
 /* The tokenizer: -t, else MODEL/spiece.model, else spm_open's defaults. */
@@ -300,7 +274,7 @@ int main(int argc, char **argv)
 	struct prog p;
 	const char *mdir = NULL, *topt = NULL, *jopt = NULL;
 	const lc_config *cfg;
-	int c, force = 0, i;
+	int c, force = 0;
 	lc_err err;
 
 	cli_init("lc-decode");
@@ -347,9 +321,7 @@ int main(int argc, char **argv)
 		cli_usage_error("--min-new %d exceeds --max-new %d", p.so.min_new, p.so.max_new);
 	if (p.fmt == F_STREAM)
 		cli_binary_stdout(force);
-	/* one BLAS thread: the decoder splits its work over p.threads itself */
 	p.threads = cli_threads(jopt);
-	openblas_set_num_threads(1);
 
 	if (!(p.model = model_open(mdir, &err)))
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
@@ -373,10 +345,8 @@ int main(int argc, char **argv)
 	cli_progress_init(&p.pr, p.quiet);
 	if (p.fmt == F_STREAM && !(p.w = stream_writer_new(stdout, &err)))
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	if (optind >= argc)
-		run_file(&p, "-");
-	for (i = optind; i < argc; i++)
-		run_file(&p, argv[i]);
+	if (stream_each(argc - optind, argv + optind, decode_doc, &p, &err) < 0)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	if (p.w && stream_writer_close(p.w, &err) < 0)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	free(p.text);

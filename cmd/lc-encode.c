@@ -5,9 +5,10 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "base/cli.h"
-#include "arch/locost.h"
+#include "arch/encoder.h"
 #include "arch/model.h"
+#include "base/cli.h"
+#include "stream/convert.h"
 #include "stream/stream.h"
 
 static void usage(void)
@@ -17,7 +18,7 @@ static void usage(void)
 	       "       lc-encode -m MODEL --gemm-only [FILE...]\n"
 	       "       lc-encode -m MODEL --random-weights [--seed N]\n"
 	       "\n"
-	       "Encodes each document's \"tokens\" with the LOCOST encoder and writes one\n"
+	       "Encodes each document's \"tokens\" with the model's encoder and writes one\n"
 	       "\"hidden\" tensor [L, d_model] per document (other records pass through).\n"
 	       "\n"
 	       "  -m, --model DIR    model directory (config.json + model.safetensors or\n"
@@ -50,81 +51,66 @@ static void on_layer(void *ctx, int done, int total)
 	cli_progress(g->p, "%s: %" PRId64 " tokens: layer %d/%d", g->doc, g->L, done, total);
 }
 
-static void print_info(lc_model *m)
+struct run {
+	lc_model *m;
+	lc_encoder *enc;
+	lc_writer *w;
+	lc_progress *prog;
+	int gemm, stats, bf16;
+};
+
+/* One document: its "tokens" become the "hidden" states, in place. */
+static int encode_doc(lc_doc *d, void *ctx, lc_err *err)
 {
-	const lc_config *c = model_config(m);
+	struct run *r = ctx;
+	lc_tensor *t = doc_find(d, "tokens");
+	int dm = model_config(r->m)->d_model;
+	int32_t *ids = NULL;
+	int64_t L = 0, Le;
+	uint64_t dims[2];
+	struct prog g = { r->prog, d->name, 0 };
+	double te;
 
-	printf("model\t%s\n", model_dir(m));
-	printf("fingerprint\t%s\n", model_fingerprint(m));
-	printf("d_model\t%d\nd_ff\t%d\nd_kv\t%d\nd_state\t%d\ncomplex_modes\t%d\n", c->d_model,
-	       c->d_ff, c->d_kv, c->d_state, c->d_state / 2);
-	printf("num_layers\t%d\nnum_decoder_layers\t%d\nnum_heads\t%d\nvocab_size\t%d\n",
-	       c->num_layers, c->num_decoder_layers, c->num_heads, c->vocab_size);
-	printf("layer_norm_epsilon\t%g\nfeed_forward\t%s%s\n", c->eps,
-	       c->is_gated_act ? "gated-" : "", c->act);
-	printf("bidirectional\t%d\ngating\t%d\ntie_word_embeddings\t%d\n", c->bidirectional,
-	       c->gating, c->tie_word_embeddings);
-	printf("use_fast_fft_conv\t%d (ignored: the reference convolution path is always used)\n",
-	       c->use_fast_fft_conv);
-	printf("pad_id\t%d\neos_id\t%d\ndecoder_start_id\t%d\n", c->pad_id, c->eos_id,
-	       c->decoder_start_id);
-	printf("parameters\t%" PRIu64 "\nweight_bytes\t%" PRIu64 "\n", model_nparams(m),
-	       model_nbytes(m));
-}
-
-/* The document's token ids as int32, checked against the vocabulary. */
-static int32_t *doc_ids(const lc_doc *d, const lc_tensor *t, int vocab, int64_t *L, lc_err *err)
-{
-	uint64_t n = tensor_numel(t);
-	int32_t *ids;
-
-	if (t->rank != 1) {
-		lc_fail(err, "document \"%s\": \"tokens\" has rank %u, not 1", d->name, t->rank);
-		return NULL;
+	if (convert_token_ids(d, model_config(r->m)->vocab_size, &ids, &L, err) < 0)
+		return -1;
+	if (L == 0) {
+		free(ids);
+		return lc_fail(err, "no tokens (an empty document cannot be encoded)");
 	}
-	if (n == 0) {
-		lc_fail(err, "document \"%s\": no tokens (an empty document cannot be encoded)", d->name);
-		return NULL;
+	g.L = L;
+	if (r->gemm) {
+		double sec;
+		int rc = encoder_gemm_only(r->enc, L, &sec, err);
+		if (rc == 0)
+			printf("%s\t%" PRId64 "\t%.3f\n", d->name, L, sec);
+		free(ids);
+		return rc;
 	}
-	if (!(ids = malloc(n * sizeof *ids))) {
-		lc_fail(err, "document \"%s\": out of memory for %" PRIu64 " tokens", d->name, n);
-		return NULL;
+	Le = encoder_out_len(r->enc, L);
+	tensor_free(t);
+	dims[0] = (uint64_t)Le;
+	dims[1] = (uint64_t)dm;
+	if (tensor_init(t, "hidden", LC_F32, 2, dims, err) < 0 ||
+	    meta_set(&t->meta, "model", model_fingerprint(r->m), err) < 0 ||
+	    meta_setf(&t->meta, "d_model", err, "%d", dm) < 0 ||
+	    meta_set(&t->meta, "encoder", model_config(r->m)->arch->name, err) < 0 ||
+	    meta_set(&d->meta, "model", model_fingerprint(r->m), err) < 0 ||
+	    meta_setf(&d->meta, "d_model", err, "%d", dm) < 0) {
+		free(ids);
+		return -1;
 	}
-	for (uint64_t i = 0; i < n; i++) {
-		int64_t v;
-		switch (t->dtype) {
-		case LC_I32: v = ((const int32_t *)t->data)[i]; break;
-		case LC_U32: v = ((const uint32_t *)t->data)[i]; break;
-		case LC_I64: v = ((const int64_t *)t->data)[i]; break;
-		case LC_U16: v = ((const uint16_t *)t->data)[i]; break;
-		case LC_I16: v = ((const int16_t *)t->data)[i]; break;
-		case LC_U8: v = ((const uint8_t *)t->data)[i]; break;
-		default:
-			lc_fail(err, "document \"%s\": \"tokens\" has dtype %s, not an integer type",
-			        d->name, lc_dtype_name(t->dtype));
-			free(ids);
-			return NULL;
-		}
-		if (v < 0 || v >= vocab) {
-			lc_fail(err, "document \"%s\": token %" PRIu64 " is %" PRId64
-			        ", outside the model's vocabulary [0, %d)", d->name, i, v, vocab);
-			free(ids);
-			return NULL;
-		}
-		ids[i] = (int32_t)v;
+	te = cli_now();
+	if (encoder_run(r->enc, ids, L, t->data, on_layer, &g, err) < 0) {
+		free(ids);
+		return -1;
 	}
-	*L = (int64_t)n;
-	return ids;
-}
-
-static uint16_t f32_to_bf16(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	if ((u & 0x7fffffffu) > 0x7f800000u)
-		return (uint16_t)((u >> 16) | 0x40);   /* quiet NaN */
-	u += 0x7fffu + ((u >> 16) & 1);           /* round to nearest even */
-	return (uint16_t)(u >> 16);
+	free(ids);
+	if (r->stats)
+		fprintf(stderr, "lc-encode: stats: %s: %" PRId64 " tokens: encode %.3f s\n", d->name, L,
+		        cli_now() - te);
+	if (r->bf16)
+		convert_tensor_to_bf16(t);
+	return stream_write_doc(r->w, d, err);
 }
 
 enum { OPT_DTYPE = 256, OPT_INFO, OPT_GEMM, OPT_STATS, OPT_RANDOM, OPT_SEED, OPT_HELP, OPT_VERSION };
@@ -142,12 +128,10 @@ int main(int argc, char **argv)
 	};
 	const char *mdir = NULL, *jopt = NULL;
 	char mdirbuf[4096];
-	int force = 0, quiet = 0, info = 0, gemm = 0, stats = 0, random_w = 0, bf16 = 0, c;
+	int force = 0, quiet = 0, info = 0, random_w = 0, c;
 	uint64_t seed = 1;
 	lc_err err;
-	lc_model *m;
-	locost *enc;
-	lc_writer *w = NULL;
+	struct run r = { 0 };
 	lc_progress prog;
 	double t0;
 
@@ -160,15 +144,15 @@ int main(int argc, char **argv)
 		case 'q': quiet = 1; break;
 		case OPT_DTYPE:
 			if (strcmp(optarg, "f32") == 0)
-				bf16 = 0;
+				r.bf16 = 0;
 			else if (strcmp(optarg, "bf16") == 0)
-				bf16 = 1;
+				r.bf16 = 1;
 			else
 				cli_usage_error("--dtype: '%s' is not f32 or bf16", optarg);
 			break;
 		case OPT_INFO: info = 1; break;
-		case OPT_GEMM: gemm = 1; break;
-		case OPT_STATS: stats = 1; break;
+		case OPT_GEMM: r.gemm = 1; break;
+		case OPT_STATS: r.stats = 1; break;
 		case OPT_RANDOM: random_w = 1; break;
 		case OPT_SEED: seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
 		case OPT_HELP: usage(); break;
@@ -176,7 +160,7 @@ int main(int argc, char **argv)
 		default: cli_usage_error("unknown option");
 		}
 	}
-	if (info + gemm + random_w > 1)
+	if (info + r.gemm + random_w > 1)
 		cli_usage_error("--info, --gemm-only and --random-weights exclude each other");
 	mdir = model_locate(mdir, mdirbuf, sizeof mdirbuf);
 	if (random_w) {
@@ -187,120 +171,36 @@ int main(int argc, char **argv)
 		return cli_finish(0);
 	}
 	t0 = cli_now();
-	if (!(m = model_open(mdir, &err)))
+	if (!(r.m = model_open(mdir, &err)))
 		cli_die(LC_EXIT_DATA, "model: %s", err.msg);
 	if (info) {
 		if (optind < argc)
 			cli_usage_error("--info takes no input files");
-		print_info(m);
-		model_free(m);
+		model_info(r.m, stdout);
+		model_free(r.m);
 		return cli_finish(0);
 	}
-	if (!(enc = locost_new(m, cli_threads(jopt), &err)))
+	if (!(r.enc = encoder_new(r.m, cli_threads(jopt), &err)))
 		cli_die(LC_EXIT_DATA, "model: %s", err.msg);
-	if (!gemm) {
+	if (!r.gemm) {
 		cli_binary_stdout(force);
-		if (!(w = stream_writer_new(stdout, &err)))
+		if (!(r.w = stream_writer_new(stdout, &err)))
 			cli_die(LC_EXIT_DATA, "%s", err.msg);
 	}
 	cli_progress_init(&prog, quiet);
-	{
-		int nin = optind < argc ? argc - optind : 1;
-		for (int a = 0; a < nin; a++) {
-			const char *path = optind < argc ? argv[optind + a] : "-";
-			FILE *f = cli_open(path);
-			lc_reader *r = stream_reader_new(f, path, &err);
-			lc_doc d;
-			int got;
-
-			if (!r)
-				cli_die(LC_EXIT_DATA, "%s", err.msg);
-			memset(&d, 0, sizeof d);
-			while ((got = stream_read_doc(r, &d, &err)) == 1) {
-				lc_tensor *t = doc_find(&d, "tokens");
-				int64_t L = 0;
-				int32_t *ids;
-				int dm = model_config(m)->d_model;
-				uint64_t dims[2];
-				struct prog g = { &prog, d.name, 0 };
-
-				if (!t) {
-					stream_writer_abort(w);
-					cli_die(LC_EXIT_DATA, "%s: document \"%s\" has no \"tokens\" tensor",
-					        cli_label(path), d.name);
-				}
-				if (!(ids = doc_ids(&d, t, model_config(m)->vocab_size, &L, &err))) {
-					stream_writer_abort(w);
-					cli_die(LC_EXIT_DATA, "%s: %s", cli_label(path), err.msg);
-				}
-				g.L = L;
-				if (gemm) {
-					double sec;
-					if (locost_gemm_only(enc, L, &sec, &err) < 0)
-						cli_die(LC_EXIT_DATA, "%s: document \"%s\": %s", cli_label(path),
-						        d.name, err.msg);
-					printf("%s\t%" PRId64 "\t%.3f\n", d.name, L, sec);
-					free(ids);
-					continue;
-				}
-				/* the "tokens" record becomes the "hidden" tensor, in place */
-				tensor_free(t);
-				dims[0] = (uint64_t)L;
-				dims[1] = (uint64_t)dm;
-				if (tensor_init(t, "hidden", LC_F32, 2, dims, &err) < 0 ||
-				    meta_set(&t->meta, "model", model_fingerprint(m), &err) < 0 ||
-				    meta_setf(&t->meta, "d_model", &err, "%d", dm) < 0 ||
-				    meta_set(&t->meta, "encoder", "locost", &err) < 0 ||
-				    meta_set(&d.meta, "model", model_fingerprint(m), &err) < 0 ||
-				    meta_setf(&d.meta, "d_model", &err, "%d", dm) < 0) {
-					stream_writer_abort(w);
-					cli_die(LC_EXIT_DATA, "%s: document \"%s\": %s", cli_label(path),
-					        d.name, err.msg);
-				}
-				double te = cli_now();
-				if (locost_encode(enc, ids, L, t->data, -1, on_layer, &g, &err) < 0) {
-					stream_writer_abort(w);
-					cli_die(LC_EXIT_DATA, "%s: document \"%s\": %s", cli_label(path),
-					        d.name, err.msg);
-				}
-				free(ids);
-				if (stats)
-					fprintf(stderr, "lc-encode: stats: %s: %" PRId64 " tokens: encode %.3f s\n",
-					        d.name, L, cli_now() - te);
-				if (bf16) {
-					const float *src = t->data;
-					uint16_t *dst = (uint16_t *)t->data;
-					/* in place, front to back: dst[i] (2 bytes) never passes src[i] */
-					for (uint64_t i = 0; i < (uint64_t)L * (uint64_t)dm; i++)
-						dst[i] = f32_to_bf16(src[i]);
-					t->dtype = LC_BF16;
-					t->nbytes = (uint64_t)L * (uint64_t)dm * 2;
-				}
-				if (stream_write_doc(w, &d, &err) < 0) {
-					stream_writer_abort(w);
-					cli_die(LC_EXIT_DATA, "%s", err.msg);
-				}
-			}
-			if (got < 0) {
-				stream_writer_abort(w);
-				cli_die(LC_EXIT_DATA, "%s", err.msg);
-			}
-			doc_free(&d);
-			stream_reader_free(r);
-			if (f != stdin)
-				fclose(f);
-		}
-	}
-	cli_progress_done(&prog);
-	if (w && stream_writer_close(w, &err) < 0)
+	r.prog = &prog;
+	if (stream_each(argc - optind, argv + optind, encode_doc, &r, &err) < 0)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	if (stats) {
+	cli_progress_done(&prog);
+	if (r.w && stream_writer_close(r.w, &err) < 0)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	if (r.stats) {
 		struct rusage ru;
 		getrusage(RUSAGE_SELF, &ru);
 		fprintf(stderr, "lc-encode: stats: wall %.3f s, peak RSS %.1f MiB\n", cli_now() - t0,
 		        (double)ru.ru_maxrss / 1024.0);
 	}
-	locost_free(enc);
-	model_free(m);
+	encoder_free(r.enc);
+	model_free(r.m);
 	return cli_finish(0);
 }

@@ -1,6 +1,9 @@
 /*
- * locost: the LOCOST encoder (gated bidirectional S4D blocks + gated
- * feed-forward, T5 RMSNorm), exact to the reference path of the oracle.
+ * locost: the LOCOST architecture (internal to the arch layer and its
+ * tests: programs use arch/model.h, arch/encoder.h, arch/decoder.h).
+ *
+ * The encoder: gated bidirectional S4D blocks and a gated feed-forward,
+ * T5 RMSNorm, exact to the reference path of the oracle:
  *
  *   h = shared[ids]
  *   per layer: u = RMSNorm(h) * prenorm;  k = u Wk^T + bk;  q = u Wq^T + bq
@@ -8,53 +11,65 @@
  *              n = RMSNorm(h) * ln;  h += (act(n Wi0^T) * (n Wi1^T)) Wff^T
  *   out = RMSNorm(h) * final
  *
- * Memory: the caller's output [L, d] doubles as the residual stream, plus
- * one [d, L] channel-major buffer for k / the SSM output, plus per-thread
+ * The decoder is T5's (arch/t5dec.h).
+ *
+ * Memory: the output [L, d] doubles as the residual stream, plus one
+ * [d, L] channel-major buffer for k / the SSM output, plus per-thread
  * scratch of O(rows x d_ff + FFT size): 2 x L x d x 4 bytes + O(L) in all.
  * Projections and the feed-forward run in blocks of LOCOST_ROWS rows; the
- * convolution runs per channel. Threads split rows and channels; the
- * result does not depend on the thread count. OpenBLAS is set to one
- * thread (we parallelise around it).
+ * convolution runs per channel, with kernels truncated to their support
+ * (ops/ssm.h). Threads split rows and channels; the result does not
+ * depend on the thread count. Training runs the same blocks on one
+ * thread per example, with full-length kernels computed once per step,
+ * and keeps what the backward needs.
  */
 #ifndef LC_LOCOST_H
 #define LC_LOCOST_H
 
 #include <stdint.h>
 
-#include "base/err.h"
-#include "arch/model.h"
+#include "arch/arch.h"
+#include "arch/t5dec.h"
 
 #define LOCOST_ROWS 128
 
-typedef struct locost locost;
+extern const lc_arch arch_locost;
 
-/* Binds the encoder weights of m (which must outlive the encoder). */
-locost *locost_new(lc_model *m, int threads, lc_err *err);
-void locost_free(locost *e);
+typedef struct locost_layer {
+	float *prenorm;                 /* [d] */
+	float *D;                       /* [d] */
+	float *wq, *bq;                 /* [d, d], [d]; NULL without gating */
+	float *wk, *bk;                 /* [d, d], [d] */
+	float *log_dt;                  /* [d] */
+	float *inv_A_real, *A_imag;     /* [d, N2] */
+	float *B;                       /* [d, N2, 2] */
+	float *C;                       /* [nch, d, N2, 2] */
+	float *wo, *bo;                 /* [d, d], [d] */
+	float *ln;                      /* [d] */
+	float *wi0, *wi1;               /* [d_ff, d]; wi1 NULL when not gated (wi0 is "wi") */
+	float *wff;                     /* [d, d_ff] */
+} locost_layer;
 
-/* Called after each layer (done of total); may be NULL. */
-typedef void (*locost_progress_fn)(void *ctx, int done, int total);
+typedef struct locost_weights {
+	t5dec_weights dec;              /* shared.weight (both sides' embeddings) and the decoder */
+	locost_layer *enc;              /* [num_layers] */
+	float *enc_final;               /* [d] */
+} locost_weights;
 
-/* Encodes ids[L] (each < vocab_size) into out[L, d_model] (row-major).
- * nlayers < 0: all layers and the final norm; otherwise only the first
- * nlayers blocks and no final norm (the residual stream after block
- * nlayers - 1, for tests). */
-int locost_encode(locost *e, const int32_t *ids, int64_t L, float *out, int nlayers,
-                  locost_progress_fn progress, void *ctx, lc_err *err);
+/* For tests: the residual stream after the first nlayers blocks (no final
+ * norm) of the encoder opened on m. */
+int locost_encode_layers(lc_model *m, const int32_t *ids, int64_t L, float *out, int nlayers,
+                         lc_err *err);
 
-/* Layer-0 intermediates for x = embeddings [L, d]: each output [L, d]
+/* For tests: layer-0 intermediates for x = embeddings [L, d], with
+ * full-length kernels as the reference computes them. Each output [L, d]
  * row-major (NULL to skip): prenorm u, q, k, conv (without D), convD,
  * gated, ssm_out; K0, K1 [d, L] (channel-major, NULL to skip). */
 typedef struct locost_trace {
 	float *prenorm, *q, *k, *conv, *convD, *gated, *ssm_out; /* [L, d] */
 	float *K0, *K1;                                           /* [d, L] */
 } locost_trace;
-int locost_trace_layer(locost *e, int layer, const float *x, int64_t L, locost_trace *t,
+int locost_trace_layer(lc_model *m, int layer, const float *x, int64_t L, locost_trace *t,
                        lc_err *err);
-
-/* Runs only the layers' projection and feed-forward GEMMs for a length-L
- * input, with the same blocking and threads as locost_encode, on scratch
- * data; *seconds gets the wall time. For benchmarks. */
-int locost_gemm_only(locost *e, int64_t L, double *seconds, lc_err *err);
 
 #endif

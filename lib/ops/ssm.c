@@ -1,14 +1,12 @@
 #include "ops/ssm.h"
 
-/* fftw3.h first: with <complex.h> before it, fftwf_complex would be a C99 complex. */
-#include <fftw3.h>
-
 #include <complex.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cblas.h>
+#include "base/rng.h"
+
 
 #ifndef CMPLX   /* glibc defines it for gcc only */
 #define CMPLX(x, y) ((double complex)((double)(x) + _Complex_I * (double)(y)))
@@ -66,8 +64,10 @@ void ssm_kwork_free(ssm_kwork *w)
 	free(w);
 }
 
-/* dtA[n] and coef[c][n] of channel h, in double. */
-static void discretize(const ssm_params *p, int h, double complex *dtA, double complex *coef)
+/* dtA[n] and coef[c][n] of channel h, in double; A[n] and E[n] = exp(dtA[n]) - 1
+ * too when asked (the backward needs them). */
+static void discretize(const ssm_params *p, int h, double complex *dtA, double complex *coef,
+                       double complex *Aout, double complex *Eout)
 {
 	double dt = exp((double)p->log_dt[h]);
 	int N2 = p->N2;
@@ -82,6 +82,10 @@ static void discretize(const ssm_params *p, int h, double complex *dtA, double c
 		double complex ratio = em1 / A;
 		double complex Bc = CMPLX((double)p->B[(h * N2 + n) * 2], (double)p->B[(h * N2 + n) * 2 + 1]);
 		dtA[n] = CMPLX(x, y);
+		if (Aout)
+			Aout[n] = A;
+		if (Eout)
+			Eout[n] = em1;
 		for (int c = 0; c < p->nch; c++) {
 			const float *C = p->C + (((size_t)c * (size_t)p->H + (size_t)h) * (size_t)N2 + (size_t)n) * 2;
 			coef[c * N2 + n] = Bc * CMPLX((double)C[0], (double)C[1]) * ratio;
@@ -113,7 +117,7 @@ int64_t ssm_support(const ssm_params *p, int h, int64_t L)
 
 	if (L <= 1)
 		return L < 1 ? 1 : L;
-	discretize(p, h, dtA, coef);
+	discretize(p, h, dtA, coef, NULL, NULL);
 	for (int i = 0; i < p->N2 * p->nch; i++)
 		S += 2.0 * cabs(coef[i]);
 	lim = SSM_TAIL * S;
@@ -139,7 +143,7 @@ int ssm_kernel(const ssm_params *p, int h, int64_t T, float *K, int64_t ldk, ssm
 		return lc_fail(err, "ssm_kernel: bad length %lld", (long long)T);
 	if (nb > w->nbmax || N2 != w->N2 || nch != w->nch)
 		return lc_fail(err, "ssm_kernel: scratch too small");
-	discretize(p, h, w->dtA, w->coef);
+	discretize(p, h, w->dtA, w->coef, NULL, NULL);
 	/* V[n][j] = Re exp(dtA j), V[N2 + n][j] = Im exp(dtA j) */
 	for (int n = 0; n < N2; n++) {
 		double complex z = 1, step = cexp(w->dtA[n]);
@@ -166,98 +170,106 @@ int ssm_kernel(const ssm_params *p, int h, int64_t T, float *K, int64_t ldk, ssm
 			z *= step;
 		}
 	}
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(nch * nb), KB, 2 * N2,
-	            1.0f, w->A, 2 * N2, w->V, KB, 0.0f, w->out, KB);
+	cmp_gemm(CMP_N, CMP_N, nch * nb, KB, 2 * N2, 1.0f, w->A, 2 * N2, w->V, KB, 0.0f, w->out, KB);
 	for (int c = 0; c < nch; c++)
 		memcpy(K + (size_t)c * (size_t)ldk, w->out + (size_t)c * (size_t)nb * KB,
 		       (size_t)T * sizeof *K);
 	return 0;
 }
 
-/* ---------------------------------------------------------------- FFTs */
 
-struct ssm_plans {
-	int64_t n;
-	fftwf_plan fwd, inv;
-};
+#define ANCHOR 64   /* powers re-anchored with cexp() every ANCHOR lags */
+
+int ssm_kernel_backward(const ssm_params *p, int h, int64_t T, const float *dK, int64_t ldk,
+                        const ssm_grads *g, lc_err *err)
+{
+	int N2 = p->N2, nch = p->nch, H = p->H;
+	double complex *buf = malloc((size_t)N2 * (5 + 3 * (size_t)nch) * sizeof *buf);
+	double complex *dtA, *A, *E, *zl, *z, *coef, *P, *Q;
+	double dt = exp((double)p->log_dt[h]), gdt = 0;
+
+	if (!buf)
+		return lc_fail(err, "out of memory");
+	dtA = buf;
+	A = buf + N2;
+	E = buf + 2 * N2;
+	zl = buf + 3 * N2;
+	z = buf + 4 * N2;
+	coef = buf + 5 * N2;
+	P = coef + nch * N2;
+	Q = P + nch * N2;
+	discretize(p, h, dtA, coef, A, E);
+	for (int n = 0; n < N2; n++)
+		z[n] = cexp(dtA[n]);
+	for (int k = 0; k < nch * N2; k++)
+		P[k] = Q[k] = 0;
+	/* P_c = sum_l dK_c[l] conj(z)^l, Q_c = sum_l l dK_c[l] conj(z)^l */
+	for (int64_t l = 0; l < T; l++) {
+		if (l % ANCHOR == 0)
+			for (int n = 0; n < N2; n++)
+				zl[n] = conj(cexp(dtA[n] * (double)l));
+		for (int c = 0; c < nch; c++) {
+			double gk = dK[(size_t)c * (size_t)ldk + (size_t)l];
+			if (gk == 0)
+				continue;
+			for (int n = 0; n < N2; n++) {
+				P[c * N2 + n] += gk * zl[n];
+				Q[c * N2 + n] += gk * (double)l * zl[n];
+			}
+		}
+		for (int n = 0; n < N2; n++)
+			zl[n] *= conj(z[n]);
+	}
+	for (int n = 0; n < N2; n++) {
+		double complex Bc = CMPLX(p->B[(h * N2 + n) * 2], p->B[(h * N2 + n) * 2 + 1]);
+		double complex gB = 0, gdtA = 0, gA = 0, ez = E[n] + 1;
+		for (int c = 0; c < nch; c++) {
+			size_t ci = (((size_t)c * (size_t)H + (size_t)h) * (size_t)N2 + (size_t)n) * 2;
+			double complex Cc = CMPLX(p->C[ci], p->C[ci + 1]);
+			/* K = 2 Re sum coef z^l: Wirtinger gradients G_x = dL/dRe + i dL/dIm */
+			double complex gcoef = 2.0 * P[c * N2 + n];
+			double complex gc = gcoef * conj(Bc * E[n] / A[n]);
+			g->C[ci] += (float)creal(gc);
+			g->C[ci + 1] += (float)cimag(gc);
+			gB += gcoef * conj(Cc * E[n] / A[n]);
+			gdtA += 2.0 * conj(coef[c * N2 + n]) * Q[c * N2 + n];
+			gdtA += gcoef * conj(Bc * Cc * ez / A[n]);
+			gA += gcoef * conj(-Bc * Cc * E[n] / (A[n] * A[n]));
+		}
+		g->B[(h * N2 + n) * 2] += (float)creal(gB);
+		g->B[(h * N2 + n) * 2 + 1] += (float)cimag(gB);
+		gA += gdtA * dt;
+		gdt += creal(gdtA * conj(A[n]));
+		g->inv_A_real[h * N2 + n] += (float)(creal(A[n]) * creal(gA));
+		g->A_imag[h * N2 + n] += (float)cimag(gA);
+	}
+	g->log_dt[h] += (float)(gdt * dt);
+	free(buf);
+	return 0;
+}
+
+/* ----------------------------------------------------------- convolution */
 
 struct ssm_cwork {
-	int64_t n;
-	float *x, *g;                 /* [n] */
-	fftwf_complex *xf, *gf;       /* [n/2 + 1] */
+	int64_t nmax;
+	cmp_fftws *fw;
+	float *g;                   /* [nmax] the kernels placed for a circular convolution */
 };
 
-int64_t ssm_fft_size(int64_t need)
-{
-	int64_t m = need < 2 ? 2 : need;
+enum { S_KER, S_X, S_DY };      /* spectrum slots */
 
-	if (m % 2)
-		m++;
-	for (;; m += 2) {
-		int64_t r = m;
-		while (r % 2 == 0) r /= 2;
-		while (r % 3 == 0) r /= 3;
-		while (r % 5 == 0) r /= 5;
-		while (r % 7 == 0) r /= 7;
-		if (r == 1)
-			return m;
-	}
-}
-
-ssm_plans *ssm_plans_new(int64_t n, lc_err *err)
-{
-	ssm_plans *p = calloc(1, sizeof *p);
-	float *x = fftwf_malloc((size_t)n * sizeof *x);
-	fftwf_complex *xf = fftwf_malloc((size_t)(n / 2 + 1) * sizeof *xf);
-
-	if (!p || !x || !xf || n > INT32_MAX) {
-		lc_fail(err, "out of memory for FFT plans of size %lld", (long long)n);
-		goto fail;
-	}
-	p->n = n;
-	p->fwd = fftwf_plan_dft_r2c_1d((int)n, x, xf, FFTW_ESTIMATE);
-	p->inv = fftwf_plan_dft_c2r_1d((int)n, xf, x, FFTW_ESTIMATE);
-	if (!p->fwd || !p->inv) {
-		lc_fail(err, "FFTW could not plan size %lld", (long long)n);
-		goto fail;
-	}
-	fftwf_free(x);
-	fftwf_free(xf);
-	return p;
-fail:
-	fftwf_free(x);
-	fftwf_free(xf);
-	ssm_plans_free(p);
-	return NULL;
-}
-
-int64_t ssm_plans_n(const ssm_plans *p) { return p->n; }
-
-void ssm_plans_free(ssm_plans *p)
-{
-	if (!p)
-		return;
-	if (p->fwd)
-		fftwf_destroy_plan(p->fwd);
-	if (p->inv)
-		fftwf_destroy_plan(p->inv);
-	free(p);
-}
-
-ssm_cwork *ssm_cwork_new(int64_t n, lc_err *err)
+ssm_cwork *ssm_cwork_new(int64_t nmax, lc_err *err)
 {
 	ssm_cwork *w = calloc(1, sizeof *w);
 
-	if (w) {
-		w->n = n;
-		w->x = fftwf_malloc((size_t)n * sizeof *w->x);
-		w->g = fftwf_malloc((size_t)n * sizeof *w->g);
-		w->xf = fftwf_malloc((size_t)(n / 2 + 1) * sizeof *w->xf);
-		w->gf = fftwf_malloc((size_t)(n / 2 + 1) * sizeof *w->gf);
-	}
-	if (!w || !w->x || !w->g || !w->xf || !w->gf) {
+	if (!w || !(w->g = malloc((size_t)nmax * sizeof *w->g))) {
 		ssm_cwork_free(w);
-		lc_fail(err, "out of memory for FFT buffers of size %lld", (long long)n);
+		lc_fail(err, "out of memory for FFT buffers of size %lld", (long long)nmax);
+		return NULL;
+	}
+	w->nmax = nmax;
+	if (!(w->fw = cmp_fftws_new(nmax, err))) {
+		ssm_cwork_free(w);
 		return NULL;
 	}
 	return w;
@@ -267,38 +279,104 @@ void ssm_cwork_free(ssm_cwork *w)
 {
 	if (!w)
 		return;
-	fftwf_free(w->x);
-	fftwf_free(w->g);
-	fftwf_free(w->xf);
-	fftwf_free(w->gf);
+	cmp_fftws_free(w->fw);
+	free(w->g);
 	free(w);
 }
 
-void ssm_conv(const ssm_plans *pl, ssm_cwork *w, const float *x, int64_t L,
-              const float *K0, const float *K1, int64_t T, float D, float *y)
+int64_t ssm_fft_size(int64_t L, int64_t T)
 {
-	int64_t n = pl->n, nf = n / 2 + 1, j;
-	float s = 1.0f / (float)n;
+	return cmp_fft_size(L + T - 1);
+}
 
-	/* bidirectional kernel: K0 at lags 0..T-1, K1[j] at n - j */
+/* The spectrum of the kernels, K0 at lags 0..T-1 and K1[j] at n - j. */
+static void kernel_spectrum(const cmp_fft *pl, ssm_cwork *w, const float *K0, const float *K1,
+                            int64_t T)
+{
+	int64_t n = cmp_fft_n(pl);
+
 	memset(w->g, 0, (size_t)n * sizeof *w->g);
 	memcpy(w->g, K0, (size_t)T * sizeof *w->g);
 	if (K1) {
 		w->g[0] += K1[0];
-		for (j = 1; j < T; j++)
+		for (int64_t j = 1; j < T; j++)
 			w->g[n - j] = K1[j];
 	}
-	memcpy(w->x, x, (size_t)L * sizeof *w->x);
-	memset(w->x + L, 0, (size_t)(n - L) * sizeof *w->x);
-	fftwf_execute_dft_r2c(pl->fwd, w->g, w->gf);
-	fftwf_execute_dft_r2c(pl->fwd, w->x, w->xf);
-	for (j = 0; j < nf; j++) {
-		float ar = w->xf[j][0], ai = w->xf[j][1], br = w->gf[j][0], bi = w->gf[j][1];
-		w->xf[j][0] = (ar * br - ai * bi) * s;
-		w->xf[j][1] = (ar * bi + ai * br) * s;
+	cmp_rfft(pl, w->fw, S_KER, w->g, n);
+}
+
+void ssm_conv(const cmp_fft *pl, ssm_cwork *w, const float *x, int64_t L, const float *K0,
+              const float *K1, int64_t T, float D, float *y)
+{
+	const float *c;
+
+	kernel_spectrum(pl, w, K0, K1, T);
+	cmp_rfft(pl, w->fw, S_X, x, L);
+	c = cmp_irfft_mul(pl, w->fw, S_X, S_KER, 0);
+	/* x is read before y is written (in place allowed) */
+	for (int64_t j = 0; j < L; j++)
+		y[j] = c[j] + D * x[j];
+}
+
+void ssm_conv_backward(const cmp_fft *pl, ssm_cwork *w, const float *x, int64_t L,
+                       const float *K0, const float *K1, int64_t T, float D, const float *dy,
+                       float *dx, float *dK0, float *dK1, double *dD)
+{
+	int64_t n = cmp_fft_n(pl);
+	const float *c;
+	double sD = 0;
+
+	for (int64_t j = 0; j < L; j++)
+		sD += (double)dy[j] * x[j];
+	*dD += sD;
+	kernel_spectrum(pl, w, K0, K1, T);
+	cmp_rfft(pl, w->fw, S_DY, dy, L);
+	/* dx = dy correlated with the placed kernels */
+	c = cmp_irfft_mul(pl, w->fw, S_DY, S_KER, 1);
+	for (int64_t j = 0; j < L; j++)
+		dx[j] += c[j] + D * dy[j];
+	/* dK = dy correlated with x: lag j at index j (K0) and n - j (K1) */
+	cmp_rfft(pl, w->fw, S_X, x, L);
+	c = cmp_irfft_mul(pl, w->fw, S_DY, S_X, 1);
+	for (int64_t j = 0; j < T; j++)
+		dK0[j] += c[j];
+	if (K1 && dK1) {
+		dK1[0] += c[0];
+		for (int64_t j = 1; j < T; j++)
+			dK1[j] += c[n - j];
 	}
-	/* y = conv + D x; x is read before y is written (in place allowed) */
-	fftwf_execute_dft_c2r(pl->inv, w->xf, w->g);
-	for (j = 0; j < L; j++)
-		y[j] = w->g[j] + D * x[j];
+}
+
+/* ---------------------------------------------------------- initial values */
+
+double ssm_init_log_dt(uint64_t j, uint32_t rank, const uint64_t *dims, double g, uint64_t *rng)
+{
+	(void)j; (void)rank; (void)dims; (void)g;
+	return log(1e-3) + lc_rng_unif(rng) * (log(1e-1) - log(1e-3));
+}
+
+double ssm_init_inv_A_real(uint64_t j, uint32_t rank, const uint64_t *dims, double g,
+                           uint64_t *rng)
+{
+	(void)j; (void)rank; (void)dims; (void)rng;
+	return log(0.5) + 0.2 * g;
+}
+
+double ssm_init_A_imag(uint64_t j, uint32_t rank, const uint64_t *dims, double g, uint64_t *rng)
+{
+	uint64_t N2 = rank > 1 && dims[1] ? dims[1] : 1;
+
+	return 3.141592653589793 * (double)(j % N2) * (1 + 0.05 * g) + 0.1 * lc_rng_normal(rng);
+}
+
+double ssm_init_B(uint64_t j, uint32_t rank, const uint64_t *dims, double g, uint64_t *rng)
+{
+	(void)rank; (void)dims; (void)rng;
+	return (j % 2 ? 0.0 : 1.0) + 0.2 * g;
+}
+
+double ssm_init_half(uint64_t j, uint32_t rank, const uint64_t *dims, double g, uint64_t *rng)
+{
+	(void)j; (void)rank; (void)dims; (void)rng;
+	return 0.5 * g;
 }

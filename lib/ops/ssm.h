@@ -1,6 +1,7 @@
 /*
- * ssm: the S4D convolution kernels of one LOCOST layer and the
- * bidirectional FFT convolution, one channel at a time.
+ * ssm: the S4D convolution of one LOCOST layer, channel by channel: the
+ * kernels from their parameters, the bidirectional FFT convolution, and
+ * the backward of both.
  *
  * Kernels (oracle README): dt = exp(log_dt[h]), A_n = -exp(inv_A_real) +
  * i A_imag, coef[c,n] = B_n C[c,n] (exp(dt A_n) - 1) / A_n (expm1 in
@@ -13,12 +14,20 @@
  *     sum_c sum_{l>=T} |K_c[l]| <= sum_c,n 2|coef[c,n]| e^{-r_n T} / (1 - e^{-r_n})
  * (r_n = dt exp(inv_A_real[n])) is at most SSM_TAIL x sum_c,n 2|coef[c,n]|;
  * beyond it the kernel is treated as zero (it is not, but below fp32
- * resolution of the sum it feeds).
+ * resolution of the sum it feeds). Training uses the full length (T = L).
  *
  * Convolution: y[t] = sum_{s<=t} K0[t-s] k[s] + sum_{s>=t} K1[s-t] k[s]
- * (both kernels contribute at lag 0), by real FFTs of size n >= L + T - 1
- * with K1[j] placed at index n - j; plans are made once per size (ssm_plans)
- * and reused by every channel and thread.
+ * + D k[t] (both kernels contribute at lag 0), by real FFTs of a size
+ * n >= L + T - 1 from the compute seam (plans shared, made once per size)
+ * with K1[j] placed at index n - j.
+ *
+ * Backward: the convolution's input gradient is the circular correlation
+ * of dy with the placed kernel, the kernels' gradient that of dy with the
+ * input, both by FFT; the kernel parameters' gradients follow from
+ * dK by the chain rule through the discretisation (Wirtinger derivatives
+ * of the complex modes), in double.
+ *
+ * Random initial values (S4D-Lin style, for new models): ssm_init_*.
  */
 #ifndef LC_SSM_H
 #define LC_SSM_H
@@ -26,6 +35,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
+#include "compute/compute.h"
 
 #define SSM_KBLOCK 256          /* lags per kernel GEMM row */
 #define SSM_TAIL   1e-7         /* truncation budget, relative to sum 2|coef| */
@@ -39,6 +49,11 @@ typedef struct ssm_params {
 	const float *C;             /* [nch, H, N2, 2]; c = 0 causal (K0), 1 anti-causal (K1) */
 } ssm_params;
 
+/* Gradients of the same parameters, same shapes; accumulated (+=). */
+typedef struct ssm_grads {
+	float *log_dt, *inv_A_real, *A_imag, *B, *C;
+} ssm_grads;
+
 /* Scratch for one thread's kernel evaluation of up to Tmax lags. */
 typedef struct ssm_kwork ssm_kwork;
 ssm_kwork *ssm_kwork_new(int N2, int nch, int64_t Tmax, lc_err *err);
@@ -51,23 +66,41 @@ int64_t ssm_support(const ssm_params *p, int h, int64_t L);
 int ssm_kernel(const ssm_params *p, int h, int64_t T, float *K, int64_t ldk, ssm_kwork *w,
                lc_err *err);
 
-/* FFT plans for one transform size, shared by threads. */
-typedef struct ssm_plans ssm_plans;
-/* Smallest size >= need of the form 2^a 3^b 5^c 7^d with a >= 1. */
-int64_t ssm_fft_size(int64_t need);
-ssm_plans *ssm_plans_new(int64_t n, lc_err *err);   /* not thread-safe (FFTW planner) */
-int64_t ssm_plans_n(const ssm_plans *p);
-void ssm_plans_free(ssm_plans *p);
+/* Given dK[c*ldk + l] = d loss / d K_c[h, l] for l < T, adds the gradients
+ * of channel h's parameters to g. Thread-safe for distinct h. */
+int ssm_kernel_backward(const ssm_params *p, int h, int64_t T, const float *dK, int64_t ldk,
+                        const ssm_grads *g, lc_err *err);
 
-/* Per-thread FFT buffers for size n. */
+/* One thread's convolution buffers for transform sizes up to nmax. */
 typedef struct ssm_cwork ssm_cwork;
-ssm_cwork *ssm_cwork_new(int64_t n, lc_err *err);
+ssm_cwork *ssm_cwork_new(int64_t nmax, lc_err *err);
 void ssm_cwork_free(ssm_cwork *w);
 
+/* The transform size for inputs of length L and kernels of T lags. */
+int64_t ssm_fft_size(int64_t L, int64_t T);
+
 /* y[0..L) = bidirectional conv of x[0..L) with K0[0..T), K1[0..T) (K1 may
- * be NULL: causal only) + D * x. n = ssm_plans_n(pl) must be >= L + T - 1.
- * y may equal x (in place). */
-void ssm_conv(const ssm_plans *pl, ssm_cwork *w, const float *x, int64_t L,
-              const float *K0, const float *K1, int64_t T, float D, float *y);
+ * be NULL: causal only) + D * x. cmp_fft_n(pl) >= L + T - 1. y may equal
+ * x (in place). */
+void ssm_conv(const cmp_fft *pl, ssm_cwork *w, const float *x, int64_t L, const float *K0,
+              const float *K1, int64_t T, float D, float *y);
+
+/* The backward of ssm_conv for output gradient dy[0..L): adds to dx[0..L),
+ * dK0[0..T), dK1[0..T) (when K1 is given) and *dD. */
+void ssm_conv_backward(const cmp_fft *pl, ssm_cwork *w, const float *x, int64_t L,
+                       const float *K0, const float *K1, int64_t T, float D, const float *dy,
+                       float *dx, float *dK0, float *dK1, double *dD);
+
+/* Initial values, for element j of a parameter of shape dims[rank] (as
+ * declared above), given g, a standard normal draw, and rng for further
+ * draws: log_dt uniform in [log 1e-3, log 1e-1]; inv_A_real log 0.5 +
+ * noise; A_imag pi n (1 + noise) + noise, n = j mod N2; B 1 + noise
+ * (real parts) or noise (imaginary parts); C and D 0.5 g. */
+double ssm_init_log_dt(uint64_t j, uint32_t rank, const uint64_t *dims, double g, uint64_t *rng);
+double ssm_init_inv_A_real(uint64_t j, uint32_t rank, const uint64_t *dims, double g,
+                           uint64_t *rng);
+double ssm_init_A_imag(uint64_t j, uint32_t rank, const uint64_t *dims, double g, uint64_t *rng);
+double ssm_init_B(uint64_t j, uint32_t rank, const uint64_t *dims, double g, uint64_t *rng);
+double ssm_init_half(uint64_t j, uint32_t rank, const uint64_t *dims, double g, uint64_t *rng);
 
 #endif

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dtype.h"
+
 static int werr(lc_err *err)
 {
 	return lc_fail(err, "write error: %s", strerror(errno));
@@ -162,4 +164,90 @@ int convert_print_text(FILE *f, const lc_doc *d, lc_err *err)
 	if (fwrite(t->data, 1, t->nbytes, f) != t->nbytes || fputc('\n', f) == EOF)
 		return werr(err);
 	return 0;
+}
+
+int convert_token_ids(const lc_doc *d, int64_t vocab, int32_t **ids, int64_t *np, lc_err *err)
+{
+	const lc_tensor *t = doc_find(d, "tokens");
+	uint64_t n;
+	int32_t *p;
+
+	if (!t)
+		return lc_fail(err, "no \"tokens\" tensor");
+	if (t->rank != 1)
+		return lc_fail(err, "\"tokens\" has rank %u, not 1", t->rank);
+	n = t->dims[0];
+	if (!(p = malloc((n ? n : 1) * sizeof *p)))
+		return lc_fail(err, "out of memory for %" PRIu64 " tokens", n);
+	for (uint64_t i = 0; i < n; i++) {
+		int64_t v;
+		switch (t->dtype) {
+		case LC_I32: v = ((const int32_t *)t->data)[i]; break;
+		case LC_U32: v = ((const uint32_t *)t->data)[i]; break;
+		case LC_I64: v = ((const int64_t *)t->data)[i]; break;
+		case LC_U64: {
+			uint64_t u = ((const uint64_t *)t->data)[i];
+			v = u > INT64_MAX ? INT64_MAX : (int64_t)u;
+			break;
+		}
+		case LC_U16: v = ((const uint16_t *)t->data)[i]; break;
+		case LC_I16: v = ((const int16_t *)t->data)[i]; break;
+		case LC_U8: v = ((const uint8_t *)t->data)[i]; break;
+		case LC_I8: v = ((const int8_t *)t->data)[i]; break;
+		default:
+			free(p);
+			return lc_fail(err, "\"tokens\" has dtype %s, not an integer type",
+			               lc_dtype_name(t->dtype));
+		}
+		if (v < 0 || v >= vocab) {
+			free(p);
+			return lc_fail(err, "token %" PRIu64 " is %" PRId64 ", outside the model's "
+			               "vocabulary [0, %" PRId64 ")", i, v, vocab);
+		}
+		p[i] = (int32_t)v;
+	}
+	*ids = p;
+	*np = (int64_t)n;
+	return 0;
+}
+
+const float *convert_f32_view(const lc_tensor *t, float **buf, uint64_t *cap, lc_err *err)
+{
+	uint64_t n = 1;
+
+	for (uint32_t i = 0; i < t->rank; i++)
+		n *= t->dims[i];
+	if (t->dtype == LC_F32)
+		return t->data;
+	if (t->dtype != LC_BF16 && t->dtype != LC_F16) {
+		lc_fail(err, "\"%s\" has dtype %s; f32, bf16 or f16 expected", t->name,
+		        lc_dtype_name(t->dtype));
+		return NULL;
+	}
+	if (n > *cap) {
+		float *p = n <= SIZE_MAX / sizeof *p ? realloc(*buf, n * sizeof *p) : NULL;
+		if (!p) {
+			lc_fail(err, "out of memory for %" PRIu64 " values", n);
+			return NULL;
+		}
+		*buf = p;
+		*cap = n;
+	}
+	/* payloads are host order in memory: these converters read little-endian words */
+	if (t->dtype == LC_BF16)
+		lc_bf16_to_f32_n(t->data, n, *buf);
+	else
+		lc_f16_to_f32_n(t->data, n, *buf);
+	return *buf;
+}
+
+void convert_tensor_to_bf16(lc_tensor *t)
+{
+	uint64_t n = t->nbytes / 4;
+
+	if (t->dtype != LC_F32)
+		return;
+	lc_f32_to_bf16_n(t->data, n, t->data);
+	t->dtype = LC_BF16;
+	t->nbytes = n * 2;
 }

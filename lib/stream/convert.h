@@ -31,6 +31,18 @@ int convert_text_doc(lc_doc *d, const char *name, const char *text, size_t len, 
 /* Writes ids [n] as one line. */
 int convert_write_ids(FILE *f, const int32_t *ids, size_t n, lc_err *err);
 
+/* The "tokens" tensor of d (rank 1, any integer dtype) as int32 ids, each
+ * in [0, vocab): *ids is malloc'd, *n its length. The messages say what is
+ * wrong with the tensor, not which document it is. */
+int convert_token_ids(const lc_doc *d, int64_t vocab, int32_t **ids, int64_t *n, lc_err *err);
+
+/* The values of a float tensor as float32: an f32 tensor's own data, or
+ * bf16 and f16 converted into *buf (grown as needed; *cap floats). */
+const float *convert_f32_view(const lc_tensor *t, float **buf, uint64_t *cap, lc_err *err);
+
+/* Makes an f32 tensor bf16, in place (round to nearest even). */
+void convert_tensor_to_bf16(lc_tensor *t);
+
 int convert_print_ids(FILE *f, const lc_doc *d, lc_err *err);
 int convert_print_raw(FILE *f, const lc_doc *d, lc_err *err);
 int convert_print_info(FILE *f, const lc_doc *d, lc_err *err);

@@ -774,23 +774,25 @@ fail:
 	return -1;
 }
 
-int stream_each(const char *path, int (*fn)(lc_doc *d, void *ctx, lc_err *err), void *ctx,
-                lc_err *err)
+static int each_file(const char *path, int (*fn)(lc_doc *d, void *ctx, lc_err *err),
+                     void *ctx, lc_err *err)
 {
 	int is_stdin = !path || strcmp(path, "-") == 0, rc;
+	const char *label = is_stdin ? "stdin" : path;
 	FILE *f = is_stdin ? stdin : fopen(path, "rb");
 	lc_reader *r;
 	lc_doc d = {0};
 
 	if (!f)
 		return lc_fail(err, "%s: %s", path, strerror(errno));
-	if (!(r = stream_reader_new(f, path, err))) {
+	if (!(r = stream_reader_new(f, label, err))) {
 		if (!is_stdin)
 			fclose(f);
 		return -1;
 	}
 	while ((rc = stream_read_doc(r, &d, err)) > 0)
 		if (fn(&d, ctx, err) < 0) {
+			lc_prefix(err, "%s: document \"%s\"", label, d.name ? d.name : "");
 			rc = -1;
 			break;
 		}
@@ -799,6 +801,17 @@ int stream_each(const char *path, int (*fn)(lc_doc *d, void *ctx, lc_err *err), 
 	if (!is_stdin)
 		fclose(f);
 	return rc < 0 ? -1 : 0;
+}
+
+int stream_each(int n, char *const *paths, int (*fn)(lc_doc *d, void *ctx, lc_err *err),
+                void *ctx, lc_err *err)
+{
+	if (n == 0)
+		return each_file("-", fn, ctx, err);
+	for (int i = 0; i < n; i++)
+		if (each_file(paths[i], fn, ctx, err) < 0)
+			return -1;
+	return 0;
 }
 
 int stream_sniff(const void *buf, size_t len)

@@ -126,11 +126,14 @@ int stream_read_doc(lc_reader *r, lc_doc *d, lc_err *err);
 uint64_t stream_reader_offset(const lc_reader *r);
 void stream_reader_free(lc_reader *r);
 
-/* Reads every document of the stream at path ("-" or NULL: stdin) and
- * calls fn on each in order; stops at the first error, from the stream
- * or from fn (which returns -1 with err filled). */
-int stream_each(const char *path, int (*fn)(lc_doc *d, void *ctx, lc_err *err), void *ctx,
-                lc_err *err);
+/* The one reading loop of the programs: every document of the streams
+ * paths[0..n) in order (n == 0: standard input; "-" is standard input),
+ * each passed to fn. It stops at the first error. A reading error names
+ * the file, the document and the byte offset; a failure of fn (-1 with
+ * err filled) gets the prefix 'FILE: document "NAME": ', so fn's
+ * messages need not name either. */
+int stream_each(int n, char *const *paths, int (*fn)(lc_doc *d, void *ctx, lc_err *err),
+                void *ctx, lc_err *err);
 
 /* True if buf (at least 8 bytes) starts like an lc stream. */
 int stream_sniff(const void *buf, size_t len);

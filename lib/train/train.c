@@ -9,13 +9,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <cblas.h>
 #include <jansson.h>
 
+#include "base/arena.h"
 #include "base/parallel.h"
-#include "weights/safetensors.h"
+#include "base/rng.h"
+#include "ops/loss.h"
 #include "stream/stream.h"
-#include "train/trainfwd.h"
+#include "train/train_int.h"
+#include "weights/params.h"
+#include "weights/safetensors.h"
 
 /* ------------------------------------------------------------------ data */
 
@@ -118,76 +121,66 @@ void train_data_free(train_data *d)
 /* --------------------------------------------------------------- trainer */
 
 struct trainer {
-	tf_model *tm;
+	lc_config cfg;              /* the model's configuration (its architecture inside) */
+	const lc_train_ops *ops;
 	train_opts o;
-	uint64_t P;
-	float *w, *g, *m, *v;       /* [P] */
-	tf_view *W, *G;
+	lc_params *P;               /* the declaration: the flat layout */
+	uint64_t n;                 /* floats in it */
+	float *w, *g, *m, *v;       /* [n] weights, gradients, moments */
+	void *W;                    /* the architecture's weights struct over w */
 	int nth;
-	float **tg;                 /* [nth][P] per-thread gradients (tg[0] == g) */
-	tf_view **TG;
-	float **tdK;                /* [nth][nK(Lmax)] */
-	size_t dK_cap;
-	int64_t fft_L;
-	tf_fft *fft;
-	float *K;
-	size_t K_cap;
+	float **tg;                 /* [nth][n] per-thread gradients (tg[0] == g) */
+	void **TG;                  /* [nth] weights structs over them */
+	lc_params **TGp;
+	void *sh;                   /* the architecture's per-step state */
 	int64_t step, epoch;
 	size_t pos;                 /* next index into the epoch's order */
 	size_t *order;
 	size_t order_n;
-	int *decay;                 /* [ntensors] */
 };
-
-static uint64_t mix64(uint64_t z)
-{
-	z += 0x9e3779b97f4a7c15ull;
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 trainer *trainer_new(lc_model *mdl, const train_opts *o, lc_err *err)
 {
 	trainer *t = calloc(1, sizeof *t);
-	const lc_config *c = model_config(mdl);
 
 	if (!t) {
 		lc_fail(err, "out of memory");
 		return NULL;
 	}
+	t->cfg = *model_config(mdl);
 	t->o = *o;
 	t->nth = o->threads < 1 ? 1 : o->threads;
-	if (!(t->tm = tf_model_new(c, err)))
+	if (!(t->ops = t->cfg.arch->train)) {
+		lc_fail(err, "%s: the %s architecture cannot be trained by lc", model_dir(mdl),
+		        t->cfg.arch->name);
 		goto fail;
-	t->P = tf_nparams(t->tm);
-	t->w = calloc(t->P, sizeof *t->w);
-	t->m = calloc(t->P, sizeof *t->m);
-	t->v = calloc(t->P, sizeof *t->v);
+	}
+	if (!(t->W = arch_weights_new(&t->cfg, NULL, &t->P, err)))
+		goto fail;
+	t->n = params_total(t->P);
+	t->w = calloc(t->n, sizeof *t->w);
+	t->m = calloc(t->n, sizeof *t->m);
+	t->v = calloc(t->n, sizeof *t->v);
 	t->tg = calloc((size_t)t->nth, sizeof *t->tg);
 	t->TG = calloc((size_t)t->nth, sizeof *t->TG);
-	t->tdK = calloc((size_t)t->nth, sizeof *t->tdK);
-	t->decay = calloc(tf_ntensors(t->tm), sizeof *t->decay);
-	if (!t->w || !t->m || !t->v || !t->tg || !t->TG || !t->tdK || !t->decay)
+	t->TGp = calloc((size_t)t->nth, sizeof *t->TGp);
+	if (!t->w || !t->m || !t->v || !t->tg || !t->TG || !t->TGp)
 		goto oom;
+	params_bind_flat(t->P, t->w);
+	/* the model's declaration is the same as ours: the same flat layout */
+	params_copy_to_flat(model_params(mdl), t->w);
 	for (int i = 0; i < t->nth; i++) {
-		if (!(t->tg[i] = calloc(t->P, sizeof(float))))
+		if (!(t->tg[i] = calloc(t->n, sizeof(float))))
 			goto oom;
-		if (!(t->TG[i] = tf_view_new(t->tm, t->tg[i], err)))
+		if (!(t->TG[i] = arch_weights_new(&t->cfg, t->tg[i], &t->TGp[i], err)))
 			goto fail;
 	}
 	t->g = t->tg[0];
-	t->G = t->TG[0];
-	if (tf_load(t->tm, mdl, t->w, err) < 0 || !(t->W = tf_view_new(t->tm, t->w, err)))
+	if (!(t->sh = t->ops->shared_new(&t->cfg, t->nth, err)))
 		goto fail;
-	/* weight decay on matrices only (not norms, biases, D or kernel parameters) */
-	for (uint32_t i = 0; i < tf_ntensors(t->tm); i++) {
-		const tf_tensor *tt = tf_tensor_at(t->tm, i);
-		t->decay[i] = tt->rank == 2 && !strstr(tt->name, ".kernel.");
-	}
 	return t;
 oom:
-	lc_fail(err, "out of memory for %llu parameters", (unsigned long long)t->P);
+	lc_fail(err, "out of memory for %llu parameters", (unsigned long long)t->n);
 fail:
 	trainer_free(t);
 	return NULL;
@@ -199,65 +192,33 @@ void trainer_free(trainer *t)
 		return;
 	for (int i = 0; t->tg && i < t->nth; i++) {
 		free(t->tg[i]);
-		if (t->TG)
-			tf_view_free(t->TG[i]);
-		if (t->tdK)
-			free(t->tdK[i]);
+		if (t->TG && t->TG[i])
+			arch_weights_free(&t->cfg, t->TG[i], t->TGp[i]);
 	}
 	free(t->tg);
 	free(t->TG);
-	free(t->tdK);
-	tf_view_free(t->W);
-	tf_fft_free(t->fft);
-	free(t->K);
+	free(t->TGp);
+	if (t->sh)
+		t->ops->shared_free(t->sh);
+	if (t->W)
+		arch_weights_free(&t->cfg, t->W, t->P);
 	free(t->w);
 	free(t->m);
 	free(t->v);
 	free(t->order);
-	free(t->decay);
-	tf_model_free(t->tm);
 	free(t);
 }
 
 int64_t trainer_step_count(const trainer *t) { return t->step; }
-uint64_t trainer_nparams(const trainer *t) { return t->P; }
-
-/* Kernels, FFT plans and dK buffers for sources up to L. */
-static int ensure_len(trainer *t, int64_t L, lc_err *err)
-{
-	const lc_config *c = tf_config(t->tm);
-	size_t nK = (size_t)c->num_layers * (size_t)(c->bidirectional ? 2 : 1) *
-	            (size_t)c->d_model * (size_t)L;
-
-	if (!t->fft || t->fft_L < L) {
-		tf_fft_free(t->fft);
-		if (!(t->fft = tf_fft_new(L, err)))
-			return -1;
-		t->fft_L = L;
-	}
-	if (nK > t->K_cap) {
-		float *k = realloc(t->K, nK * sizeof *k);
-		if (!k)
-			return lc_fail(err, "out of memory for kernels of length %lld", (long long)L);
-		t->K = k;
-		t->K_cap = nK;
-	}
-	if (nK > t->dK_cap) {
-		for (int i = 0; i < t->nth; i++) {
-			float *k = realloc(t->tdK[i], nK * sizeof *k);
-			if (!k)
-				return lc_fail(err, "out of memory for kernels of length %lld", (long long)L);
-			t->tdK[i] = k;
-		}
-		t->dK_cap = nK;
-	}
-	return 0;
-}
+uint64_t trainer_nparams(const trainer *t) { return t->n; }
+const lc_params *trainer_params(const trainer *t) { return t->P; }
+float *trainer_weights(trainer *t) { return t->w; }
+const float *trainer_grads(const trainer *t) { return t->g; }
 
 /* The epoch's permutation of n pairs. */
 static int make_order(trainer *t, size_t n, lc_err *err)
 {
-	uint64_t s = mix64(t->o.seed ^ mix64((uint64_t)t->epoch + 1));
+	uint64_t s = lc_mix64(t->o.seed ^ lc_mix64((uint64_t)t->epoch + 1));
 
 	if (t->order_n != n) {
 		size_t *o = realloc(t->order, (n ? n : 1) * sizeof *o);
@@ -270,7 +231,7 @@ static int make_order(trainer *t, size_t n, lc_err *err)
 		t->order[i] = i;
 	for (size_t i = n; i > 1; i--) {
 		size_t j;
-		s = mix64(s);
+		s = lc_mix64(s);
 		j = (size_t)(s % i);
 		size_t tmp = t->order[i - 1];
 		t->order[i - 1] = t->order[j];
@@ -279,12 +240,68 @@ static int make_order(trainer *t, size_t n, lc_err *err)
 	return 0;
 }
 
+/* One pair through the architecture's halves: encoder, decoder (teacher
+ * forcing on [start, tgt[0..Lt-2]]), token cross-entropy, and with grad
+ * the backward of all three into part's gradients. Dropout masks are drawn
+ * from seed. */
+static int example(trainer *t, int part, const int32_t *src, int64_t Ls, const int32_t *tgt,
+                   int64_t Lt, double dropout, uint64_t seed, int grad, float scale,
+                   train_pair_out *out, lc_err *err)
+{
+	const lc_config *c = &t->cfg;
+	lc_arena a = { 0 };
+	uint64_t rs = lc_mix64(seed ^ 0x5eedull);
+	void *et, *dt;
+	float *E = NULL, *logits = NULL, *dE;
+	int32_t *din;
+	int64_t Le = 0, counted;
+	double loss;
+	int rc = -1;
+
+	if (Ls < 1 || Lt < 1)
+		return lc_fail(err, "empty source or target");
+	for (int64_t k = 0; k < Lt; k++)
+		if (tgt[k] >= c->vocab_size)
+			return lc_fail(err, "target token %lld: id %ld outside the vocabulary",
+			               (long long)k, (long)tgt[k]);
+	if (!(din = lc_arena_bytes(&a, Lt * (int64_t)sizeof *din)))
+		goto oom;
+	din[0] = c->decoder_start_id;
+	for (int64_t k = 1; k < Lt; k++)
+		din[k] = tgt[k - 1] < 0 ? c->pad_id : tgt[k - 1];
+	if (!(et = t->ops->enc_fw(t->sh, part, t->W, src, Ls, &a, dropout, &rs, &E, &Le, err)) ||
+	    !(dt = t->ops->dec_fw(t->sh, t->W, E, Le, din, Lt, &a, dropout, &rs, &logits, err)))
+		goto out;
+	if (out && out->enc)
+		memcpy(out->enc, E, (size_t)(Le * c->d_model) * sizeof *E);
+	if (out && out->logits)
+		memcpy(out->logits, logits, (size_t)(Lt * c->vocab_size) * sizeof *logits);
+	loss = xent_fw_bw(logits, Lt, c->vocab_size, tgt, c->pad_id, scale, grad, &counted);
+	if (out) {
+		out->loss = loss;
+		out->ntok = counted;
+	}
+	if (grad) {
+		if (!(dE = lc_arena_f32(&a, Le * c->d_model)))
+			goto oom;
+		if (t->ops->dec_bw(t->sh, t->W, t->TG[part], dt, logits, dE, err) < 0 ||
+		    t->ops->enc_bw(t->sh, part, t->W, t->TG[part], et, dE, err) < 0)
+			goto out;
+	}
+	rc = 0;
+	goto out;
+oom:
+	lc_fail(err, "out of memory (source %lld, target %lld tokens)", (long long)Ls, (long long)Lt);
+out:
+	lc_arena_free(&a);
+	return rc;
+}
+
 typedef struct job {
 	trainer *t;
 	const train_data *d;
 	const size_t *idx;          /* [n] pair indices */
 	int n;
-	int64_t Kld;
 	int grad;
 	float scale;
 	double *loss;               /* [n] */
@@ -297,16 +314,14 @@ static void run_one(job *j, int64_t i, int part)
 {
 	trainer *t = j->t;
 	const train_pair *p = &j->d->p[j->idx[i]];
-	tf_opts o = { j->grad ? t->o.dropout : 0,
-	              mix64(t->o.seed ^ mix64((uint64_t)t->step * 1000003u + (uint64_t)j->idx[i])),
-	              j->scale };
-	tf_out out = { 0 };
+	uint64_t seed = lc_mix64(t->o.seed ^ lc_mix64((uint64_t)t->step * 1000003u + (uint64_t)j->idx[i]));
+	train_pair_out out = { 0 };
 	lc_err err;
 
 	if (j->failed)
 		return;
-	if (tf_example(t->tm, t->W, t->K, j->Kld, t->fft, p->src, p->ns, p->tgt, p->nt, &o,
-	               j->grad ? t->TG[part] : NULL, j->grad ? t->tdK[part] : NULL, &out, &err) < 0) {
+	if (example(t, part, p->src, p->ns, p->tgt, p->nt, j->grad ? t->o.dropout : 0, seed,
+	            j->grad, j->scale, &out, &err) < 0) {
 		j->failed = 1;
 		snprintf(j->err.msg, sizeof j->err.msg, "%s: %s", p->name, err.msg);
 		return;
@@ -326,7 +341,7 @@ static void run_part(void *ctx, int64_t part, int tid)
 		run_one(j, i, (int)part);
 }
 
-/* Runs the pairs idx[n] (grad: accumulate into the thread buffers). */
+/* Runs the pairs idx[n] (grad: their summed gradients into g). */
 static int run_batch(trainer *t, const train_data *d, const size_t *idx, int n, int grad,
                      float scale, double *loss, int64_t *labels, lc_err *err)
 {
@@ -344,28 +359,20 @@ static int run_batch(trainer *t, const train_data *d, const size_t *idx, int n, 
 	for (int i = 0; i < n; i++)
 		if (d->p[idx[i]].ns > Lmax)
 			Lmax = d->p[idx[i]].ns;
-	if (ensure_len(t, Lmax, err) < 0 || tf_kernels(t->tm, t->W, Lmax, t->K, t->nth, err) < 0)
+	if (t->ops->step_begin(t->sh, t->W, Lmax, t->nth, err) < 0)
 		goto out;
 	memset(&j, 0, sizeof j);
 	j.t = t;
 	j.d = d;
 	j.idx = idx;
 	j.n = n;
-	j.Kld = Lmax;
 	j.grad = grad;
 	j.scale = scale;
 	j.loss = ls;
 	j.lab = lb;
-	if (grad) {
-		const lc_config *c = tf_config(t->tm);
-		size_t nK = (size_t)c->num_layers * (size_t)(c->bidirectional ? 2 : 1) *
-		            (size_t)c->d_model * (size_t)Lmax;
-		for (int i = 0; i < t->nth; i++) {
-			memset(t->tg[i], 0, t->P * sizeof(float));
-			memset(t->tdK[i], 0, nK * sizeof(float));
-		}
-	}
-	openblas_set_num_threads(1);
+	if (grad)
+		for (int i = 0; i < t->nth; i++)
+			memset(t->tg[i], 0, t->n * sizeof(float));
 	par_for(t->nth, t->nth, run_part, &j);
 	if (j.failed) {
 		*err = j.err;
@@ -378,16 +385,10 @@ static int run_batch(trainer *t, const train_data *d, const size_t *idx, int n, 
 		*labels += lb[i];
 	}
 	if (grad) {
-		const lc_config *c = tf_config(t->tm);
-		size_t nK = (size_t)c->num_layers * (size_t)(c->bidirectional ? 2 : 1) *
-		            (size_t)c->d_model * (size_t)Lmax;
-		for (int i = 1; i < t->nth; i++) {
-			for (uint64_t k = 0; k < t->P; k++)
+		for (int i = 1; i < t->nth; i++)
+			for (uint64_t k = 0; k < t->n; k++)
 				t->g[k] += t->tg[i][k];
-			for (size_t k = 0; k < nK; k++)
-				t->tdK[0][k] += t->tdK[i][k];
-		}
-		if (tf_kernels_backward(t->tm, t->W, Lmax, t->tdK[0], t->G, t->nth, err) < 0)
+		if (t->ops->step_end(t->sh, t->W, t->TG[0], t->nth, err) < 0)
 			goto out;
 	}
 	rc = 0;
@@ -395,6 +396,18 @@ out:
 	free(ls);
 	free(lb);
 	return rc;
+}
+
+int trainer_pair(trainer *t, const int32_t *src, int64_t Ls, const int32_t *tgt, int64_t Lt,
+                 double dropout, uint64_t seed, int grad, train_pair_out *out, lc_err *err)
+{
+	if (t->ops->step_begin(t->sh, t->W, Ls, 1, err) < 0)
+		return -1;
+	if (grad)
+		memset(t->g, 0, t->n * sizeof(float));
+	if (example(t, 0, src, Ls, tgt, Lt, dropout, seed, grad, 1.0f, out, err) < 0)
+		return -1;
+	return grad ? t->ops->step_end(t->sh, t->W, t->TG[0], 1, err) : 0;
 }
 
 int trainer_step(trainer *t, const train_data *d, train_stats *s, lc_err *err)
@@ -443,7 +456,7 @@ int trainer_step(trainer *t, const train_data *d, train_stats *s, lc_err *err)
 	for (int i = 0; i < n; i++)
 		for (int64_t k = 0; k < d->p[idx[i]].nt; k++) {
 			int32_t y = d->p[idx[i]].tgt[k];
-			lab += y >= 0 && y != tf_config(t->tm)->pad_id;
+			lab += y >= 0 && y != t->cfg.pad_id;
 		}
 	{
 		int64_t lab2 = 0;
@@ -456,11 +469,11 @@ int trainer_step(trainer *t, const train_data *d, train_stats *s, lc_err *err)
 	free(idx);
 	t->step++;
 	lr = lr_at(t->o.sched, t->o.lr, t->step, t->o.warmup);
-	s->gnorm = grad_clip(t->g, t->P, t->o.clip);
-	for (uint32_t i = 0; i < tf_ntensors(t->tm); i++) {
-		const tf_tensor *tt = tf_tensor_at(t->tm, i);
-		adamw_update(t->w + tt->off, t->g + tt->off, t->m + tt->off, t->v + tt->off, tt->numel,
-		             t->step, lr, &t->o.adam, t->decay[i]);
+	s->gnorm = grad_clip(t->g, t->n, t->o.clip);
+	for (uint32_t i = 0; i < params_count(t->P); i++) {
+		const lc_param *e = params_at(t->P, i);
+		adamw_update(t->w + e->off, t->g + e->off, t->m + e->off, t->v + e->off, e->numel,
+		             t->step, lr, &t->o.adam, !(e->flags & PARAM_NO_DECAY));
 	}
 	s->step = t->step;
 	s->loss = lab ? loss / (double)lab : 0;
@@ -549,26 +562,7 @@ static int put_file(const char *dir, const char *name, const char *copy_from,
 
 static int write_weights(trainer *t, const char *path, lc_err *err)
 {
-	uint32_t n = tf_ntensors(t->tm);
-	st_tensor *st = calloc(n, sizeof *st);
-	int rc;
-
-	if (!st)
-		return lc_fail(err, "out of memory");
-	for (uint32_t i = 0; i < n; i++) {
-		const tf_tensor *tt = tf_tensor_at(t->tm, i);
-		st[i].name = (char *)tt->name;
-		st[i].dtype = ST_F32;
-		st[i].rank = tt->rank;
-		for (uint32_t r = 0; r < tt->rank; r++)
-			st[i].dims[r] = tt->dims[r];
-		st[i].numel = tt->numel;
-		st[i].nbytes = 4 * tt->numel;
-		st[i].data = (const unsigned char *)(t->w + tt->off);
-	}
-	rc = st_write(path, st, n, err);
-	free(st);
-	return rc;
+	return params_write(t->P, t->w, path, err);
 }
 
 static int write_optim(trainer *t, const char *path, lc_err *err)
@@ -583,8 +577,8 @@ static int write_optim(trainer *t, const char *path, lc_err *err)
 	for (int i = 0; i < 2; i++) {
 		st[i].dtype = ST_F32;
 		st[i].rank = 1;
-		st[i].dims[0] = st[i].numel = t->P;
-		st[i].nbytes = 4 * t->P;
+		st[i].dims[0] = st[i].numel = t->n;
+		st[i].nbytes = 4 * t->n;
 	}
 	return st_write(path, st, 2, err);
 }
@@ -596,7 +590,7 @@ static int write_state(trainer *t, const char *path, lc_err *err)
 	                      "position", (json_int_t)t->pos, "pairs", (json_int_t)t->order_n,
 	                      "seed", (json_int_t)(t->o.seed & 0x7fffffffffffffffull),
 	                      "lr", t->o.lr, "schedule", lr_sched_name(t->o.sched),
-	                      "warmup", (json_int_t)t->o.warmup, "parameters", (json_int_t)t->P);
+	                      "warmup", (json_int_t)t->o.warmup, "parameters", (json_int_t)t->n);
 	int rc = 0;
 
 	if (!j)
@@ -636,14 +630,14 @@ int trainer_resume(trainer *t, const char *dir, lc_err *err)
 		return -1;
 	m = st_find(f, "adam.m");
 	v = st_find(f, "adam.v");
-	if (!m || !v || m->dtype != ST_F32 || v->dtype != ST_F32 || m->numel != t->P ||
-	    v->numel != t->P) {
+	if (!m || !v || m->dtype != ST_F32 || v->dtype != ST_F32 || m->numel != t->n ||
+	    v->numel != t->n) {
 		st_close(f);
 		return lc_fail(err, "%s: not the optimizer state of this model (%llu parameters)",
-		               path, (unsigned long long)t->P);
+		               path, (unsigned long long)t->n);
 	}
-	memcpy(t->m, m->data, 4 * t->P);
-	memcpy(t->v, v->data, 4 * t->P);
+	memcpy(t->m, m->data, 4 * t->n);
+	memcpy(t->v, v->data, 4 * t->n);
 	st_close(f);
 	snprintf(path, sizeof path, "%s/trainer_state.json", dir);
 	if (!(j = json_load_file(path, 0, &je)))

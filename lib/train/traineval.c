@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "arch/decoder.h"
-#include "arch/locost.h"
+#include "arch/encoder.h"
 #include "arch/model.h"
 #include "text/rouge.h"
 #include "text/spm.h"
@@ -16,7 +16,7 @@ int train_eval_rouge(const char *model_dir, const char *spiece, const train_data
                      int max_new, int threads, train_rouge *out, lc_err *err)
 {
 	lc_model *m = NULL;
-	locost *enc = NULL;
+	lc_encoder *enc = NULL;
 	lc_decoder *dec = NULL;
 	spm_model *sp = NULL;
 	rouge_vocab *rv = NULL;
@@ -35,7 +35,7 @@ int train_eval_rouge(const char *model_dir, const char *spiece, const train_data
 	rouge_doc_init(&rd);
 	if (max_new < 1)
 		max_new = 1;
-	if (!(m = model_open(model_dir, err)) || !(enc = locost_new(m, threads, err)) ||
+	if (!(m = model_open(model_dir, err)) || !(enc = encoder_new(m, threads, err)) ||
 	    !(dec = decoder_new(m, err)) || !(sp = spm_load_file(spiece, err)) ||
 	    !(rv = rouge_vocab_new(0, err)) || !(rw = rouge_work_new(err)))
 		goto out;
@@ -52,15 +52,16 @@ int train_eval_rouge(const char *model_dir, const char *spiece, const train_data
 		int32_t tok = model_config(m)->decoder_start_id;
 		int ng = 0;
 		rouge_score sc[3];
-		float *nh = realloc(h, (size_t)p->ns * (size_t)dm * sizeof *h);
+		int64_t Le = encoder_out_len(enc, p->ns);
+		float *nh = realloc(h, (size_t)Le * (size_t)dm * sizeof *h);
 
 		if (!nh) {
 			lc_fail(err, "out of memory");
 			goto out;
 		}
 		h = nh;
-		if (locost_encode(enc, p->src, p->ns, h, -1, NULL, NULL, err) < 0 ||
-		    !(st = decoder_state_new(dec, h, p->ns, 1, max_new, err))) {
+		if (encoder_run(enc, p->src, p->ns, h, NULL, NULL, err) < 0 ||
+		    !(st = decoder_state_new(dec, h, Le, 1, max_new, err))) {
 			lc_prefix(err, "%s", p->name);
 			goto out;
 		}
@@ -103,7 +104,7 @@ out:
 	rouge_vocab_free(rv);
 	spm_free(sp);
 	decoder_free(dec);
-	locost_free(enc);
+	encoder_free(enc);
 	model_free(m);
 	free(h);
 	free(logits);

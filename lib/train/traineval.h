@@ -2,7 +2,7 @@
  * traineval: ROUGE of greedy summaries during training.
  *
  * Loads a checkpoint directory with the inference code (model_open,
- * locost_encode, decoder_step), summarizes every source of a set of
+ * encoder_run, decoder_step), summarizes every source of a set of
  * pairs greedily (start token, argmax, stop after eos or max_new tokens),
  * detokenizes summaries and targets with a SentencePiece model and scores
  * them with ROUGE-1, ROUGE-2 and ROUGE-Lsum exactly as lc-rouge does (no

@@ -86,7 +86,7 @@ fi
 # Errors name the document; truncated input is an error.
 printf '5 6 7\n' | lc-cat -i ids >"$T/tok"
 fails 1 "a document without hidden states" lc-decode -m "$M" -f ids "$T/tok"
-grep -q 'lc-decode: stdin:1: no "hidden" tensor' "$T/err"; is "error names the document" $? 0
+grep -q 'lc-decode: .*/tok: document "stdin:1": no "hidden" tensor' "$T/err"; is "error names the document" $? 0
 head -c 5000 "$H" >"$T/cut"
 fails 1 "truncated stream" lc-decode -m "$M" -f ids "$T/cut"
 

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "arch/decoder.h"
+#include "arch/t5dec.h"
 #include "arch/model.h"
 #include "gen/search.h"
 #include "t.h"
@@ -43,15 +44,15 @@ static void test_buckets(void)
 	int rp;
 
 	for (rp = 0; rp < 16; rp++)
-		T_EQ_I(decoder_rel_bucket(rp, 32, 128), rp);
+		T_EQ_I(t5_rel_bucket(rp, 32, 128), rp);
 	/* 16 + trunc(log(rp/16) / log(8) * 16), capped at 31 */
-	T_EQ_I(decoder_rel_bucket(16, 32, 128), 16);
-	T_EQ_I(decoder_rel_bucket(20, 32, 128), 17);    /* 1.716 */
-	T_EQ_I(decoder_rel_bucket(45, 32, 128), 23);    /* 7.97 */
-	T_EQ_I(decoder_rel_bucket(127, 32, 128), 31);   /* 15.94 */
-	T_EQ_I(decoder_rel_bucket(128, 32, 128), 31);
-	T_EQ_I(decoder_rel_bucket(200000, 32, 128), 31);
-	T_EQ_I(decoder_rel_bucket(-5, 32, 128), 0);
+	T_EQ_I(t5_rel_bucket(16, 32, 128), 16);
+	T_EQ_I(t5_rel_bucket(20, 32, 128), 17);    /* 1.716 */
+	T_EQ_I(t5_rel_bucket(45, 32, 128), 23);    /* 7.97 */
+	T_EQ_I(t5_rel_bucket(127, 32, 128), 31);   /* 15.94 */
+	T_EQ_I(t5_rel_bucket(128, 32, 128), 31);
+	T_EQ_I(t5_rel_bucket(200000, 32, 128), 31);
+	T_EQ_I(t5_rel_bucket(-5, 32, 128), 0);
 }
 
 /* Greedy ids identical to the goldens; the first steps' logits within

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "arch/encoder.h"
 #include "arch/locost.h"
 #include "arch/model.h"
 
@@ -69,14 +70,14 @@ static void run_model(const char *what, int threads)
 	lc_err err;
 	char path[4096];
 	lc_model *m;
-	locost *e;
+	lc_encoder *e;
 
 	snprintf(path, sizeof path, "%s", t_data(what));
 	m = model_open(path, &err);
 	if (!T_OK(m != NULL, "model_open %s: %s", path, err.msg))
 		return;
-	e = locost_new(m, threads, &err);
-	if (!T_OK(e != NULL, "locost_new: %s", err.msg)) {
+	e = encoder_new(m, threads, &err);
+	if (!T_OK(e != NULL, "encoder_new: %s", err.msg)) {
 		model_free(m);
 		return;
 	}
@@ -89,12 +90,12 @@ static void run_model(const char *what, int threads)
 		if (!T_OK(ids != NULL, "%s input_ids", cs))
 			continue;
 		float *out = malloc(L * (uint64_t)d * sizeof *out);
-		T_OK(locost_encode(e, ids, (int64_t)L, out, -1, NULL, NULL, &err) == 0, "%s", err.msg);
+		T_OK(encoder_run(e, ids, (int64_t)L, out, NULL, NULL, &err) == 0, "%s", err.msg);
 		cmp(cs, "enc_out", out, L * (uint64_t)d);
 		for (int i = 0; i < c->num_layers; i++) {
 			char nm[32];
 			snprintf(nm, sizeof nm, "enc_hidden%d", i);
-			T_OK(locost_encode(e, ids, (int64_t)L, out, i + 1, NULL, NULL, &err) == 0, "%s", err.msg);
+			T_OK(locost_encode_layers(m, ids, (int64_t)L, out, i + 1, &err) == 0, "%s", err.msg);
 			cmp(cs, nm, out, L * (uint64_t)d);
 		}
 		/* layer 0 intermediates from the embeddings */
@@ -110,7 +111,7 @@ static void run_model(const char *what, int threads)
 				memcpy(x + t * (uint64_t)d, sh + (uint64_t)ids[t] * (uint64_t)d, (size_t)d * 4);
 			tr.prenorm = buf[0]; tr.q = buf[1]; tr.k = buf[2]; tr.conv = buf[3];
 			tr.convD = buf[4]; tr.gated = buf[5]; tr.ssm_out = buf[6]; tr.K0 = buf[7]; tr.K1 = buf[8];
-			T_OK(locost_trace_layer(e, 0, x, (int64_t)L, &tr, &err) == 0, "%s", err.msg);
+			T_OK(locost_trace_layer(m, 0, x, (int64_t)L, &tr, &err) == 0, "%s", err.msg);
 			cmp(cs, "l0_prenorm", tr.prenorm, n);
 			cmp(cs, "l0_q", tr.q, n);
 			cmp(cs, "l0_k", tr.k, n);
@@ -127,7 +128,7 @@ static void run_model(const char *what, int threads)
 		free(out);
 		free(ids);
 	}
-	locost_free(e);
+	encoder_free(e);
 	model_free(m);
 }
 
@@ -143,29 +144,29 @@ static void test_independence(void)
 	if (!T_OK(m != NULL, "%s", err.msg))
 		return;
 	int d = model_config(m)->d_model;
-	locost *e1 = locost_new(m, 1, &err), *e3 = locost_new(m, 3, &err);
+	lc_encoder *e1 = encoder_new(m, 1, &err), *e3 = encoder_new(m, 3, &err);
 	int32_t a[777], b[300];
 	for (int i = 0; i < 777; i++)
 		a[i] = 3 + (i * 37) % 500;
 	for (int i = 0; i < 300; i++)
 		b[i] = 3 + (i * 101) % 509;
 	float *x = malloc(777 * (size_t)d * 4), *y = malloc(777 * (size_t)d * 4);
-	T_OK(locost_encode(e1, a, 777, x, -1, NULL, NULL, &err) == 0, "%s", err.msg);
-	T_OK(locost_encode(e3, b, 300, y, -1, NULL, NULL, &err) == 0, "%s", err.msg);
-	T_OK(locost_encode(e3, a, 777, y, -1, NULL, NULL, &err) == 0, "%s", err.msg);
+	T_OK(encoder_run(e1, a, 777, x, NULL, NULL, &err) == 0, "%s", err.msg);
+	T_OK(encoder_run(e3, b, 300, y, NULL, NULL, &err) == 0, "%s", err.msg);
+	T_OK(encoder_run(e3, a, 777, y, NULL, NULL, &err) == 0, "%s", err.msg);
 	T_OK(memcmp(x, y, 777 * (size_t)d * 4) == 0, "output depends on threads or history");
 	/* a prefix is a different document: no state carries over */
-	T_OK(locost_encode(e1, a, 100, y, -1, NULL, NULL, &err) == 0, "%s", err.msg);
+	T_OK(encoder_run(e1, a, 100, y, NULL, NULL, &err) == 0, "%s", err.msg);
 	T_OK(memcmp(x, y, 100 * (size_t)d * 4) != 0, "prefix equals the longer document's states");
 	/* bad ids */
 	a[5] = model_config(m)->vocab_size;
-	T_OK(locost_encode(e1, a, 777, x, -1, NULL, NULL, &err) == -1, "id >= vocab accepted");
+	T_OK(encoder_run(e1, a, 777, x, NULL, NULL, &err) == -1, "id >= vocab accepted");
 	T_OK(strstr(err.msg, "vocabulary") != NULL, "message: %s", err.msg);
-	T_OK(locost_encode(e1, a, 0, x, -1, NULL, NULL, &err) == -1, "empty accepted");
+	T_OK(encoder_run(e1, a, 0, x, NULL, NULL, &err) == -1, "empty accepted");
 	free(x);
 	free(y);
-	locost_free(e1);
-	locost_free(e3);
+	encoder_free(e1);
+	encoder_free(e3);
 	model_free(m);
 }
 

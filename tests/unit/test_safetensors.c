@@ -221,7 +221,7 @@ static void test_model_dirs(void)
 	T_EQ_I(c->num_layers, 2);
 	T_EQ_I(c->vocab_size, 512);
 	T_EQ_I(c->use_fast_fft_conv, 0);
-	T_EQ_S(c->act, "gelu_new");
+	T_EQ_I(c->act, ACT_GELU_TANH);
 	T_EQ_I(model_nparams(m), 239104);
 	uint64_t dims[2] = { 512, 64 }, bad[2] = { 64, 512 };
 	const float *sh = model_tensor(m, "shared.weight", 2, dims, &err);

@@ -1,6 +1,7 @@
 /* ssm: FFT convolution against the direct O(L^2) sum at many lengths
  * (primes included, truncated kernels included), kernels against the
- * step-by-step ZOH recurrence, and the truncation bound. */
+ * step-by-step ZOH recurrence, the truncation bound, and the backward of
+ * both (convolution and kernel parameters) against finite differences. */
 #include "t.h"
 
 #include <complex.h>
@@ -35,13 +36,14 @@ static void test_fft_vs_direct(void)
 			float *K0 = malloc((size_t)T * 4), *K1 = malloc((size_t)T * 4);
 			float D = (float)nrand();
 			lc_err err;
-			ssm_plans *pl = ssm_plans_new(ssm_fft_size(L + T - 1), &err);
-			ssm_cwork *w = pl ? ssm_cwork_new(ssm_plans_n(pl), &err) : NULL;
+			cmp_fftcache *fc = cmp_fftcache_new(&err);
+			const cmp_fft *pl = fc ? cmp_fft_get(fc, ssm_fft_size(L, T), &err) : NULL;
+			ssm_cwork *w = pl ? ssm_cwork_new(cmp_fft_n(pl), &err) : NULL;
 			double mx = 0, er = 0;
 
 			if (!T_OK(pl && w, "%s", err.msg))
 				return;
-			T_OK(ssm_plans_n(pl) >= L + T - 1 && ssm_plans_n(pl) % 2 == 0, "size");
+			T_OK(cmp_fft_n(pl) >= L + T - 1 && cmp_fft_n(pl) % 2 == 0, "size");
 			for (int64_t i = 0; i < L; i++)
 				x[i] = (float)nrand();
 			for (int64_t i = 0; i < T; i++) {
@@ -65,7 +67,7 @@ static void test_fft_vs_direct(void)
 			T_OK(memcmp(x, y, (size_t)L * 4) == 0, "in place differs at L %lld", (long long)L);
 			free(x); free(y); free(K0); free(K1);
 			ssm_cwork_free(w);
-			ssm_plans_free(pl);
+			cmp_fftcache_free(fc);
 		}
 	}
 	printf("# fft vs direct: worst rel err %.3g\n", worst);
@@ -171,11 +173,140 @@ static void test_support(void)
 
 static void test_fft_size(void)
 {
-	T_EQ_I(ssm_fft_size(1), 2);
-	T_EQ_I(ssm_fft_size(11), 12);
-	T_EQ_I(ssm_fft_size(2 * 1021 - 1), 2048);
-	T_EQ_I(ssm_fft_size(2 * 1031 - 1), 2100);
-	T_EQ_I(ssm_fft_size(1024), 1024);
+	T_EQ_I(cmp_fft_size(1), 2);
+	T_EQ_I(cmp_fft_size(11), 12);
+	T_EQ_I(ssm_fft_size(1021, 1021), 2048);
+	T_EQ_I(ssm_fft_size(1031, 1031), 2100);
+	T_EQ_I(cmp_fft_size(1024), 1024);
+}
+
+/* The convolution's backward against central differences of
+ * f = sum_t w[t] y[t] (w random), for x, K0, K1 and D, truncated kernels
+ * included. */
+static void test_conv_backward(void)
+{
+	static const int64_t lens[][2] = { { 1, 1 }, { 7, 7 }, { 13, 5 }, { 64, 64 }, { 97, 40 } };
+	double worst = 0;
+
+	for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+		int64_t L = lens[li][0], T = lens[li][1];
+		double *x = malloc((size_t)L * 8), *K0 = malloc((size_t)T * 8), *K1 = malloc((size_t)T * 8);
+		float *xf = malloc((size_t)L * 4), *yf = malloc((size_t)L * 4), *wf = malloc((size_t)L * 4);
+		float *k0f = malloc((size_t)T * 4), *k1f = malloc((size_t)T * 4);
+		float *dx = calloc((size_t)L, 4), *dK0 = calloc((size_t)T, 4), *dK1 = calloc((size_t)T, 4);
+		double D = nrand(), dD = 0;
+		lc_err err;
+		cmp_fftcache *fc = cmp_fftcache_new(&err);
+		const cmp_fft *pl = cmp_fft_get(fc, ssm_fft_size(L, T), &err);
+		ssm_cwork *w = ssm_cwork_new(cmp_fft_n(pl), &err);
+
+		for (int64_t i = 0; i < L; i++) {
+			xf[i] = (float)(x[i] = nrand());
+			wf[i] = (float)nrand();
+		}
+		for (int64_t i = 0; i < T; i++) {
+			k0f[i] = (float)(K0[i] = nrand());
+			k1f[i] = (float)(K1[i] = nrand());
+		}
+		ssm_conv_backward(pl, w, xf, L, k0f, k1f, T, (float)D, wf, dx, dK0, dK1, &dD);
+		/* f is linear in each argument: the direct sum gives exact partials */
+		for (int64_t s2 = 0; s2 < L; s2++) {
+			double g = D * wf[s2];
+			for (int64_t t = 0; t < L; t++) {
+				if (t >= s2 && t - s2 < T) g += K0[t - s2] * wf[t];
+				if (s2 >= t && s2 - t < T) g += K1[s2 - t] * wf[t];
+			}
+			worst = fmax(worst, fabs(g - dx[s2]) / (1 + fabs(g)));
+		}
+		for (int64_t j = 0; j < T; j++) {
+			double g0 = 0, g1 = 0;
+			for (int64_t t = j; t < L; t++)
+				g0 += x[t - j] * wf[t];
+			for (int64_t t = 0; t + j < L; t++)
+				g1 += x[t + j] * wf[t];
+			worst = fmax(worst, fabs(g0 - dK0[j]) / (1 + fabs(g0)));
+			worst = fmax(worst, fabs(g1 - dK1[j]) / (1 + fabs(g1)));
+		}
+		{
+			double g = 0;
+			for (int64_t t = 0; t < L; t++)
+				g += x[t] * wf[t];
+			worst = fmax(worst, fabs(g - dD) / (1 + fabs(g)));
+		}
+		ssm_cwork_free(w);
+		cmp_fftcache_free(fc);
+		free(x); free(K0); free(K1); free(xf); free(yf); free(wf); free(k0f); free(k1f);
+		free(dx); free(dK0); free(dK1);
+	}
+	T_OK(worst < 1e-4, "conv backward vs exact partials: %.3g", worst);
+	printf("# conv backward: worst error %.3g\n", worst);
+}
+
+/* K_c[l] of channel h in double, straight from the definition (ops/ssm.h),
+ * with the parameters in double: f = sum_c,l w[c, l] K_c[l]. */
+static double kernel_dot(const double *log_dt, const double *iar, const double *aim,
+                         const double *B, const double *C, int H, int N2, int h, int64_t T,
+                         const float *w)
+{
+	double dt = exp(log_dt[h]), f = 0;
+
+	for (int c = 0; c < 2; c++)
+		for (int n = 0; n < N2; n++) {
+			double complex A = CMPLX(-exp(iar[h * N2 + n]), aim[h * N2 + n]);
+			double complex coef = CMPLX(B[(h * N2 + n) * 2], B[(h * N2 + n) * 2 + 1]) *
+			                      CMPLX(C[((c * H + h) * N2 + n) * 2], C[((c * H + h) * N2 + n) * 2 + 1]) *
+			                      (cexp(dt * A) - 1) / A;
+			for (int64_t l = 0; l < T; l++)
+				f += w[c * T + l] * 2 * creal(coef * cexp(dt * A * (double)l));
+		}
+	return f;
+}
+
+/* The kernel parameters' backward against central differences of
+ * f = sum_c,l w[c,l] K_c[l], computed in double from the definition. */
+static void test_kernel_backward(void)
+{
+	int H = 3, N2 = 4, h = 1;
+	int64_t T = 300;
+	ssm_params p;
+	float *buf = params(H, N2, &p), *w = malloc(2 * (size_t)T * 4);
+	size_t np = (size_t)(H + 2 * H * N2 + 2 * H * N2 + 4 * H * N2);
+	double *dp = malloc(np * 8);
+	float *g = calloc(np, 4);
+	ssm_grads gr;
+	lc_err err;
+	double worst = 0;
+	int checked = 0;
+
+	for (size_t i = 0; i < np; i++)
+		dp[i] = buf[i];
+	gr.log_dt = g;
+	gr.inv_A_real = g + H;
+	gr.A_imag = g + H + H * N2;
+	gr.B = g + H + 2 * H * N2;
+	gr.C = g + H + 4 * H * N2;
+	for (int64_t i = 0; i < 2 * T; i++)
+		w[i] = (float)nrand();
+	T_OK(ssm_kernel_backward(&p, h, T, w, T, &gr, &err) == 0, "%s", err.msg);
+	for (size_t i = 0; i < np; i++) {
+		double save = dp[i], st = 1e-6 * (fabs(save) > 1 ? fabs(save) : 1), f[2], fd, e;
+		if (g[i] == 0)
+			continue;   /* another channel's parameter */
+		for (int sgn = 0; sgn < 2; sgn++) {
+			dp[i] = save + (sgn ? -st : st);
+			f[sgn] = kernel_dot(dp, dp + H, dp + H + H * N2, dp + H + 2 * H * N2,
+			                    dp + H + 4 * H * N2, H, N2, h, T, w);
+		}
+		dp[i] = save;
+		fd = (f[0] - f[1]) / (2 * st);
+		e = fabs(fd - g[i]) / (1e-3 + fabs(fd));
+		worst = fmax(worst, e);
+		checked++;
+	}
+	T_EQ_I(checked, 1 + 2 * N2 + 2 * N2 + 4 * N2);
+	T_OK(worst < 1e-4, "kernel backward vs finite differences: %.3g", worst);
+	printf("# kernel backward: %d parameters, worst relative error %.3g\n", checked, worst);
+	free(buf); free(w); free(g); free(dp);
 }
 
 int main(void)
@@ -184,5 +315,7 @@ int main(void)
 	T_RUN(test_fft_vs_direct);
 	T_RUN(test_kernel_vs_recurrence);
 	T_RUN(test_support);
+	T_RUN(test_conv_backward);
+	T_RUN(test_kernel_backward);
 	return t_done();
 }

@@ -1,10 +1,11 @@
 /*
- * test_trainfwd: the training graph.
+ * test_train_grads: training's forward and backward, through the trainer
+ * and the architecture's halves.
  *
  *  - parity: on the oracle's tiny model (tests/data/locost), the training
  *    forward's encoder output and teacher-forced logits against the
  *    goldens (enc_out, dec_logits on the greedy ids) and against the
- *    inference code (locost_encode, decoder_step);
+ *    inference code (encoder_run, decoder_step);
  *  - gradients: on a tiny random model (every option of the layout:
  *    gating, bidirectional, gated GELU), each parameter tensor's
  *    analytic gradient against central finite differences, along the
@@ -16,14 +17,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cblas.h>
-
 #include "arch/decoder.h"
-#include "arch/locost.h"
+#include "arch/encoder.h"
 #include "arch/model.h"
-#include "weights/safetensors.h"
 #include "t.h"
-#include "train/trainfwd.h"
+#include "train/train_int.h"
+#include "weights/safetensors.h"
 
 static float *load_f32(const char *rel, size_t *n)
 {
@@ -49,79 +48,53 @@ static double relmax(const float *a, const float *b, size_t n)
 
 typedef struct rig {
 	lc_model *m;
-	tf_model *tm;
-	float *w, *g, *K, *dK;
-	tf_view *W, *G;
-	tf_fft *fft;
-	int64_t Kld;
-	size_t nK;
+	trainer *tr;
+	float *w;                     /* the trainer's flat weights */
+	uint64_t P;
 } rig;
 
-static int rig_open(rig *r, const char *dir, int64_t Kld)
+static int rig_open(rig *r, const char *dir)
 {
 	lc_err err;
-	const lc_config *c;
+	train_opts o;
 
 	memset(r, 0, sizeof *r);
+	memset(&o, 0, sizeof o);
+	o.threads = 1;
+	o.batch_tokens = 1;
 	if (!(r->m = model_open(dir, &err))) {
 		T_OK(0, "%s", err.msg);
 		return -1;
 	}
-	c = model_config(r->m);
-	r->tm = tf_model_new(c, &err);
-	T_OK(r->tm != NULL, "tf_model_new: %s", err.msg);
-	if (!r->tm)
+	r->tr = trainer_new(r->m, &o, &err);
+	T_OK(r->tr != NULL, "trainer_new: %s", err.msg);
+	if (!r->tr)
 		return -1;
-	T_EQ_I(tf_nparams(r->tm), model_nparams(r->m));
-	r->w = calloc(tf_nparams(r->tm), sizeof *r->w);
-	r->g = calloc(tf_nparams(r->tm), sizeof *r->g);
-	r->Kld = Kld;
-	r->nK = (size_t)(c->num_layers * (c->bidirectional ? 2 : 1) * c->d_model) * (size_t)Kld;
-	r->K = calloc(r->nK + 1, sizeof *r->K);
-	r->dK = calloc(r->nK + 1, sizeof *r->dK);
-	T_OK(tf_load(r->tm, r->m, r->w, &err) == 0, "tf_load: %s", err.msg);
-	r->W = tf_view_new(r->tm, r->w, &err);
-	r->G = tf_view_new(r->tm, r->g, &err);
-	r->fft = tf_fft_new(Kld, &err);
-	return r->W && r->G && r->fft ? 0 : -1;
+	r->P = trainer_nparams(r->tr);
+	T_EQ_I(r->P, model_nparams(r->m));
+	r->w = trainer_weights(r->tr);
+	return 0;
 }
 
 static void rig_close(rig *r)
 {
-	tf_view_free(r->W);
-	tf_view_free(r->G);
-	tf_fft_free(r->fft);
-	free(r->w);
-	free(r->g);
-	free(r->K);
-	free(r->dK);
-	tf_model_free(r->tm);
+	trainer_free(r->tr);
 	model_free(r->m);
 }
 
-/* loss (summed) at the current weights; gradients into r->g if grad */
+/* loss (summed) at the current weights; gradients (trainer_grads) if grad */
 static double dropout_p;   /* dropout of rig_loss (masks fixed by the seed) */
 
 static double rig_loss(rig *r, const int32_t *src, int64_t Ls, const int32_t *tgt, int64_t Lt,
                        int grad)
 {
-	tf_opts o = { dropout_p, 1, 1.0f };
-	tf_out out = { 0 };
+	train_pair_out out = { 0 };
 	lc_err err;
 
-	if (tf_kernels(r->tm, r->W, r->Kld, r->K, 2, &err) < 0)
-		return NAN;
-	if (grad) {
-		memset(r->g, 0, tf_nparams(r->tm) * sizeof *r->g);
-		memset(r->dK, 0, r->nK * sizeof *r->dK);
-	}
-	if (tf_example(r->tm, r->W, r->K, r->Kld, r->fft, src, Ls, tgt, Lt, &o, grad ? r->G : NULL,
-	               grad ? r->dK : NULL, &out, &err) < 0) {
-		T_OK(0, "tf_example: %s", err.msg);
+	if (trainer_pair(r->tr, src, Ls, tgt, Lt, dropout_p, 1, grad, &out, &err) < 0) {
+		T_OK(0, "trainer_pair: %s", err.msg);
 		return NAN;
 	}
-	if (grad)
-		tf_kernels_backward(r->tm, r->W, r->Kld, r->dK, r->G, 2, &err);
 	return out.loss;
 }
 
@@ -133,20 +106,18 @@ static void test_parity(void)
 	rig r;
 	lc_err err;
 
-	if (rig_open(&r, t_data("locost"), 300) < 0) {
+	if (rig_open(&r, t_data("locost")) < 0) {
 		rig_close(&r);
 		return;
 	}
-	openblas_set_num_threads(1);
 	for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
 		char p[128];
 		size_t nids, nenc, nlog, ngr;
 		int32_t *ids, *gr;
 		float *enc, *logits, *genc, *glog, *ienc, *ilog;
 		int64_t L, S;
-		tf_opts o = { 0, 0, 1.0f };
-		tf_out out = { 0 };
-		locost *e;
+		train_pair_out out = { 0 };
+		lc_encoder *e;
 		lc_decoder *dec;
 		dec_state *st;
 		int V = model_config(r.m)->vocab_size, d = model_config(r.m)->d_model;
@@ -169,9 +140,8 @@ static void test_parity(void)
 		logits = calloc((size_t)(ngr * (size_t)V), sizeof *logits);
 		out.enc = enc;
 		out.logits = logits;
-		tf_kernels(r.tm, r.W, r.Kld, r.K, 2, &err);
-		T_OK(tf_example(r.tm, r.W, r.K, r.Kld, r.fft, ids, L, gr, (int64_t)ngr, &o, NULL, NULL,
-		                &out, &err) == 0, "%s", err.msg);
+		T_OK(trainer_pair(r.tr, ids, L, gr, (int64_t)ngr, 0, 0, 0, &out, &err) == 0, "%s",
+		     err.msg);
 		T_OK(relmax(enc, genc, nenc) <= 1e-4, "%s enc_out vs golden: %.3g", cases[ci],
 		     relmax(enc, genc, nenc));
 		T_OK(relmax(logits, glog, (size_t)(S * V)) <= 1e-4, "%s logits vs golden: %.3g",
@@ -179,11 +149,11 @@ static void test_parity(void)
 		/* against the inference code, on every teacher-forced step */
 		ienc = calloc((size_t)(L * d), sizeof *ienc);
 		ilog = calloc((size_t)V, sizeof *ilog);
-		e = locost_new(r.m, 1, &err);
+		e = encoder_new(r.m, 1, &err);
 		dec = decoder_new(r.m, &err);
-		if (e && dec && locost_encode(e, ids, L, ienc, -1, NULL, NULL, &err) == 0) {
+		if (e && dec && encoder_run(e, ids, L, ienc, NULL, NULL, &err) == 0) {
 			double worst = 0;
-			T_OK(relmax(enc, ienc, (size_t)(L * d)) <= 2e-5, "%s enc vs locost_encode: %.3g",
+			T_OK(relmax(enc, ienc, (size_t)(L * d)) <= 2e-5, "%s enc vs encoder_run: %.3g",
 			     cases[ci], relmax(enc, ienc, (size_t)(L * d)));
 			st = decoder_state_new(dec, ienc, L, 1, (int)ngr, &err);
 			for (size_t t = 0; st && t < ngr; t++) {
@@ -201,7 +171,7 @@ static void test_parity(void)
 		} else {
 			T_OK(0, "inference code: %s", err.msg);
 		}
-		locost_free(e);
+		encoder_free(e);
 		decoder_free(dec);
 		free(ienc);
 		free(ilog);
@@ -256,18 +226,18 @@ static void gradients(void)
 	fputs(tiny_config, f);
 	fclose(f);
 	T_OK(model_write_random(dir, 7, &err) == 0, "%s", err.msg);
-	if (rig_open(&r, dir, Ls) < 0) {
+	if (rig_open(&r, dir) < 0) {
 		rig_close(&r);
 		return;
 	}
-	P = tf_nparams(r.tm);
+	P = r.P;
 	/* a larger D and non-trivial kernels make every path matter */
 	rig_loss(&r, src, Ls, tgt, Lt, 1);
 	g0 = malloc(P * sizeof *g0);
 	v = malloc(P * sizeof *v);
-	memcpy(g0, r.g, P * sizeof *g0);
-	for (uint32_t ti = 0; ti < tf_ntensors(r.tm); ti++) {
-		const tf_tensor *t = tf_tensor_at(r.tm, ti);
+	memcpy(g0, trainer_grads(r.tr), P * sizeof *g0);
+	for (uint32_t ti = 0; ti < params_count(trainer_params(r.tr)); ti++) {
+		const lc_param *t = params_at(trainer_params(r.tr), ti);
 		float *w = r.w + t->off, *g = g0 + t->off;
 		double gn = 0, worst = 0;
 		int dirs_ok = 1;
@@ -313,8 +283,8 @@ static void gradients(void)
 			gworst = worst;
 	}
 	printf("# finite differences (dropout %.1f): %d of %u tensors, worst error %.3g of |g|\n",
-	       dropout_p, ntensor_ok, tf_ntensors(r.tm), gworst);
-	T_EQ_I(ntensor_ok, tf_ntensors(r.tm));
+	       dropout_p, ntensor_ok, params_count(trainer_params(r.tr)), gworst);
+	T_EQ_I(ntensor_ok, params_count(trainer_params(r.tr)));
 	/* the pad label contributes nothing: same loss with a -1 label */
 	{
 		int32_t t2[7];
@@ -379,7 +349,7 @@ static void test_autograd(void)
 	tgt = malloc(tt->nbytes);
 	memcpy(src, ts->data, ts->nbytes);
 	memcpy(tgt, tt->data, tt->nbytes);
-	if (rig_open(&r, t_data("locost"), (int64_t)ts->numel) == 0) {
+	if (rig_open(&r, t_data("locost")) == 0) {
 		double loss = rig_loss(&r, src, (int64_t)ts->numel, tgt, (int64_t)tt->numel, 1);
 		const st_tensor *tl = st_find(sf, "loss");
 		if (tl) {
@@ -389,8 +359,8 @@ static void test_autograd(void)
 			ref = fl;
 			T_OK(fabs(loss - ref) <= 1e-5 * fabs(ref), "loss %.8g vs torch %.8g", loss, ref);
 		}
-		for (uint32_t i = 0; i < tf_ntensors(r.tm); i++) {
-			const tf_tensor *t = tf_tensor_at(r.tm, i);
+		for (uint32_t i = 0; i < params_count(trainer_params(r.tr)); i++) {
+			const lc_param *t = params_at(trainer_params(r.tr), i);
 			char nm[160];
 			const st_tensor *gt;
 			float *ref;
@@ -404,7 +374,7 @@ static void test_autograd(void)
 			ref = malloc(gt->nbytes);
 			memcpy(ref, gt->data, gt->nbytes);
 			n = t->numel;
-			q = relmax(r.g + t->off, ref, n);
+			q = relmax(trainer_grads(r.tr) + t->off, ref, n);
 			if (q > worst) {
 				worst = q;
 				wname = t->name;
@@ -414,7 +384,7 @@ static void test_autograd(void)
 				T_OK(0, "%s: max|c - torch| / max|torch| = %.3g", t->name, q);
 			free(ref);
 		}
-		T_EQ_I(nok, tf_ntensors(r.tm));
+		T_EQ_I(nok, params_count(trainer_params(r.tr)));
 		printf("# autograd: %d tensors, worst %.3g (%s)\n", nok, worst, wname);
 	}
 	rig_close(&r);
@@ -425,7 +395,6 @@ static void test_autograd(void)
 
 int main(void)
 {
-	openblas_set_num_threads(1);
 	T_RUN(test_parity);
 	T_RUN(test_gradients);
 	T_RUN(test_gradients_dropout);

@@ -1,0 +1,93 @@
+#include "arch/arch.h"
+
+#include <string.h>
+
+#include "arch/locost.h"
+#include "weights/config.h"
+
+/* Every architecture lc runs: one line each. */
+static const lc_arch *const archs[] = {
+	&arch_locost,
+};
+
+#define NARCH (sizeof archs / sizeof *archs)
+
+const lc_arch *arch_find(const json_t *root, const char *path, lc_err *err)
+{
+	const json_t *a = json_object_get(root, "architectures"), *v;
+	const char *mt = NULL;
+	size_t i, k;
+	char known[512];
+	size_t o = 0;
+
+	if (a && !json_is_null(a)) {
+		if (!json_is_array(a) || json_array_size(a) == 0)
+			goto bad_arch;
+		json_array_foreach(a, i, v) {
+			if (!json_is_string(v))
+				goto bad_arch;
+			for (k = 0; k < NARCH; k++)
+				for (const char *const *c = archs[k]->hf_classes; c && *c; c++)
+					if (!strcmp(*c, json_string_value(v)))
+						return archs[k];
+		}
+	}
+	if (cfg_str(root, "model_type", NULL, &mt, path, err) < 0)
+		return NULL;
+	if (mt) {
+		for (k = 0; k < NARCH; k++)
+			if (archs[k]->model_type && !strcmp(archs[k]->model_type, mt))
+				return archs[k];
+	}
+	if (!mt && (!a || json_is_null(a)))
+		return &arch_locost;
+	known[0] = 0;
+	for (k = 0; k < NARCH; k++)
+		for (const char *const *c = archs[k]->hf_classes; c && *c && o < sizeof known; c++)
+			o += (size_t)snprintf(known + o, sizeof known - o, "%s%s", o ? ", " : "", *c);
+	v = a && json_is_array(a) ? json_array_get(a, 0) : NULL;
+	lc_fail(err, "%s: architecture \"%s\" is not one lc runs (lc runs %s)", path,
+	        v && json_is_string(v) ? json_string_value(v) : mt, known);
+	return NULL;
+bad_arch:
+	lc_fail(err, "%s: \"architectures\" must be a non-empty list of strings", path);
+	return NULL;
+}
+
+int arch_config(const char *path, lc_config *c, lc_err *err)
+{
+	json_t *root = cfg_load(path, err);
+	int rc = -1;
+
+	memset(c, 0, sizeof *c);
+	if (!root)
+		return -1;
+	if ((c->arch = arch_find(root, path, err)) && c->arch->config(root, path, c, err) == 0)
+		rc = 0;
+	json_decref(root);
+	return rc;
+}
+
+void *arch_weights_new(const lc_config *c, float *base, lc_params **pp, lc_err *err)
+{
+	lc_params *p = params_new();
+	void *w = p ? c->arch->declare(c, p) : NULL;
+
+	if (!w || params_status(p, err) < 0) {
+		if (!w)
+			lc_fail(err, "out of memory declaring the parameters");
+		arch_weights_free(c, w, p);
+		return NULL;
+	}
+	if (base)
+		params_bind_flat(p, base);
+	*pp = p;
+	return w;
+}
+
+void arch_weights_free(const lc_config *c, void *w, lc_params *p)
+{
+	if (w)
+		c->arch->weights_free(w);
+	params_free(p);
+}

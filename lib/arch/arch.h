@@ -1,0 +1,142 @@
+/*
+ * arch: what an architecture is to the rest of lc, and the registry that
+ * picks one from a model directory's config.json.
+ *
+ * An architecture is one small file (arch/<name>.c) that defines an
+ * lc_arch: how to read its config.json keys into lc_config (once: the
+ * activation, the flags and the sizes are parsed there and nowhere else),
+ * the one declaration of its parameters (weights/params.h: names, shapes
+ * in terms of the config, tied aliases, initial values) into its struct
+ * of weight pointers, and its encoder, decoder and training halves, wired
+ * from the operations in ops/. Adding an architecture is that file plus
+ * one line in the table of arch.c.
+ *
+ * The registry matches config.json's "architectures" (Hugging Face class
+ * names) first, then "model_type"; a config with neither is LOCOST, lc's
+ * first architecture (the configs lc wrote before there were others).
+ *
+ * Programs do not use this header: they open models (arch/model.h) and
+ * run encoders and decoders (arch/encoder.h, arch/decoder.h), whatever
+ * the architecture. The trainer (train/) uses the training halves.
+ */
+#ifndef LC_ARCH_H
+#define LC_ARCH_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "base/arena.h"
+#include "base/err.h"
+#include "ops/act.h"
+#include "weights/params.h"
+
+typedef struct lc_arch lc_arch;
+typedef struct lc_model lc_model;
+
+/* A model's configuration, parsed once from config.json. Fields that an
+ * architecture does not have stay 0. */
+typedef struct lc_config {
+	const lc_arch *arch;
+	int d_model, d_ff, d_kv;
+	int num_layers, num_decoder_layers;  /* encoder and decoder blocks */
+	int num_heads;
+	int vocab_size;
+	float eps;                           /* layer_norm_epsilon */
+	enum lc_act act;                     /* the feed-forward's activation */
+	int is_gated_act;                    /* T5's gated feed-forward: act(x wi_0) * (x wi_1) */
+	int tie_word_embeddings;
+	int pad_id, eos_id, decoder_start_id;
+	/* T5 decoder */
+	int rel_buckets, rel_max_distance;   /* relative_attention_num_buckets / _max_distance */
+	/* LOCOST encoder */
+	int d_state;                         /* 2 x complex modes */
+	int num_ssm_heads;
+	int bidirectional, gating, use_fast_fft_conv;
+} lc_config;
+
+/* The encoder, as programs run it (arch/encoder.h dispatches to these). */
+typedef struct lc_enc_ops {
+	void *(*open)(lc_model *m, int threads, lc_err *err);
+	void (*close)(void *e);
+	int64_t (*out_len)(const void *e, int64_t L);   /* rows of the states for L tokens */
+	int (*run)(void *e, const int32_t *ids, int64_t L, float *out,
+	           void (*progress)(void *ctx, int done, int total), void *ctx, lc_err *err);
+	/* optional: time only the products of a length-L input (benchmarks) */
+	int (*gemm_only)(void *e, int64_t L, double *seconds, lc_err *err);
+} lc_enc_ops;
+
+/* The decoder, one token per row and step (arch/decoder.h). */
+typedef struct lc_dec_ops {
+	void *(*open)(lc_model *m, lc_err *err);
+	void (*close)(void *d);
+	void *(*state_new)(const void *d, const float *enc, int64_t L, int nrow, int max_steps,
+	                   lc_err *err);
+	void (*state_free)(void *s);
+	int (*state_threads)(void *s, int nthreads, lc_err *err);
+	int (*step)(void *s, const int32_t *tokens, float *logits, lc_err *err);
+	int (*reorder)(void *s, const int32_t *src, lc_err *err);
+	int (*pos)(const void *s);
+} lc_dec_ops;
+
+/* Training. Each half runs its forward on one example, keeping what its
+ * backward needs (the tape) in the arena, then, given the gradient of its
+ * output, adds the gradients of its parameters to G (a struct of weights
+ * bound to a gradient array) and returns that of its input. Dropout
+ * masks are drawn from *rng in a fixed order (p = 0: none). `part` is the
+ * caller's thread slot (0 .. parts-1) for the shared state's scratch. */
+typedef struct lc_train_ops {
+	/* state shared by the examples of a step (LOCOST: the S4D kernels of
+	 * every layer at the step's longest source), for `parts` threads */
+	void *(*shared_new)(const lc_config *c, int parts, lc_err *err);
+	void (*shared_free)(void *sh);
+	int (*step_begin)(void *sh, const void *W, int64_t Lmax, int threads, lc_err *err);
+	/* after the parts' gradients are summed into G: gradients that go
+	 * through the shared state (the kernels' parameters) */
+	int (*step_end)(void *sh, const void *W, void *G, int threads, lc_err *err);
+
+	/* encoder: states *E [*Le, d_model] of src [L] */
+	void *(*enc_fw)(void *sh, int part, const void *W, const int32_t *src, int64_t L,
+	                lc_arena *a, double p, uint64_t *rng, float **E, int64_t *Le, lc_err *err);
+	int (*enc_bw)(void *sh, int part, const void *W, void *G, void *tape, const float *dE,
+	              lc_err *err);
+	/* decoder, teacher-forced: logits [T, vocab] for inputs in [T] */
+	void *(*dec_fw)(void *sh, const void *W, const float *E, int64_t Le, const int32_t *in,
+	                int64_t T, lc_arena *a, double p, uint64_t *rng, float **logits, lc_err *err);
+	/* dlogits [T, vocab] (may be overwritten); dE [Le, d_model] += */
+	int (*dec_bw)(void *sh, const void *W, void *G, void *tape, float *dlogits, float *dE,
+	              lc_err *err);
+} lc_train_ops;
+
+struct lc_arch {
+	const char *name;                  /* "locost" */
+	const char *const *hf_classes;     /* config.json "architectures" values, NULL-ended */
+	const char *model_type;            /* config.json "model_type" */
+	/* config.json -> c (c->arch is set by the caller) */
+	int (*config)(const json_t *root, const char *path, lc_config *c, lc_err *err);
+	/* A struct of weight pointers for c, every parameter declared into p
+	 * with its slot in it (and its aliases); NULL only when out of memory.
+	 * The same order every time: flat layouts and checkpoints rely on it. */
+	void *(*declare)(const lc_config *c, lc_params *p);
+	void (*weights_free)(void *w);
+	/* lc-encode --info: key\tvalue lines of the configuration */
+	void (*info)(const lc_config *c, FILE *f);
+	const lc_enc_ops *enc;
+	const lc_dec_ops *dec;             /* NULL: encoder only */
+	const lc_train_ops *train;         /* NULL: inference only */
+};
+
+/* The architecture config.json asks for; err names it when lc has none. */
+const lc_arch *arch_find(const json_t *root, const char *path, lc_err *err);
+
+/* Reads path (config.json) into c: the architecture, then its keys. */
+int arch_config(const char *path, lc_config *c, lc_err *err);
+
+/* An architecture's weights struct with its declaration (both freed by
+ * arch_weights_free); with base non-NULL the slots are bound to base
+ * [params_total] (weights or gradients in the flat layout). */
+void *arch_weights_new(const lc_config *c, float *base, lc_params **p, lc_err *err);
+void arch_weights_free(const lc_config *c, void *w, lc_params *p);
+
+#endif

@@ -1,0 +1,51 @@
+#include "arch/encoder.h"
+
+#include <stdlib.h>
+
+struct lc_encoder {
+	const lc_enc_ops *ops;
+	void *impl;
+};
+
+lc_encoder *encoder_new(lc_model *m, int threads, lc_err *err)
+{
+	const lc_arch *a = model_config(m)->arch;
+	lc_encoder *e = calloc(1, sizeof *e);
+
+	if (!e) {
+		lc_fail(err, "out of memory");
+		return NULL;
+	}
+	e->ops = a->enc;
+	if (!(e->impl = e->ops->open(m, threads < 1 ? 1 : threads, err))) {
+		free(e);
+		return NULL;
+	}
+	return e;
+}
+
+void encoder_free(lc_encoder *e)
+{
+	if (!e)
+		return;
+	e->ops->close(e->impl);
+	free(e);
+}
+
+int64_t encoder_out_len(const lc_encoder *e, int64_t L)
+{
+	return e->ops->out_len(e->impl, L);
+}
+
+int encoder_run(lc_encoder *e, const int32_t *ids, int64_t L, float *out,
+                encoder_progress_fn progress, void *ctx, lc_err *err)
+{
+	return e->ops->run(e->impl, ids, L, out, progress, ctx, err);
+}
+
+int encoder_gemm_only(lc_encoder *e, int64_t L, double *seconds, lc_err *err)
+{
+	if (!e->ops->gemm_only)
+		return lc_fail(err, "this encoder has no products-only mode");
+	return e->ops->gemm_only(e->impl, L, seconds, err);
+}

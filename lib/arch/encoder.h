@@ -1,0 +1,37 @@
+/*
+ * encoder: a model's encoder, whatever its architecture: token ids in,
+ * one row of d_model states per output position out (encoder_out_len
+ * rows for L tokens), read by the decoder of the same model.
+ *
+ * Threads split the work inside a document (rows, channels); the result
+ * does not depend on their number.
+ */
+#ifndef LC_ENCODER_H
+#define LC_ENCODER_H
+
+#include <stdint.h>
+
+#include "arch/model.h"
+#include "base/err.h"
+
+typedef struct lc_encoder lc_encoder;
+
+/* Binds the encoder of m (which must outlive it). */
+lc_encoder *encoder_new(lc_model *m, int threads, lc_err *err);
+void encoder_free(lc_encoder *e);
+
+/* Rows of the states of an L-token input. */
+int64_t encoder_out_len(const lc_encoder *e, int64_t L);
+
+/* Called after each layer (done of total); may be NULL. */
+typedef void (*encoder_progress_fn)(void *ctx, int done, int total);
+
+/* Encodes ids[L] (each < vocab_size; checked) into out[encoder_out_len(L), d_model]. */
+int encoder_run(lc_encoder *e, const int32_t *ids, int64_t L, float *out,
+                encoder_progress_fn progress, void *ctx, lc_err *err);
+
+/* Runs only the products of an L-token input, on scratch data, with the
+ * same blocking and threads; *seconds gets the wall time. Benchmarks. */
+int encoder_gemm_only(lc_encoder *e, int64_t L, double *seconds, lc_err *err);
+
+#endif

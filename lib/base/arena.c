@@ -1,0 +1,53 @@
+#include "base/arena.h"
+
+#include <stdlib.h>
+
+void *lc_arena_bytes(lc_arena *a, int64_t n)
+{
+	void *p;
+
+	if (a->oom)
+		return NULL;
+	if (n < 1)
+		n = 1;
+	if (a->n == a->cap) {
+		int nc = a->cap ? 2 * a->cap : 256;
+		void **np = realloc(a->p, (size_t)nc * sizeof *np);
+		if (!np) {
+			a->oom = 1;
+			return NULL;
+		}
+		a->p = np;
+		a->cap = nc;
+	}
+	if ((uint64_t)n > SIZE_MAX || !(p = calloc(1, (size_t)n))) {
+		a->oom = 1;
+		return NULL;
+	}
+	a->p[a->n++] = p;
+	return p;
+}
+
+float *lc_arena_f32(lc_arena *a, int64_t n)
+{
+	if (n > INT64_MAX / (int64_t)sizeof(float)) {
+		a->oom = 1;
+		return NULL;
+	}
+	return lc_arena_bytes(a, n * (int64_t)sizeof(float));
+}
+
+int lc_arena_ok(const lc_arena *a)
+{
+	return !a->oom;
+}
+
+void lc_arena_free(lc_arena *a)
+{
+	for (int i = 0; i < a->n; i++)
+		free(a->p[i]);
+	free(a->p);
+	a->p = NULL;
+	a->n = a->cap = 0;
+	a->oom = 0;
+}

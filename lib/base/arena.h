@@ -1,0 +1,25 @@
+/*
+ * arena: many zeroed float arrays freed at once, for the activations that
+ * training keeps between an example's forward and backward. An allocation
+ * that fails marks the arena, so callers check once after a batch of
+ * allocations (lc_arena_ok).
+ */
+#ifndef LC_ARENA_H
+#define LC_ARENA_H
+
+#include <stdint.h>
+
+typedef struct lc_arena {
+	void **p;
+	int n, cap;
+	int oom;
+} lc_arena;
+
+/* n zeroed floats (at least one), or NULL (and the arena marked) when out of memory. */
+float *lc_arena_f32(lc_arena *a, int64_t n);
+/* n zeroed bytes (at least one). */
+void *lc_arena_bytes(lc_arena *a, int64_t n);
+int lc_arena_ok(const lc_arena *a);
+void lc_arena_free(lc_arena *a);   /* frees everything; the arena can be used again */
+
+#endif

@@ -1,0 +1,65 @@
+#include "base/dtype.h"
+
+#include <string.h>
+
+float lc_bf16_to_f32(uint16_t v)
+{
+	uint32_t u = (uint32_t)v << 16;
+	float f;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+float lc_f16_to_f32(uint16_t h)
+{
+	uint32_t s = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 31, mant = h & 1023, u;
+	float f;
+
+	if (e == 0) {
+		f = (float)mant * (1.0f / 16777216.0f);   /* mant * 2^-24, exact */
+		return s ? -f : f;
+	}
+	if (e == 31)
+		u = s | 0x7f800000u | (mant << 13);
+	else
+		u = s | ((e + 112) << 23) | (mant << 13);
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+uint16_t lc_f32_to_bf16(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return (uint16_t)((u >> 16) | 0x40);   /* quiet NaN */
+	u += 0x7fffu + ((u >> 16) & 1);           /* round to nearest even */
+	return (uint16_t)(u >> 16);
+}
+
+static uint16_t word(const unsigned char *p, uint64_t i)
+{
+	return (uint16_t)(p[2 * i] | p[2 * i + 1] << 8);
+}
+
+void lc_bf16_to_f32_n(const void *p, uint64_t n, float *out)
+{
+	for (uint64_t i = 0; i < n; i++)
+		out[i] = lc_bf16_to_f32(word(p, i));
+}
+
+void lc_f16_to_f32_n(const void *p, uint64_t n, float *out)
+{
+	for (uint64_t i = 0; i < n; i++)
+		out[i] = lc_f16_to_f32(word(p, i));
+}
+
+void lc_f32_to_bf16_n(const float *in, uint64_t n, uint16_t *out)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		float f = in[i];   /* read before the word that may overlap it is written */
+		out[i] = lc_f32_to_bf16(f);
+	}
+}

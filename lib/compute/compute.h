@@ -1,0 +1,88 @@
+/*
+ * compute: the one seam between the operations and the machine's numeric
+ * libraries (DESIGN.md section 5). Every matrix product, batch of
+ * products and FFT of the model layer goes through this interface; the
+ * CPU implementation (compute/cpu.c) is OpenBLAS (cblas) and FFTW3
+ * single precision. A CUDA implementation replaces it function by
+ * function; nothing above ops/ calls a numeric library directly.
+ *
+ * Matrices are row-major float32. Threads: lc parallelises around the
+ * libraries (par_for over rows, channels or documents), so every function
+ * here runs on the calling thread, except cmp_gemm_par, which splits one
+ * product over nth threads itself.
+ */
+#ifndef LC_COMPUTE_H
+#define LC_COMPUTE_H
+
+#include <stdint.h>
+
+#include "base/err.h"
+
+/* Sets the libraries' own threading off (lc's threads call them one per
+ * thread). Idempotent; the model layer calls it before its first product. */
+void cmp_init(void);
+
+enum cmp_trans { CMP_N = 0, CMP_T = 1 };
+
+/* C[M, N] = alpha op(A) op(B) + beta C, op(A) [M, K], op(B) [K, N];
+ * lda, ldb, ldc are the row strides of A, B and C as stored. */
+void cmp_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
+              float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+              float beta, float *C, int64_t ldc);
+
+/* The same product split over nth threads by blocks of the columns of C
+ * (for few rows and many columns: the decoder's projections). Splits
+ * only where each thread gets at least 256 columns; otherwise it is
+ * cmp_gemm. Every element is computed as cmp_gemm would compute it. */
+void cmp_gemm_par(int nth, enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N,
+                  int64_t K, float alpha, const float *A, int64_t lda, const float *B,
+                  int64_t ldb, float beta, float *C, int64_t ldc);
+
+/* batch independent products C_i = alpha op(A_i) op(B_i) + beta C_i with
+ * A_i = A + i * sA, B_i = B + i * sB, C_i = C + i * sC (attention heads). */
+void cmp_gemm_batch(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
+                    float alpha, const float *A, int64_t lda, int64_t sA, const float *B,
+                    int64_t ldb, int64_t sB, float beta, float *C, int64_t ldc, int64_t sC,
+                    int64_t batch);
+
+/* --- FFT convolutions ---------------------------------------------------
+ *
+ * Real signals of length n (a transform size), their spectra (n/2 + 1
+ * complex values) held in a thread's workspace slots, and the inverse of
+ * a product of two spectra:
+ *
+ *     cmp_rfft(p, w, s, x, len)        slot s = RFFT(x[0..len) zero-padded to n)
+ *     y = cmp_irfft_mul(p, w, a, b, c)  y[0..n) = IRFFT(A * B) / n   (c: A * conj(B))
+ *
+ * A * B is the spectrum of the circular convolution of the two signals,
+ * A * conj(B) that of their circular correlation (the backward pass).
+ * Plans are made once per size (cmp_fftcache) and shared by threads; each
+ * thread owns a workspace (cmp_fftws) for sizes up to the one it was made
+ * for. The slots keep their spectra across calls, so a spectrum is
+ * computed once and used in several products.
+ */
+#define CMP_FFT_SLOTS 3
+
+typedef struct cmp_fft cmp_fft;
+typedef struct cmp_fftcache cmp_fftcache;
+typedef struct cmp_fftws cmp_fftws;
+
+/* The smallest transform size >= need of the form 2^a 3^b 5^c 7^d, a >= 1. */
+int64_t cmp_fft_size(int64_t need);
+
+/* Plans by size, made on first use; cmp_fft_get is thread-safe. */
+cmp_fftcache *cmp_fftcache_new(lc_err *err);
+void cmp_fftcache_free(cmp_fftcache *c);
+const cmp_fft *cmp_fft_get(cmp_fftcache *c, int64_t n, lc_err *err);
+int64_t cmp_fft_n(const cmp_fft *p);
+
+/* A thread's buffers for transforms of size up to nmax. */
+cmp_fftws *cmp_fftws_new(int64_t nmax, lc_err *err);
+void cmp_fftws_free(cmp_fftws *w);
+
+void cmp_rfft(const cmp_fft *p, cmp_fftws *w, int slot, const float *x, int64_t len);
+/* The result lives in w's signal buffer until the next call on w. The
+ * 1/n scaling is applied to the product before the inverse transform. */
+const float *cmp_irfft_mul(const cmp_fft *p, cmp_fftws *w, int a, int b, int conj_b);
+
+#endif

@@ -1,0 +1,282 @@
+/*
+ * cpu.c: the compute seam on the CPU: OpenBLAS (cblas) for the products,
+ * FFTW3 single precision for the transforms.
+ */
+/* fftw3.h first: with <complex.h> before it, fftwf_complex would be a C99 complex. */
+#include <fftw3.h>
+
+#include "compute/compute.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "base/parallel.h"
+
+void cmp_init(void)
+{
+	/* lc parallelises around BLAS: every call runs on the calling thread */
+	openblas_set_num_threads(1);
+}
+
+static enum CBLAS_TRANSPOSE tr(enum cmp_trans t)
+{
+	return t == CMP_T ? CblasTrans : CblasNoTrans;
+}
+
+void cmp_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
+              float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+              float beta, float *C, int64_t ldc)
+{
+	if (M <= 0 || N <= 0)
+		return;
+	cblas_sgemm(CblasRowMajor, tr(ta), tr(tb), (int)M, (int)N, (int)K, alpha, A, (int)lda, B,
+	            (int)ldb, beta, C, (int)ldc);
+}
+
+struct par_job {
+	enum cmp_trans ta, tb;
+	int64_t M, N, K, lda, ldb, ldc;
+	float alpha, beta;
+	const float *A, *B;
+	float *C;
+	int parts;
+};
+
+static void par_part(void *ctx, int64_t i, int tid)
+{
+	const struct par_job *j = ctx;
+	int64_t lo = j->N * i / j->parts, hi = j->N * (i + 1) / j->parts;
+	/* columns lo..hi of op(B): rows of B when it is transposed */
+	const float *B = j->B + (j->tb == CMP_T ? lo * j->ldb : lo);
+
+	(void)tid;
+	cmp_gemm(j->ta, j->tb, j->M, hi - lo, j->K, j->alpha, j->A, j->lda, B, j->ldb, j->beta,
+	         j->C + lo, j->ldc);
+}
+
+void cmp_gemm_par(int nth, enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N,
+                  int64_t K, float alpha, const float *A, int64_t lda, const float *B,
+                  int64_t ldb, float beta, float *C, int64_t ldc)
+{
+	struct par_job j = { ta, tb, M, N, K, lda, ldb, ldc, alpha, beta, A, B, C, nth };
+
+	if (nth <= 1 || N < 256 * (int64_t)nth) {
+		cmp_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+		return;
+	}
+	par_for(nth, nth, par_part, &j);
+}
+
+void cmp_gemm_batch(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
+                    float alpha, const float *A, int64_t lda, int64_t sA, const float *B,
+                    int64_t ldb, int64_t sB, float beta, float *C, int64_t ldc, int64_t sC,
+                    int64_t batch)
+{
+	for (int64_t i = 0; i < batch; i++)
+		cmp_gemm(ta, tb, M, N, K, alpha, A + i * sA, lda, B + i * sB, ldb, beta, C + i * sC,
+		         ldc);
+}
+
+/* ---------------------------------------------------------------- FFTs */
+
+struct cmp_fft {
+	int64_t n;
+	fftwf_plan fwd, inv;
+};
+
+struct cmp_fftcache {
+	pthread_mutex_t mu;
+	cmp_fft **p;
+	int n, cap;
+};
+
+struct cmp_fftws {
+	int64_t nmax;
+	float *x;                          /* [nmax] real signal in and out */
+	fftwf_complex *prod;               /* [nmax/2 + 1] the product (c2r destroys it) */
+	fftwf_complex *s[CMP_FFT_SLOTS];   /* [nmax/2 + 1] spectra */
+};
+
+int64_t cmp_fft_size(int64_t need)
+{
+	int64_t m = need < 2 ? 2 : need;
+
+	if (m % 2)
+		m++;
+	for (;; m += 2) {
+		int64_t r = m;
+		while (r % 2 == 0) r /= 2;
+		while (r % 3 == 0) r /= 3;
+		while (r % 5 == 0) r /= 5;
+		while (r % 7 == 0) r /= 7;
+		if (r == 1)
+			return m;
+	}
+}
+
+static void fft_free(cmp_fft *p)
+{
+	if (!p)
+		return;
+	if (p->fwd)
+		fftwf_destroy_plan(p->fwd);
+	if (p->inv)
+		fftwf_destroy_plan(p->inv);
+	free(p);
+}
+
+/* Plans are made on buffers from fftwf_malloc, and executed on others
+ * from it: the same alignment, as FFTW's new-array execute requires. */
+static cmp_fft *fft_new(int64_t n, lc_err *err)
+{
+	cmp_fft *p = calloc(1, sizeof *p);
+	float *x = n <= INT_MAX ? fftwf_malloc((size_t)n * sizeof *x) : NULL;
+	fftwf_complex *xf = x ? fftwf_malloc((size_t)(n / 2 + 1) * sizeof *xf) : NULL;
+
+	if (!p || !x || !xf) {
+		lc_fail(err, "out of memory for FFT plans of size %lld", (long long)n);
+		goto fail;
+	}
+	p->n = n;
+	p->fwd = fftwf_plan_dft_r2c_1d((int)n, x, xf, FFTW_ESTIMATE);
+	p->inv = fftwf_plan_dft_c2r_1d((int)n, xf, x, FFTW_ESTIMATE);
+	if (!p->fwd || !p->inv) {
+		lc_fail(err, "FFTW could not plan size %lld", (long long)n);
+		goto fail;
+	}
+	fftwf_free(x);
+	fftwf_free(xf);
+	return p;
+fail:
+	fftwf_free(x);
+	fftwf_free(xf);
+	fft_free(p);
+	return NULL;
+}
+
+cmp_fftcache *cmp_fftcache_new(lc_err *err)
+{
+	cmp_fftcache *c = calloc(1, sizeof *c);
+
+	if (!c) {
+		lc_fail(err, "out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&c->mu, NULL);
+	return c;
+}
+
+void cmp_fftcache_free(cmp_fftcache *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->n; i++)
+		fft_free(c->p[i]);
+	free(c->p);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}
+
+const cmp_fft *cmp_fft_get(cmp_fftcache *c, int64_t n, lc_err *err)
+{
+	cmp_fft *p = NULL;
+
+	/* the FFTW planner is not thread-safe: one lock around lookup and planning */
+	pthread_mutex_lock(&c->mu);
+	for (int i = 0; i < c->n; i++)
+		if (c->p[i]->n == n) {
+			p = c->p[i];
+			break;
+		}
+	if (!p) {
+		if (c->n == c->cap) {
+			int nc = c->cap ? 2 * c->cap : 8;
+			cmp_fft **np = realloc(c->p, (size_t)nc * sizeof *np);
+			if (!np) {
+				pthread_mutex_unlock(&c->mu);
+				lc_fail(err, "out of memory");
+				return NULL;
+			}
+			c->p = np;
+			c->cap = nc;
+		}
+		if ((p = fft_new(n, err)))
+			c->p[c->n++] = p;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return p;
+}
+
+int64_t cmp_fft_n(const cmp_fft *p)
+{
+	return p->n;
+}
+
+cmp_fftws *cmp_fftws_new(int64_t nmax, lc_err *err)
+{
+	cmp_fftws *w = calloc(1, sizeof *w);
+	size_t nf = (size_t)(nmax / 2 + 1);
+	int ok;
+
+	if (w) {
+		w->nmax = nmax;
+		w->x = fftwf_malloc((size_t)nmax * sizeof *w->x);
+		w->prod = fftwf_malloc(nf * sizeof *w->prod);
+		ok = w->x && w->prod;
+		for (int s = 0; s < CMP_FFT_SLOTS; s++)
+			ok &= (w->s[s] = fftwf_malloc(nf * sizeof *w->s[s])) != NULL;
+		if (ok)
+			return w;
+	}
+	cmp_fftws_free(w);
+	lc_fail(err, "out of memory for FFT buffers of size %lld", (long long)nmax);
+	return NULL;
+}
+
+void cmp_fftws_free(cmp_fftws *w)
+{
+	if (!w)
+		return;
+	fftwf_free(w->x);
+	fftwf_free(w->prod);
+	for (int s = 0; s < CMP_FFT_SLOTS; s++)
+		fftwf_free(w->s[s]);
+	free(w);
+}
+
+void cmp_rfft(const cmp_fft *p, cmp_fftws *w, int slot, const float *x, int64_t len)
+{
+	int64_t n = p->n;
+
+	if (len > n)
+		len = n;
+	memcpy(w->x, x, (size_t)len * sizeof *w->x);
+	memset(w->x + len, 0, (size_t)(n - len) * sizeof *w->x);
+	fftwf_execute_dft_r2c(p->fwd, w->x, w->s[slot]);
+}
+
+const float *cmp_irfft_mul(const cmp_fft *p, cmp_fftws *w, int a, int b, int conj_b)
+{
+	int64_t nf = p->n / 2 + 1;
+	const fftwf_complex *A = w->s[a], *B = w->s[b];
+	float s = 1.0f / (float)p->n;
+
+	if (conj_b)
+		for (int64_t j = 0; j < nf; j++) {
+			float ar = A[j][0], ai = A[j][1], br = B[j][0], bi = B[j][1];
+			w->prod[j][0] = (ar * br + ai * bi) * s;
+			w->prod[j][1] = (ai * br - ar * bi) * s;
+		}
+	else
+		for (int64_t j = 0; j < nf; j++) {
+			float ar = A[j][0], ai = A[j][1], br = B[j][0], bi = B[j][1];
+			w->prod[j][0] = (ar * br - ai * bi) * s;
+			w->prod[j][1] = (ar * bi + ai * br) * s;
+		}
+	fftwf_execute_dft_c2r(p->inv, w->prod, w->x);
+	return w->x;
+}

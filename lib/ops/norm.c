@@ -1,0 +1,38 @@
+#include "ops/norm.h"
+
+#include <math.h>
+
+void rmsnorm_fw(const float *x, int64_t R, int d, const float *w, float eps, float *y,
+                float *rstd)
+{
+	for (int64_t r = 0; r < R; r++) {
+		const float *xr = x + r * d;
+		float *o = y + r * d;
+		double ss = 0;
+		float s;
+		for (int i = 0; i < d; i++)
+			ss += (double)xr[i] * xr[i];
+		s = (float)(1.0 / sqrt(ss / d + (double)eps));
+		if (rstd)
+			rstd[r] = s;
+		for (int i = 0; i < d; i++)
+			o[i] = w[i] * (xr[i] * s);
+	}
+}
+
+void rmsnorm_bw(const float *dy, const float *x, const float *rstd, const float *w, int64_t R,
+                int d, float *dx, float *dw)
+{
+	for (int64_t r = 0; r < R; r++) {
+		const float *xr = x + r * d, *g = dy + r * d;
+		double s = rstd[r], dot = 0;
+		for (int i = 0; i < d; i++) {
+			dot += (double)g[i] * w[i] * xr[i];
+			if (dw)
+				dw[i] += (float)(g[i] * xr[i] * s);
+		}
+		if (dx)
+			for (int i = 0; i < d; i++)
+				dx[r * d + i] += (float)(s * g[i] * w[i] - xr[i] * s * s * s * dot / d);
+	}
+}

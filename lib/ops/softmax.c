@@ -1,0 +1,38 @@
+#include "ops/softmax.h"
+
+#include <math.h>
+
+void softmax_fw(float *S, int64_t rows, int64_t n, int64_t ld)
+{
+	for (int64_t r = 0; r < rows; r++) {
+		float *s = S + r * ld, mx = -INFINITY;
+		double sum = 0;
+		for (int64_t j = 0; j < n; j++)
+			if (s[j] > mx)
+				mx = s[j];
+		if (mx == -INFINITY) {
+			for (int64_t j = 0; j < n; j++)
+				s[j] = 0;
+			continue;
+		}
+		for (int64_t j = 0; j < n; j++) {
+			s[j] = expf(s[j] - mx);
+			sum += s[j];
+		}
+		for (int64_t j = 0; j < n; j++)
+			s[j] = (float)(s[j] / sum);
+	}
+}
+
+void softmax_bw(const float *P, float *dP, int64_t rows, int64_t n, int64_t ld)
+{
+	for (int64_t r = 0; r < rows; r++) {
+		const float *p = P + r * ld;
+		float *g = dP + r * ld;
+		double s = 0;
+		for (int64_t j = 0; j < n; j++)
+			s += (double)g[j] * p[j];
+		for (int64_t j = 0; j < n; j++)
+			g[j] = p[j] * (g[j] - (float)s);
+	}
+}

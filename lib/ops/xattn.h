@@ -1,0 +1,46 @@
+/*
+ * xattn: the core of cross-attention over encoder states without a
+ * key/value cache: single-head attention whose keys and values are the
+ * encoder states themselves,
+ *
+ *     ctx[r] = sum_j softmax_j(qp[r] . E[j]) E[j],   qp [R, d], E [L, d].
+ *
+ * A decoder reaches it by projecting each head's query into model space,
+ * qp = W_k,h^T q_h (so qp . E[j] = q_h . (W_k,h E[j])), and the context
+ * back, v_h = W_v,h ctx (a key bias only shifts a row's scores; a value
+ * bias adds itself: both stay outside). Memory does not grow with L: the
+ * states are read in chunks of XATTN_CHUNK rows with a running (online)
+ * softmax, split over threads by rows of E, and the partial results are
+ * merged exactly. The price is R x L x d multiply-adds twice, against
+ * d_kv-sized dot products with a cache (see lc-decode(1)).
+ *
+ * The backward recomputes the probabilities chunk by chunk from the
+ * forward's log-sum-exp (as flash attention does), so training memory
+ * does not grow with L x R either.
+ */
+#ifndef LC_XATTN_H
+#define LC_XATTN_H
+
+#include <stdint.h>
+
+#include "base/err.h"
+
+#define XATTN_CHUNK 512
+
+typedef struct xattn_work xattn_work;
+
+/* Scratch for up to R query rows of width d, split over nth threads. */
+xattn_work *xattn_work_new(int64_t R, int d, int nth, lc_err *err);
+void xattn_work_free(xattn_work *w);
+
+/* ctx [R, d]; lse [R] (may be NULL) receives log sum_j exp(qp[r] . E[j]).
+ * L may be 0: the context is then zero (and lse -inf). */
+void xattn_fw(xattn_work *w, const float *qp, int64_t R, const float *E, int64_t L, int d,
+              float *ctx, float *lse);
+
+/* Given dctx [R, d]: writes dqp [R, d], adds to dE [L, d]. ctx and lse are
+ * the forward's. One thread. */
+int xattn_bw(const float *qp, int64_t R, const float *E, int64_t L, int d, const float *ctx,
+             const float *lse, const float *dctx, float *dqp, float *dE, lc_err *err);
+
+#endif

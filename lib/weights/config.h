@@ -1,0 +1,32 @@
+/*
+ * config: reading config.json (Hugging Face's model configuration) with
+ * the checks every key needs: the type, a range, a default or "required".
+ * Messages name the file and the key. Nothing here knows an architecture;
+ * each architecture's config parser (arch/) is a list of these calls.
+ */
+#ifndef LC_CONFIG_H
+#define LC_CONFIG_H
+
+#include <limits.h>
+
+#include <jansson.h>
+
+#include "base/err.h"
+
+#define CFG_REQUIRED INT_MIN   /* as cfg_int's default: the key must be present */
+
+/* The JSON object in path (duplicate keys refused); NULL and err otherwise. */
+json_t *cfg_load(const char *path, lc_err *err);
+
+/* Each: 0, or -1 and err. A missing key or JSON null takes the default. */
+int cfg_int(const json_t *root, const char *key, int def, int lo, int hi, int *out,
+            const char *path, lc_err *err);
+int cfg_bool(const json_t *root, const char *key, int def, int *out, const char *path,
+             lc_err *err);
+int cfg_num(const json_t *root, const char *key, double def, double lo, double hi, double *out,
+            const char *path, lc_err *err);
+/* *out points into root (valid while root lives), or is def. */
+int cfg_str(const json_t *root, const char *key, const char *def, const char **out,
+            const char *path, lc_err *err);
+
+#endif

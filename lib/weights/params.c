@@ -1,0 +1,385 @@
+#include "weights/params.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/dtype.h"
+#include "base/rng.h"
+
+typedef struct alias {
+	char name[PARAM_NAME];
+	uint32_t target;
+} alias;
+
+struct lc_params {
+	lc_param *p;
+	uint32_t n, cap;
+	alias *a;
+	uint32_t na, acap;
+	uint64_t total;
+	float **owned;          /* converted copies, one per parameter (NULL where mapped) */
+	char err[256];          /* the first declaration error */
+};
+
+double param_init_matrix(uint64_t j, uint32_t rank, const uint64_t *dims, double g, uint64_t *rng)
+{
+	(void)j; (void)rng;
+	return 0.9 * g / sqrt((double)(rank > 1 ? dims[1] : dims[0]));
+}
+
+double param_init_normal(uint64_t j, uint32_t rank, const uint64_t *dims, double g, uint64_t *rng)
+{
+	(void)j; (void)rank; (void)dims; (void)rng;
+	return g;
+}
+
+double param_init_norm(uint64_t j, uint32_t rank, const uint64_t *dims, double g, uint64_t *rng)
+{
+	(void)j; (void)rank; (void)dims; (void)rng;
+	return 1 + 0.1 * g;
+}
+
+double param_init_bias(uint64_t j, uint32_t rank, const uint64_t *dims, double g, uint64_t *rng)
+{
+	(void)j; (void)rank; (void)dims; (void)rng;
+	return 0.1 * g;
+}
+
+lc_params *params_new(void)
+{
+	return calloc(1, sizeof(lc_params));
+}
+
+void params_free(lc_params *p)
+{
+	if (!p)
+		return;
+	if (p->owned)
+		for (uint32_t i = 0; i < p->n; i++)
+			free(p->owned[i]);
+	free(p->owned);
+	free(p->p);
+	free(p->a);
+	free(p);
+}
+
+__attribute__((format(printf, 2, 3)))
+static void decl_error(lc_params *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->err[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(p->err, sizeof p->err, fmt, ap);
+	va_end(ap);
+}
+
+static int64_t find_decl(const lc_params *p, const char *name)
+{
+	for (uint32_t i = 0; i < p->n; i++)
+		if (strcmp(p->p[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+void params_add(lc_params *p, float **slot, param_init_fn init, unsigned flags,
+                const uint64_t dims[PARAM_RANK], const char *fmt, ...)
+{
+	lc_param *e;
+	va_list ap;
+	uint64_t n = 1;
+	int len;
+
+	if (p->err[0])
+		return;
+	if (p->n == p->cap) {
+		uint32_t nc = p->cap ? 2 * p->cap : 64;
+		lc_param *np = realloc(p->p, nc * sizeof *np);
+		if (!np) {
+			decl_error(p, "out of memory declaring parameters");
+			return;
+		}
+		p->p = np;
+		p->cap = nc;
+	}
+	e = &p->p[p->n];
+	memset(e, 0, sizeof *e);
+	va_start(ap, fmt);
+	len = vsnprintf(e->name, sizeof e->name, fmt, ap);
+	va_end(ap);
+	if (len < 0 || (size_t)len >= sizeof e->name) {
+		decl_error(p, "parameter name too long: %s...", e->name);
+		return;
+	}
+	if (find_decl(p, e->name) >= 0) {
+		decl_error(p, "parameter \"%s\" declared twice", e->name);
+		return;
+	}
+	while (e->rank < PARAM_RANK && dims[e->rank]) {
+		e->dims[e->rank] = dims[e->rank];
+		if (dims[e->rank] > (UINT64_MAX >> 4) / n) {
+			decl_error(p, "parameter \"%s\": shape too large", e->name);
+			return;
+		}
+		n *= dims[e->rank++];
+	}
+	if (e->rank == 0) {
+		decl_error(p, "parameter \"%s\" has no shape", e->name);
+		return;
+	}
+	e->numel = n;
+	e->off = p->total;
+	e->flags = flags;
+	e->init = init;
+	e->slot = slot;
+	p->total += n;
+	p->n++;
+}
+
+void params_alias(lc_params *p, const char *name, const char *target)
+{
+	int64_t t = find_decl(p, target);
+
+	if (p->err[0])
+		return;
+	if (t < 0) {
+		decl_error(p, "alias \"%s\" of undeclared parameter \"%s\"", name, target);
+		return;
+	}
+	if (p->na == p->acap) {
+		uint32_t nc = p->acap ? 2 * p->acap : 8;
+		alias *na = realloc(p->a, nc * sizeof *na);
+		if (!na) {
+			decl_error(p, "out of memory declaring parameters");
+			return;
+		}
+		p->a = na;
+		p->acap = nc;
+	}
+	snprintf(p->a[p->na].name, sizeof p->a[p->na].name, "%s", name);
+	p->a[p->na++].target = (uint32_t)t;
+}
+
+int params_status(const lc_params *p, lc_err *err)
+{
+	if (!p)
+		return lc_fail(err, "out of memory declaring parameters");
+	return p->err[0] ? lc_fail(err, "%s", p->err) : 0;
+}
+
+uint32_t params_count(const lc_params *p) { return p->n; }
+const lc_param *params_at(const lc_params *p, uint32_t i) { return i < p->n ? &p->p[i] : NULL; }
+uint64_t params_total(const lc_params *p) { return p->total; }
+
+static int64_t find_alias(const lc_params *p, const char *name)
+{
+	for (uint32_t i = 0; i < p->na; i++)
+		if (strcmp(p->a[i].name, name) == 0)
+			return p->a[i].target;
+	return -1;
+}
+
+const lc_param *params_find(const lc_params *p, const char *name)
+{
+	int64_t i = find_decl(p, name);
+
+	if (i < 0)
+		i = find_alias(p, name);
+	return i >= 0 ? &p->p[i] : NULL;
+}
+
+/* ---------------------------------------------------------------- binding */
+
+static void shape_str(char *buf, size_t n, uint32_t rank, const uint64_t *dims)
+{
+	size_t o = 0;
+
+	o += (size_t)snprintf(buf + o, n - o, "[");
+	for (uint32_t i = 0; i < rank && o < n; i++)
+		o += (size_t)snprintf(buf + o, n - o, "%s%llu", i ? ", " : "", (unsigned long long)dims[i]);
+	if (o < n)
+		snprintf(buf + o, n - o, "]");
+}
+
+static int same_shape(const st_tensor *t, const lc_param *e)
+{
+	if (t->rank != e->rank)
+		return 0;
+	for (uint32_t i = 0; i < e->rank; i++)
+		if (t->dims[i] != e->dims[i])
+			return 0;
+	return 1;
+}
+
+static int float_dtype(enum st_dtype t)
+{
+	return t == ST_F32 || t == ST_F16 || t == ST_BF16 || t == ST_F64;
+}
+
+static int shape_error(const st_tensor *t, const lc_param *e, const char *label, lc_err *err)
+{
+	char a[96], b[96];
+
+	shape_str(a, sizeof a, t->rank, t->dims);
+	shape_str(b, sizeof b, e->rank, e->dims);
+	return lc_fail(err, "%s: tensor \"%s\" has shape %s, the configuration needs %s", label,
+	               t->name, a, b);
+}
+
+/* float32 data of t: its own bytes when they are aligned F32, else a copy
+ * (*owned, which the caller keeps). */
+static float *as_f32(const st_tensor *t, float **owned)
+{
+	const unsigned char *p = t->data;
+	float *o;
+
+	*owned = NULL;
+	if (t->dtype == ST_F32 && ((uintptr_t)p % sizeof(float)) == 0)
+		return (float *)(uintptr_t)p;   /* read-only pages: weights are never written */
+	if (!(o = malloc((t->numel ? t->numel : 1) * sizeof *o)))
+		return NULL;
+	switch (t->dtype) {
+	case ST_F32:
+		memcpy(o, p, t->numel * sizeof *o);
+		break;
+	case ST_F64:
+		for (uint64_t i = 0; i < t->numel; i++) {
+			double v;
+			memcpy(&v, p + 8 * i, 8);
+			o[i] = (float)v;
+		}
+		break;
+	case ST_BF16:
+		lc_bf16_to_f32_n(p, t->numel, o);
+		break;
+	case ST_F16:
+		lc_f16_to_f32_n(p, t->numel, o);
+		break;
+	default:
+		memset(o, 0, t->numel * sizeof *o);
+		break;
+	}
+	*owned = o;
+	return o;
+}
+
+int params_bind_tensors(lc_params *p, const st_tensor *(*at)(const void *file, uint32_t i),
+                        const void *file, uint32_t n, const char *label, lc_err *err)
+{
+	const st_tensor **src = calloc(p->n ? p->n : 1, sizeof *src);      /* under its name */
+	const st_tensor **asrc = calloc(p->n ? p->n : 1, sizeof *asrc);    /* under an alias */
+	int rc = -1;
+
+	if (params_status(p, err) < 0)
+		goto out;
+	if (!src || !asrc || (!p->owned && !(p->owned = calloc(p->n ? p->n : 1, sizeof *p->owned)))) {
+		lc_fail(err, "%s: out of memory", label);
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const st_tensor *t = at(file, i);
+		int64_t k = find_decl(p, t->name);
+		if (k < 0 && (k = find_alias(p, t->name)) >= 0) {
+			if (!same_shape(t, &p->p[k]))
+				goto shape;
+			if (!asrc[k])
+				asrc[k] = t;
+			continue;
+		}
+		if (k < 0) {
+			lc_fail(err, "%s: unexpected tensor \"%s\" (not a parameter of this configuration)",
+			        label, t->name);
+			goto out;
+		}
+		if (src[k]) {
+			lc_fail(err, "%s: tensor \"%s\" appears twice", label, t->name);
+			goto out;
+		}
+		if (!same_shape(t, &p->p[k]))
+			goto shape;
+		src[k] = t;
+		continue;
+shape:
+		shape_error(t, &p->p[k], label, err);
+		goto out;
+	}
+	for (uint32_t k = 0; k < p->n; k++) {
+		const st_tensor *t = src[k] ? src[k] : asrc[k];
+		if (!t) {
+			lc_fail(err, "%s: tensor \"%s\" is missing", label, p->p[k].name);
+			goto out;
+		}
+		if (!float_dtype(t->dtype)) {
+			lc_fail(err, "%s: tensor \"%s\" has dtype %s (need F32, F16, BF16 or F64)", label,
+			        t->name, st_dtype_name(t->dtype));
+			goto out;
+		}
+	}
+	for (uint32_t k = 0; k < p->n; k++) {
+		float *d;
+		free(p->owned[k]);
+		if (!(d = as_f32(src[k] ? src[k] : asrc[k], &p->owned[k]))) {
+			lc_fail(err, "%s: out of memory converting \"%s\"", label, p->p[k].name);
+			goto out;
+		}
+		*p->p[k].slot = d;
+		p->p[k].src = src[k] ? src[k] : asrc[k];
+	}
+	rc = 0;
+out:
+	free(src);
+	free(asrc);
+	return rc;
+}
+
+void params_bind_flat(lc_params *p, float *base)
+{
+	for (uint32_t k = 0; k < p->n; k++)
+		*p->p[k].slot = base + p->p[k].off;
+}
+
+void params_copy_to_flat(const lc_params *p, float *base)
+{
+	for (uint32_t k = 0; k < p->n; k++)
+		memcpy(base + p->p[k].off, *p->p[k].slot, p->p[k].numel * sizeof *base);
+}
+
+void params_init(const lc_params *p, float *base, uint64_t seed)
+{
+	uint64_t s = seed * 0x2545f4914f6cdd1dull + 1;
+
+	for (uint32_t k = 0; k < p->n; k++) {
+		const lc_param *e = &p->p[k];
+		float *v = base + e->off;
+		for (uint64_t j = 0; j < e->numel; j++) {
+			double g = lc_rng_normal(&s);
+			v[j] = (float)(e->init ? e->init(j, e->rank, e->dims, g, &s) : g);
+		}
+	}
+}
+
+int params_write(const lc_params *p, const float *base, const char *path, lc_err *err)
+{
+	st_tensor *t = calloc(p->n ? p->n : 1, sizeof *t);
+	int rc;
+
+	if (!t)
+		return lc_fail(err, "out of memory");
+	for (uint32_t k = 0; k < p->n; k++) {
+		const lc_param *e = &p->p[k];
+		t[k].name = (char *)e->name;
+		t[k].dtype = ST_F32;
+		t[k].rank = e->rank;
+		memcpy(t[k].dims, e->dims, e->rank * sizeof *e->dims);
+		t[k].numel = e->numel;
+		t[k].nbytes = 4 * e->numel;
+		t[k].data = (const unsigned char *)(base ? base + e->off : *e->slot);
+	}
+	rc = st_write(path, t, p->n, err);
+	free(t);
+	return rc;
+}
