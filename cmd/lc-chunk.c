@@ -1,7 +1,5 @@
 /* lc-chunk: cut long documents into pieces, and join pieces back. */
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include <getopt.h>
-#include <pcre2.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,68 +88,32 @@ static int join_one(lc_doc *d, void *ctx, lc_err *err)
 	return got < 0 ? -1 : 0;
 }
 
-/* Byte offsets where the pattern matches, ascending. */
-static uint64_t *pattern_cuts(pcre2_code *re, const char *text, size_t len, size_t *n)
-{
-	pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
-	uint64_t *cut = NULL;
-	size_t cap = 0, off = 0;
-
-	*n = 0;
-	while (off <= len) {
-		int rc = pcre2_match(re, (PCRE2_SPTR)text, len, off, 0, md, NULL);
-		PCRE2_SIZE *ov;
-		if (rc == PCRE2_ERROR_NOMATCH)
-			break;
-		if (rc < 0)
-			cli_die(LC_EXIT_DATA, "pattern match failed (PCRE2 error %d)", rc);
-		ov = pcre2_get_ovector_pointer(md);
-		if (*n == cap && !(cut = realloc(cut, (cap = cap ? 2 * cap : 64) * sizeof *cut)))
-			cli_die(LC_EXIT_DATA, "out of memory");
-		cut[(*n)++] = ov[0];
-		off = ov[1] > ov[0] ? ov[1] : ov[0] + 1;
-	}
-	pcre2_match_data_free(md);
-	return cut;
-}
-
-static void run_text(const struct opts *o, const char *path, pcre2_code *re, sentence_splitter *ss)
+static void run_text(const struct opts *o, const char *path, const chunk_pattern *re,
+                     sentence_splitter *ss)
 {
 	lc_err err;
 	textin *t = textin_open(path, o->split, &err);
 	const char *name, *text;
 	size_t len;
 	chunk_plan pl = {0};
-	sentence_span *sp = NULL;
-	size_t nsp = 0, spcap = 0;
 	int rc;
 
 	if (!t)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	while ((rc = textin_next(t, &name, &text, &len, &err)) > 0) {
 		lc_doc d;
-		uint64_t n = len, *cuts;
+		uint64_t n = len;
 		lc_tensor *x;
-		size_t ncut;
 
 		if (doc_init(&d, name, &err) < 0 || (textin_meta(t) && meta_copy(&d.meta, textin_meta(t), &err) < 0) ||
 		    !(x = doc_add_tensor(&d, "text", LC_U8, 1, &n, &err)))
 			cli_die(LC_EXIT_DATA, "%s", err.msg);
 		memcpy(x->data, text, len);
-		if (re) {
-			cuts = pattern_cuts(re, text, len, &ncut);
-			rc = chunk_plan_cuts(&pl, len, cuts, ncut, &err);
-		} else {
-			if (sentence_split(ss, text, len, &sp, &nsp, &spcap, &err) < 0)
-				cli_die(LC_EXIT_DATA, "%s: %s", name, err.msg);
-			if (!(cuts = malloc((nsp + 1) * sizeof *cuts)))
-				cli_die(LC_EXIT_DATA, "out of memory");
-			for (size_t i = 0; i < nsp; i++)
-				cuts[i] = sp[i].start;
-			rc = chunk_plan_units(&pl, len, cuts, nsp, (uint64_t)o->sentences,
-			                      (uint64_t)o->overlap, &err);
-		}
-		free(cuts);
+		if (re)
+			rc = chunk_plan_pattern(&pl, re, text, len, &err);
+		else
+			rc = chunk_plan_sentences(&pl, ss, text, len, (uint64_t)o->sentences,
+			                          (uint64_t)o->overlap, &err);
 		if (rc < 0)
 			cli_die(LC_EXIT_DATA, "%s: %s", name, err.msg);
 		put_pieces(&d, "text", &pl);
@@ -159,7 +121,6 @@ static void run_text(const struct opts *o, const char *path, pcre2_code *re, sen
 	}
 	if (rc < 0)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	free(sp);
 	chunk_plan_free(&pl);
 	textin_close(t);
 }
@@ -175,7 +136,7 @@ int main(int argc, char **argv)
 	};
 	struct opts o = {0};
 	int force = 0, c, modes;
-	pcre2_code *re = NULL;
+	chunk_pattern *re = NULL;
 	sentence_splitter *ss = NULL;
 	chunk_joiner j;
 	lc_err err;
@@ -206,17 +167,8 @@ int main(int argc, char **argv)
 		cli_usage_error("-o goes with -n or --sentences");
 	if ((o.size && o.overlap >= o.size) || (o.sentences && o.overlap >= o.sentences))
 		cli_usage_error("the overlap must be smaller than the piece size");
-	if (o.pattern) {
-		int ec;
-		PCRE2_SIZE eo;
-		re = pcre2_compile((PCRE2_SPTR)o.pattern, PCRE2_ZERO_TERMINATED,
-		                   PCRE2_MULTILINE | PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &ec, &eo, NULL);
-		if (!re) {
-			PCRE2_UCHAR msg[256];
-			pcre2_get_error_message(ec, msg, sizeof msg);
-			cli_usage_error("-p: at offset %zu: %s", (size_t)eo, (char *)msg);
-		}
-	}
+	if (o.pattern && !(re = chunk_pattern_new(o.pattern, &err)))
+		cli_usage_error("-p: %s", err.msg);
 	if (o.sentences && !(ss = sentence_new(&err)))
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	cli_binary_stdout(force);
@@ -239,7 +191,7 @@ int main(int argc, char **argv)
 	chunk_joiner_free(&j);
 	if (stream_writer_close(w, &err) < 0)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	pcre2_code_free(re);
+	chunk_pattern_free(re);
 	sentence_free(ss);
 	return cli_finish(0);
 }

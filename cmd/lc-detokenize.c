@@ -39,52 +39,40 @@ typedef struct run {
 	size_t len, cap;
 } run;
 
-static void put_doc(run *r, const char *name, const int32_t *ids, size_t n)
+static int put_doc(run *r, const char *name, const int32_t *ids, size_t n, lc_err *err)
 {
-	lc_err err;
-
-	if (spm_decode(r->m, ids, n, &r->text, &r->len, &r->cap, &err) < 0)
-		cli_die(LC_EXIT_DATA, "%s: %s", name, err.msg);
+	if (spm_decode(r->m, ids, n, &r->text, &r->len, &r->cap, err) < 0)
+		return -1;
 	if (r->out_stream) {
 		lc_doc d = {0};
-		if (convert_text_doc(&d, name, r->text, r->len, &err) < 0 ||
-		    stream_write_doc(r->w, &d, &err) < 0)
-			cli_die(LC_EXIT_DATA, "%s: %s", name, err.msg);
+		int rc = convert_text_doc(&d, name, r->text, r->len, err) < 0 ||
+		         stream_write_doc(r->w, &d, err) < 0 ? -1 : 0;
 		doc_free(&d);
-	} else if (fwrite(r->text, 1, r->len, stdout) != r->len || putchar('\n') == EOF) {
-		cli_die(LC_EXIT_DATA, "write error");
+		return rc;
 	}
+	if (fwrite(r->text, 1, r->len, stdout) != r->len || putchar('\n') == EOF)
+		return lc_fail(err, "write error");
+	return 0;
 }
 
-static void from_stream(run *r, FILE *f, const char *path)
+static int stream_doc(lc_doc *d, void *ctx, lc_err *err)
 {
-	lc_err err;
-	lc_reader *rd = stream_reader_new(f, path, &err);
-	lc_doc d = {0};
-	int rc;
+	run *r = ctx;
+	lc_tensor *t = doc_find(d, "tokens");
+	const char *fp;
 
-	if (!rd)
-		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	while ((rc = stream_read_doc(rd, &d, &err)) > 0) {
-		lc_tensor *t = doc_find(&d, "tokens");
-		const char *fp;
-		if (!t)
-			cli_die(LC_EXIT_DATA, "%s: no \"tokens\" tensor", d.name);
-		if (t->dtype != LC_I32 || t->rank != 1)
-			cli_die(LC_EXIT_DATA, "%s: \"tokens\" is %s of rank %u, not a vector of i32",
-			        d.name, lc_dtype_name(t->dtype), (unsigned)t->rank);
-		fp = meta_get(&t->meta, "tokenizer");
-		if (fp && strcmp(fp, spm_fingerprint(r->m)) != 0 && !r->quiet && !r->warned) {
-			cli_warn("%s: tokens were made by tokenizer %s, decoding with %s",
-			         d.name, fp, spm_fingerprint(r->m));
-			r->warned = 1;
-		}
-		put_doc(r, d.name, t->data, (size_t)t->dims[0]);
+	if (!t)
+		return lc_fail(err, "no \"tokens\" tensor");
+	if (t->dtype != LC_I32 || t->rank != 1)
+		return lc_fail(err, "\"tokens\" is %s of rank %u, not a vector of i32",
+		               lc_dtype_name(t->dtype), (unsigned)t->rank);
+	fp = meta_get(&t->meta, "tokenizer");
+	if (fp && strcmp(fp, spm_fingerprint(r->m)) != 0 && !r->quiet && !r->warned) {
+		cli_warn("%s: tokens were made by tokenizer %s, decoding with %s", d->name, fp,
+		         spm_fingerprint(r->m));
+		r->warned = 1;
 	}
-	if (rc < 0)
-		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	doc_free(&d);
-	stream_reader_free(rd);
+	return put_doc(r, d->name, t->data, (size_t)t->dims[0], err);
 }
 
 static void from_ids(run *r, FILE *f, const char *path)
@@ -106,7 +94,8 @@ static void from_ids(run *r, FILE *f, const char *path)
 		if (convert_ids_doc(&d, name, line, n, &err) < 0)
 			cli_die(LC_EXIT_DATA, "%s", err.msg);
 		t = doc_find(&d, "tokens");
-		put_doc(r, name, t ? t->data : NULL, t ? (size_t)t->dims[0] : 0);
+		if (put_doc(r, name, t ? t->data : NULL, t ? (size_t)t->dims[0] : 0, &err) < 0)
+			cli_die(LC_EXIT_DATA, "%s: %s", name, err.msg);
 		doc_free(&d);
 	}
 	if (ferror(f))
@@ -175,9 +164,10 @@ int main(int argc, char **argv)
 			if (ch != EOF && ungetc(ch, f) == EOF)
 				cli_die(LC_EXIT_DATA, "%s: cannot read", cli_label(path));
 		}
-		if (kind == IN_STREAM)
-			from_stream(&r, f, path);
-		else
+		if (kind == IN_STREAM) {
+			if (stream_each_file(f, cli_label(path), stream_doc, &r, &err) < 0)
+				cli_die(LC_EXIT_DATA, "%s", err.msg);
+		} else
 			from_ids(&r, f, path);
 		if (f != stdin)
 			fclose(f);

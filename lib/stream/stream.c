@@ -774,22 +774,15 @@ fail:
 	return -1;
 }
 
-static int each_file(const char *path, int (*fn)(lc_doc *d, void *ctx, lc_err *err),
+int stream_each_file(FILE *f, const char *label, int (*fn)(lc_doc *d, void *ctx, lc_err *err),
                      void *ctx, lc_err *err)
 {
-	int is_stdin = !path || strcmp(path, "-") == 0, rc;
-	const char *label = is_stdin ? "stdin" : path;
-	FILE *f = is_stdin ? stdin : fopen(path, "rb");
 	lc_reader *r;
 	lc_doc d = {0};
+	int rc;
 
-	if (!f)
-		return lc_fail(err, "%s: %s", path, strerror(errno));
-	if (!(r = stream_reader_new(f, label, err))) {
-		if (!is_stdin)
-			fclose(f);
+	if (!(r = stream_reader_new(f, label, err)))
 		return -1;
-	}
 	while ((rc = stream_read_doc(r, &d, err)) > 0)
 		if (fn(&d, ctx, err) < 0) {
 			lc_prefix(err, "%s: document \"%s\"", label, d.name ? d.name : "");
@@ -798,9 +791,21 @@ static int each_file(const char *path, int (*fn)(lc_doc *d, void *ctx, lc_err *e
 		}
 	doc_free(&d);
 	stream_reader_free(r);
+	return rc < 0 ? -1 : 0;
+}
+
+static int each_file(const char *path, int (*fn)(lc_doc *d, void *ctx, lc_err *err),
+                     void *ctx, lc_err *err)
+{
+	int is_stdin = !path || strcmp(path, "-") == 0, rc;
+	FILE *f = is_stdin ? stdin : fopen(path, "rb");
+
+	if (!f)
+		return lc_fail(err, "%s: %s", path, strerror(errno));
+	rc = stream_each_file(f, is_stdin ? "stdin" : path, fn, ctx, err);
 	if (!is_stdin)
 		fclose(f);
-	return rc < 0 ? -1 : 0;
+	return rc;
 }
 
 int stream_each(int n, char *const *paths, int (*fn)(lc_doc *d, void *ctx, lc_err *err),

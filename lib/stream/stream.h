@@ -134,6 +134,9 @@ void stream_reader_free(lc_reader *r);
  * messages need not name either. */
 int stream_each(int n, char *const *paths, int (*fn)(lc_doc *d, void *ctx, lc_err *err),
                 void *ctx, lc_err *err);
+/* The same loop over an open file (label names it in messages); f is not closed. */
+int stream_each_file(FILE *f, const char *label, int (*fn)(lc_doc *d, void *ctx, lc_err *err),
+                     void *ctx, lc_err *err);
 
 /* True if buf (at least 8 bytes) starts like an lc stream. */
 int stream_sniff(const void *buf, size_t len);

@@ -1,4 +1,7 @@
+#define PCRE2_CODE_UNIT_WIDTH 8
 #include "text/chunk.h"
+
+#include <pcre2.h>
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -282,4 +285,98 @@ int chunk_join_finish(chunk_joiner *j, lc_err *err)
 		return lc_fail(err, "\"%s\" ends after piece %" PRIu64 " of %" PRIu64,
 		               meta_get(&j->pend[0].meta, "parent"), j->next - 1, j->pieces);
 	return 0;
+}
+
+struct chunk_pattern {
+	pcre2_code *re;
+};
+
+chunk_pattern *chunk_pattern_new(const char *pattern, lc_err *err)
+{
+	chunk_pattern *p = calloc(1, sizeof *p);
+	int ec;
+	PCRE2_SIZE eo;
+
+	if (!p) {
+		lc_fail(err, "out of memory");
+		return NULL;
+	}
+	p->re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
+	                      PCRE2_MULTILINE | PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &ec, &eo, NULL);
+	if (!p->re) {
+		PCRE2_UCHAR msg[256];
+		pcre2_get_error_message(ec, msg, sizeof msg);
+		lc_fail(err, "at offset %zu: %s", (size_t)eo, (char *)msg);
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void chunk_pattern_free(chunk_pattern *p)
+{
+	if (!p)
+		return;
+	pcre2_code_free(p->re);
+	free(p);
+}
+
+int chunk_plan_pattern(chunk_plan *pl, const chunk_pattern *p, const char *text, size_t len,
+                       lc_err *err)
+{
+	pcre2_match_data *md = pcre2_match_data_create_from_pattern(p->re, NULL);
+	uint64_t *cut = NULL;
+	size_t n = 0, cap = 0, off = 0;
+	int rc = -1;
+
+	if (!md)
+		return lc_fail(err, "out of memory");
+	while (off <= len) {
+		int m = pcre2_match(p->re, (PCRE2_SPTR)text, len, off, 0, md, NULL);
+		PCRE2_SIZE *ov;
+		if (m == PCRE2_ERROR_NOMATCH)
+			break;
+		if (m < 0) {
+			lc_fail(err, "pattern match failed (PCRE2 error %d)", m);
+			goto out;
+		}
+		ov = pcre2_get_ovector_pointer(md);
+		if (n == cap) {
+			uint64_t *nc = realloc(cut, (cap = cap ? 2 * cap : 64) * sizeof *cut);
+			if (!nc) {
+				lc_fail(err, "out of memory");
+				goto out;
+			}
+			cut = nc;
+		}
+		cut[n++] = ov[0];
+		off = ov[1] > ov[0] ? ov[1] : ov[0] + 1;
+	}
+	rc = chunk_plan_cuts(pl, len, cut, n, err);
+out:
+	free(cut);
+	pcre2_match_data_free(md);
+	return rc;
+}
+
+int chunk_plan_sentences(chunk_plan *pl, const sentence_splitter *ss, const char *text,
+                         size_t len, uint64_t size, uint64_t overlap, lc_err *err)
+{
+	sentence_span *sp = NULL;
+	size_t nsp = 0, cap = 0;
+	uint64_t *starts;
+	int rc;
+
+	if (sentence_split(ss, text, len, &sp, &nsp, &cap, err) < 0)
+		return -1;
+	if (!(starts = malloc((nsp + 1) * sizeof *starts))) {
+		free(sp);
+		return lc_fail(err, "out of memory");
+	}
+	for (size_t i = 0; i < nsp; i++)
+		starts[i] = sp[i].start;
+	rc = chunk_plan_units(pl, len, starts, nsp, size, overlap, err);
+	free(starts);
+	free(sp);
+	return rc;
 }

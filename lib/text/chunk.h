@@ -23,6 +23,7 @@
 
 #include "base/err.h"
 #include "stream/stream.h"
+#include "text/sentence.h"
 
 typedef struct chunk_piece {
 	uint64_t offset, length;     /* in units of the parent */
@@ -47,8 +48,25 @@ int chunk_plan_windows(chunk_plan *pl, uint64_t total, uint64_t size, uint64_t o
 int chunk_plan_units(chunk_plan *pl, uint64_t total, const uint64_t *starts, size_t nstarts,
                      uint64_t size, uint64_t overlap, lc_err *err);
 
+/* chunk_plan_units over the sentences ss finds in text[len]. */
+int chunk_plan_sentences(chunk_plan *pl, const sentence_splitter *ss, const char *text,
+                         size_t len, uint64_t size, uint64_t overlap, lc_err *err);
+
 /* Cut before each cut[ncut] (ascending byte offsets; 0 and total ignored). */
 int chunk_plan_cuts(chunk_plan *pl, uint64_t total, const uint64_t *cut, size_t ncut, lc_err *err);
+
+/* A PCRE2 pattern for chunk_plan_pattern: multiline (^ matches at every
+ * line start), UTF-8, with invalid UTF-8 in the text matched as bytes
+ * rather than refused. */
+typedef struct chunk_pattern chunk_pattern;
+/* NULL and err (the offset in the pattern and PCRE2's message) if it does
+ * not compile. */
+chunk_pattern *chunk_pattern_new(const char *pattern, lc_err *err);
+void chunk_pattern_free(chunk_pattern *p);
+/* Cut text[len] before each match of p (a match at 0 cuts nothing; an
+ * empty match moves on by one byte). */
+int chunk_plan_pattern(chunk_plan *pl, const chunk_pattern *p, const char *text, size_t len,
+                       lc_err *err);
 
 /* Makes piece k (0-based) of parent d as a new document: its tensor
  * `tensor` ("tokens" or "text") cut to the piece, its metadata as above.

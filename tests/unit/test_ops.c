@@ -1,0 +1,539 @@
+/*
+ * test_ops: every operation of ops/ on its own (the S4D convolution is in
+ * test_ssm): the forward against a direct computation in double, the
+ * backward against central finite differences of f = sum(w * out) with w
+ * random, along random directions (linear operations: against their exact
+ * partials).
+ */
+#include <stdint.h>
+
+#include "compute/compute.h"
+#include "ops/act.h"
+#include "ops/attn.h"
+#include "ops/dropout.h"
+#include "ops/embed.h"
+#include "ops/linear.h"
+#include "ops/loss.h"
+#include "ops/norm.h"
+#include "ops/softmax.h"
+#include "ops/xattn.h"
+#include "t.h"
+
+static uint64_t rs = 0x853c49e6748fea9bull;
+static double urand(void)
+{
+	rs ^= rs << 13;
+	rs ^= rs >> 7;
+	rs ^= rs << 17;
+	return (double)(rs >> 11) / 9007199254740992.0;
+}
+static double nrand(void) { return sqrt(-2 * log(urand() + 1e-300)) * cos(6.283185307179586 * urand()); }
+
+static float *randv(int64_t n, double scale)
+{
+	float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
+	for (int64_t i = 0; i < n; i++)
+		p[i] = (float)(scale * nrand());
+	return p;
+}
+
+static double dot(const float *a, const float *b, int64_t n)
+{
+	double s = 0;
+	for (int64_t i = 0; i < n; i++)
+		s += (double)a[i] * b[i];
+	return s;
+}
+
+/* max |a - b| / max(|b|, floor) */
+static double relerr(const float *a, const double *b, int64_t n)
+{
+	double m = 0, g = 1e-30;
+	for (int64_t i = 0; i < n; i++) {
+		m = fmax(m, fabs(a[i] - b[i]));
+		g = fmax(g, fabs(b[i]));
+	}
+	return m / g;
+}
+
+/* Directional check of an analytic gradient g [n] of f at x [n]: two
+ * random directions and the gradient's own. Returns the worst error
+ * relative to |g|. f re-reads x. */
+static double fd_check(double (*f)(void *), void *ctx, float *x, const float *g, int64_t n,
+                       double h)
+{
+	float *v = malloc((size_t)n * sizeof *v), *x0 = malloc((size_t)n * sizeof *x0);
+	double gn = sqrt(dot(g, g, n)), worst = 0;
+
+	memcpy(x0, x, (size_t)n * sizeof *x);
+	for (int d = 0; d < 3; d++) {
+		double vn = 0, an, fp, fm;
+		for (int64_t i = 0; i < n; i++)
+			v[i] = d == 2 ? g[i] : (float)nrand();
+		vn = sqrt(dot(v, v, n));
+		if (vn == 0)
+			continue;
+		for (int64_t i = 0; i < n; i++)
+			v[i] = (float)(v[i] / vn);
+		an = dot(v, g, n);
+		for (int64_t i = 0; i < n; i++)
+			x[i] = x0[i] + (float)(h * v[i]);
+		fp = f(ctx);
+		for (int64_t i = 0; i < n; i++)
+			x[i] = x0[i] - (float)(h * v[i]);
+		fm = f(ctx);
+		memcpy(x, x0, (size_t)n * sizeof *x);
+		worst = fmax(worst, fabs((fp - fm) / (2 * h) - an) / (gn > 1e-6 ? gn : 1e-6));
+	}
+	free(v);
+	free(x0);
+	return worst;
+}
+
+/* ---------------------------------------------------------------- norm */
+
+struct norm_ctx { float *x, *w, *dy, *y; int64_t R; int d; };
+
+static double norm_f(void *p)
+{
+	struct norm_ctx *c = p;
+	rmsnorm_fw(c->x, c->R, c->d, c->w, 1e-6f, c->y, NULL);
+	return dot(c->y, c->dy, c->R * c->d);
+}
+
+static void test_rmsnorm(void)
+{
+	struct norm_ctx c = { NULL, NULL, NULL, NULL, 5, 24 };
+	int64_t n = c.R * c.d;
+	float *rstd = malloc(5 * sizeof *rstd), *dx = calloc((size_t)n, 4), *dw = calloc(24, 4);
+	double *ref = malloc((size_t)n * sizeof *ref), e;
+
+	c.x = randv(n, 2);
+	c.w = randv(c.d, 1);
+	c.dy = randv(n, 1);
+	c.y = malloc((size_t)n * 4);
+	rmsnorm_fw(c.x, c.R, c.d, c.w, 1e-6f, c.y, rstd);
+	for (int64_t r = 0; r < c.R; r++) {
+		double ss = 0;
+		for (int i = 0; i < c.d; i++)
+			ss += (double)c.x[r * c.d + i] * c.x[r * c.d + i];
+		for (int i = 0; i < c.d; i++)
+			ref[r * c.d + i] = c.w[i] * c.x[r * c.d + i] / sqrt(ss / c.d + (double)1e-6f);
+	}
+	e = relerr(c.y, ref, n);
+	T_OK(e < 1e-6, "rmsnorm forward: %.3g", e);
+	rmsnorm_bw(c.dy, c.x, rstd, c.w, c.R, c.d, dx, dw);
+	e = fd_check(norm_f, &c, c.x, dx, n, 1e-2);
+	T_OK(e < 1e-3, "rmsnorm dx: %.3g", e);
+	e = fd_check(norm_f, &c, c.w, dw, c.d, 1e-2);
+	T_OK(e < 1e-3, "rmsnorm dw: %.3g", e);
+	free(c.x); free(c.w); free(c.dy); free(c.y); free(rstd); free(dx); free(dw); free(ref);
+}
+
+/* ----------------------------------------------------------------- act */
+
+struct act_ctx { enum lc_act k; float *a, *b, *dy, *y; int64_t n; };
+
+static double act_f(void *p)
+{
+	struct act_ctx *c = p;
+	act_fw(c->k, c->a, c->b, c->n, c->y);
+	return dot(c->y, c->dy, c->n);
+}
+
+static double act_ref(enum lc_act k, double x)
+{
+	switch (k) {
+	case ACT_GELU_TANH: return 0.5 * x * (1 + tanh(sqrt(2 / 3.141592653589793) * (x + 0.044715 * x * x * x)));
+	case ACT_GELU: return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+	case ACT_RELU: return x > 0 ? x : 0;
+	case ACT_SILU: return x / (1 + exp(-x));
+	}
+	return NAN;
+}
+
+static void test_act(void)
+{
+	static const char *names[] = { "gelu_new", "gelu", "relu", "silu" };
+	int64_t n = 200;
+
+	T_EQ_I(act_parse("gelu_new"), ACT_GELU_TANH);
+	T_EQ_I(act_parse("gelu_pytorch_tanh"), ACT_GELU_TANH);
+	T_EQ_I(act_parse("gelu_fast"), ACT_GELU_TANH);
+	T_EQ_I(act_parse("gelu"), ACT_GELU);
+	T_EQ_I(act_parse("swish"), ACT_SILU);
+	T_EQ_I(act_parse("tanh"), -1);
+	for (int k = 0; k < 4; k++)
+		for (int gated = 0; gated < 2; gated++) {
+			struct act_ctx c = { (enum lc_act)k, randv(n, 3), gated ? randv(n, 1) : NULL,
+			                     randv(n, 1), malloc((size_t)n * 4), n };
+			float *da = malloc((size_t)n * 4), *db = malloc((size_t)n * 4);
+			double *ref = malloc((size_t)n * 8), e;
+			T_EQ_S(act_name((enum lc_act)k), names[k]);
+			for (int64_t i = 0; i < n; i++) {
+				if (k == ACT_RELU && fabsf(c.a[i]) < 0.05f)
+					c.a[i] = 0.5f;   /* away from the kink, for the differences */
+				ref[i] = act_ref((enum lc_act)k, c.a[i]) * (c.b ? c.b[i] : 1);
+			}
+			act_fw(c.k, c.a, c.b, n, c.y);
+			e = relerr(c.y, ref, n);
+			T_OK(e < 2e-6, "%s%s forward: %.3g", gated ? "gated " : "",
+			     names[k], e);
+			act_bw(c.k, c.a, c.b, c.dy, n, da, c.b ? db : NULL);
+			e = fd_check(act_f, &c, c.a, da, n, 1e-3);
+			T_OK(e < 2e-3, "%s da: %.3g", names[k], e);
+			if (c.b) {
+				e = fd_check(act_f, &c, c.b, db, n, 1e-3);
+				T_OK(e < 2e-3, "%s db: %.3g", names[k], e);
+			}
+			free(c.a); free(c.b); free(c.dy); free(c.y); free(da); free(db); free(ref);
+		}
+}
+
+/* -------------------------------------------------------------- linear */
+
+static void test_linear(void)
+{
+	int64_t R = 7;
+	int din = 9, dout = 11;
+	float *x = randv(R * din, 1), *W = randv((int64_t)dout * din, 1), *b = randv(dout, 1);
+	float *y = randv(R * dout, 1), *y0 = malloc((size_t)(R * dout) * 4), *dy = randv(R * dout, 1);
+	float *xT = malloc((size_t)(R * din) * 4), *yT = malloc((size_t)(R * dout) * 4);
+	float *dx = calloc((size_t)(R * din), 4), *dW = calloc((size_t)(dout * din), 4), *db = calloc((size_t)dout, 4);
+	double *ref = malloc((size_t)(R * (dout > din ? dout : din)) * 8), *rW = malloc((size_t)(dout * din) * 8), e;
+
+	cmp_init();
+	for (int64_t r = 0; r < R; r++)
+		for (int i = 0; i < din; i++)
+			xT[(int64_t)i * R + r] = x[r * din + i];
+	memcpy(y0, y, (size_t)(R * dout) * 4);
+	/* y = 0.5 y + x W^T + b, two threads */
+	linear_fw(y, x, W, b, R, dout, din, 0.5f, 2);
+	for (int64_t r = 0; r < R; r++)
+		for (int o = 0; o < dout; o++) {
+			double s = 0.5 * y0[r * dout + o] + b[o];
+			for (int i = 0; i < din; i++)
+				s += (double)x[r * din + i] * W[o * din + i];
+			ref[r * dout + o] = s;
+		}
+	e = relerr(y, ref, R * dout);
+	T_OK(e < 1e-6, "linear_fw: %.3g", e);
+	/* channel-major out: yT = W x^T + b */
+	linear_fw_to_t(yT, R, x, W, b, R, dout, din);
+	for (int64_t r = 0; r < R; r++)
+		for (int o = 0; o < dout; o++)
+			ref[r * dout + o] -= 0.5 * y0[r * dout + o];
+	{
+		float *tmp = malloc((size_t)(R * dout) * 4);
+		for (int64_t r = 0; r < R; r++)
+			for (int o = 0; o < dout; o++)
+				tmp[r * dout + o] = yT[(int64_t)o * R + r];
+		e = relerr(tmp, ref, R * dout);
+		T_OK(e < 1e-6, "linear_fw_to_t: %.3g", e);
+		/* channel-major in: y = xT^T W^T + b */
+		linear_fw_from_t(tmp, xT, R, W, b, R, dout, din, 0.0f);
+		e = relerr(tmp, ref, R * dout);
+		T_OK(e < 1e-6, "linear_fw_from_t: %.3g", e);
+		free(tmp);
+	}
+	/* backward: exact partials dx = dy W, dW = dy^T x, db = colsum dy */
+	for (int layout = 0; layout < 3; layout++) {
+		float *dyT = malloc((size_t)(R * dout) * 4), *dxT = calloc((size_t)(R * din), 4);
+		memset(dx, 0, (size_t)(R * din) * 4);
+		memset(dW, 0, (size_t)(dout * din) * 4);
+		memset(db, 0, (size_t)dout * 4);
+		for (int64_t r = 0; r < R; r++)
+			for (int o = 0; o < dout; o++)
+				dyT[(int64_t)o * R + r] = dy[r * dout + o];
+		if (layout == 0)
+			linear_bw(dy, x, W, R, dout, din, dx, dW, db);
+		else if (layout == 1)
+			linear_bw_to_t(dyT, R, x, W, R, dout, din, dx, dW, db);
+		else {
+			linear_bw_from_t(dy, xT, R, W, R, dout, din, dxT, dW, db);
+			for (int64_t r = 0; r < R; r++)
+				for (int i = 0; i < din; i++)
+					dx[r * din + i] = dxT[(int64_t)i * R + r];
+		}
+		for (int64_t r = 0; r < R; r++)
+			for (int i = 0; i < din; i++) {
+				double s = 0;
+				for (int o = 0; o < dout; o++)
+					s += (double)dy[r * dout + o] * W[o * din + i];
+				ref[r * din + i] = s;
+			}
+		e = relerr(dx, ref, R * din);
+		T_OK(e < 1e-6, "layout %d dx: %.3g", layout, e);
+		for (int o = 0; o < dout; o++)
+			for (int i = 0; i < din; i++) {
+				double s = 0;
+				for (int64_t r = 0; r < R; r++)
+					s += (double)dy[r * dout + o] * x[r * din + i];
+				rW[o * din + i] = s;
+			}
+		e = relerr(dW, rW, dout * din);
+		T_OK(e < 1e-6, "layout %d dW: %.3g", layout, e);
+		for (int o = 0; o < dout; o++) {
+			double s = 0;
+			for (int64_t r = 0; r < R; r++)
+				s += dy[r * dout + o];
+			ref[o] = s;
+		}
+		e = relerr(db, ref, dout);
+		T_OK(e < 1e-6, "layout %d db: %.3g", layout, e);
+		free(dyT);
+		free(dxT);
+	}
+	free(x); free(W); free(b); free(y); free(y0); free(dy); free(xT); free(yT);
+	free(dx); free(dW); free(db); free(ref); free(rW);
+}
+
+/* ------------------------------------------------------------- softmax */
+
+struct sm_ctx { float *s, *p, *dy; int64_t rows, n; };
+
+static double sm_f(void *q)
+{
+	struct sm_ctx *c = q;
+	memcpy(c->p, c->s, (size_t)(c->rows * c->n) * 4);
+	softmax_fw(c->p, c->rows, c->n, c->n);
+	return dot(c->p, c->dy, c->rows * c->n);
+}
+
+static void test_softmax(void)
+{
+	struct sm_ctx c = { randv(4 * 30, 3), malloc(4 * 30 * 4), randv(4 * 30, 1), 4, 30 };
+	float *g = malloc(4 * 30 * 4);
+	double ref[120], e;
+	float allinf[3] = { -INFINITY, -INFINITY, -INFINITY };
+
+	sm_f(&c);
+	for (int r = 0; r < 4; r++) {
+		double m = -INFINITY, s = 0;
+		for (int j = 0; j < 30; j++)
+			m = fmax(m, c.s[r * 30 + j]);
+		for (int j = 0; j < 30; j++)
+			s += exp(c.s[r * 30 + j] - m);
+		for (int j = 0; j < 30; j++)
+			ref[r * 30 + j] = exp(c.s[r * 30 + j] - m) / s;
+	}
+	e = relerr(c.p, ref, 120);
+	T_OK(e < 1e-6, "softmax forward: %.3g", e);
+	memcpy(g, c.dy, sizeof ref / 2);
+	softmax_bw(c.p, g, 4, 30, 30);
+	e = fd_check(sm_f, &c, c.s, g, 120, 1e-3);
+	T_OK(e < 1e-3, "softmax backward: %.3g", e);
+	softmax_fw(allinf, 1, 3, 3);
+	T_OK(allinf[0] == 0 && allinf[2] == 0, "a row of -inf gives zeros, not NaN");
+	free(c.s); free(c.p); free(c.dy); free(g);
+}
+
+/* ------------------------------------------------------ embed, dropout, loss */
+
+static void test_embed_dropout(void)
+{
+	float *table = randv(10 * 4, 1), out[12], dt[40] = { 0 }, dout[12];
+	int32_t ids[3] = { 7, 2, 7 };
+	float mask[20000], y[4] = { 1, 2, 3, 4 }, res[4] = { 10, 20, 30, 40 }, m4[4] = { 0, 2, 2, 0 };
+	uint64_t s1 = 42, s2 = 42;
+	int64_t dropped = 0;
+
+	embed_fw(table, 4, ids, 3, 2.0f, out);
+	T_OK(out[0] == 2 * table[28] && out[4] == 2 * table[8] && out[11] == 2 * table[31], "lookup");
+	for (int i = 0; i < 12; i++)
+		dout[i] = (float)(i + 1);
+	embed_bw(dt, 4, ids, 3, 2.0f, dout);
+	T_OK(dt[28] == 2 * (1 + 9) && dt[8] == 2 * 5 && dt[0] == 0, "gradients scattered and summed");
+	dropout_mask(mask, 20000, 0.25, &s1);
+	for (int i = 0; i < 20000; i++) {
+		dropped += mask[i] == 0;
+		if (mask[i] != 0 && mask[i] != (float)(1 / 0.75))
+			break;
+	}
+	T_OK(dropped > 4700 && dropped < 5300, "dropped %lld of 20000 at p = 0.25", (long long)dropped);
+	{
+		float m2[20000];
+		dropout_mask(m2, 20000, 0.25, &s2);
+		T_OK(memcmp(mask, m2, sizeof m2) == 0, "the seed fixes the mask");
+	}
+	residual_add(y, res, y, m4, 4);
+	T_OK(y[0] == 10 && y[1] == 24 && y[2] == 36 && y[3] == 40, "residual_add with mask");
+	free(table);
+}
+
+struct loss_ctx { float *logits, *tmp; int32_t *lab; int64_t T; int V; };
+
+static double loss_f(void *p)
+{
+	struct loss_ctx *c = p;
+	int64_t n;
+	memcpy(c->tmp, c->logits, (size_t)(c->T * c->V) * 4);
+	return xent_fw_bw(c->tmp, c->T, c->V, c->lab, 0, 1.0f, 0, &n);
+}
+
+static void test_loss(void)
+{
+	int32_t lab[5] = { 3, 0, 6, -1, 1 };      /* 0 (pad) and -1 are not counted */
+	struct loss_ctx c = { randv(5 * 7, 2), malloc(5 * 7 * 4), lab, 5, 7 };
+	float *g = malloc(5 * 7 * 4);
+	int64_t n;
+	double L, ref = 0, e;
+
+	for (int t = 0; t < 5; t++) {
+		double m = -INFINITY, s = 0;
+		if (lab[t] <= 0)
+			continue;
+		for (int v = 0; v < 7; v++)
+			m = fmax(m, c.logits[t * 7 + v]);
+		for (int v = 0; v < 7; v++)
+			s += exp(c.logits[t * 7 + v] - m);
+		ref += m + log(s) - c.logits[t * 7 + lab[t]];
+	}
+	memcpy(g, c.logits, 5 * 7 * 4);
+	L = xent_fw_bw(g, 5, 7, lab, 0, 1.0f, 1, &n);
+	T_EQ_I(n, 3);
+	T_OK(fabs(L - ref) < 1e-9 * fabs(ref), "loss %.12g vs %.12g", L, ref);
+	T_OK(g[7] == 0 && g[3 * 7 + 2] == 0, "ignored rows have no gradient");
+	e = fd_check(loss_f, &c, c.logits, g, 35, 1e-3);
+	T_OK(e < 1e-3, "loss gradient: %.3g", e);
+	free(c.logits); free(c.tmp); free(g);
+}
+
+/* ---------------------------------------------------------- attention */
+
+struct at_ctx {
+	attn_spec sp;
+	float *q, *k, *v, *out, *P, *dy;
+	int64_t T, pos;
+	int in;
+};
+
+static double at_f(void *p)
+{
+	struct at_ctx *c = p;
+	attn_causal_fw(&c->sp, c->q, c->in, c->k, c->v, c->in, c->T, c->pos, c->out, c->in, c->P);
+	return dot(c->out, c->dy, c->T * c->in);
+}
+
+static void test_attn(void)
+{
+	int heads = 3, dk = 4, in = 12;
+	int64_t T = 5, pos = 3, S = pos + T;
+	float *bias = randv((int64_t)heads * S, 1);
+	struct at_ctx c = { { heads, dk, 0.5f, bias, S }, randv(T * in, 1), randv(S * in, 1),
+	                    randv(S * in, 1), malloc((size_t)(T * in) * 4),
+	                    malloc((size_t)(heads * T * S) * 4), randv(T * in, 1), T, pos, in };
+	float *dq = calloc((size_t)(T * in), 4), *dk_ = calloc((size_t)(S * in), 4);
+	float *dv = calloc((size_t)(S * in), 4), *work = malloc((size_t)(T * S) * 4);
+	float *dbias = calloc((size_t)(heads * S), 4);
+	double *ref = malloc((size_t)(T * in) * 8), e;
+
+	at_f(&c);
+	for (int h = 0; h < heads; h++)
+		for (int64_t i = 0; i < T; i++) {
+			double sc[16], m = -INFINITY, s = 0;
+			for (int64_t j = 0; j <= pos + i; j++) {
+				double a = 0;
+				for (int x = 0; x < dk; x++)
+					a += (double)c.q[i * in + h * dk + x] * c.k[j * in + h * dk + x];
+				sc[j] = 0.5 * a + bias[h * S + pos + i - j];
+				m = fmax(m, sc[j]);
+			}
+			for (int64_t j = 0; j <= pos + i; j++)
+				s += (sc[j] = exp(sc[j] - m));
+			for (int x = 0; x < dk; x++) {
+				double o = 0;
+				for (int64_t j = 0; j <= pos + i; j++)
+					o += sc[j] / s * c.v[j * in + h * dk + x];
+				ref[i * in + h * dk + x] = o;
+			}
+		}
+	e = relerr(c.out, ref, T * in);
+	T_OK(e < 1e-5, "causal attention forward: %.3g", e);
+	attn_causal_bw(&c.sp, c.q, in, c.k, c.v, in, T, pos, c.dy, in, c.P, dq, dk_, dv, work);
+	for (int h = 0; h < heads; h++)
+		for (int64_t i = 0; i < T; i++)
+			for (int64_t j = 0; j <= pos + i; j++)
+				dbias[h * S + pos + i - j] += c.P[(h * T + i) * S + j];
+	e = fd_check(at_f, &c, c.q, dq, T * in, 1e-3);
+	T_OK(e < 2e-3, "dq: %.3g", e);
+	e = fd_check(at_f, &c, c.k, dk_, S * in, 1e-3);
+	T_OK(e < 2e-3, "dk: %.3g", e);
+	e = fd_check(at_f, &c, c.v, dv, S * in, 1e-3);
+	T_OK(e < 2e-3, "dv: %.3g", e);
+	e = fd_check(at_f, &c, bias, dbias, heads * S, 1e-3);
+	T_OK(e < 2e-3, "dbias: %.3g", e);
+	free(bias); free(c.q); free(c.k); free(c.v); free(c.out); free(c.P); free(c.dy);
+	free(dq); free(dk_); free(dv); free(work); free(dbias); free(ref);
+}
+
+struct xa_ctx { xattn_work *w; float *qp, *E, *ctx, *lse, *dy; int64_t R, L; int d; };
+
+static double xa_f(void *p)
+{
+	struct xa_ctx *c = p;
+	xattn_fw(c->w, c->qp, c->R, c->E, c->L, c->d, c->ctx, c->lse);
+	return dot(c->ctx, c->dy, c->R * c->d);
+}
+
+static void test_xattn(void)
+{
+	/* L over two chunks, split over three threads */
+	int64_t R = 6, L = XATTN_CHUNK + 300;
+	int d = 8;
+	lc_err err;
+	struct xa_ctx c = { xattn_work_new(R, d, 3, &err), randv(R * d, 0.5), randv(L * d, 1),
+	                    malloc((size_t)(R * d) * 4), malloc((size_t)R * 4), randv(R * d, 1), R, L, d };
+	float *dqp = malloc((size_t)(R * d) * 4), *dE = calloc((size_t)(L * d), 4);
+	double *ref = malloc((size_t)(R * d) * 8), e, lerr = 0;
+
+	if (!T_OK(c.w != NULL, "%s", err.msg))
+		return;
+	xa_f(&c);
+	for (int64_t r = 0; r < R; r++) {
+		double m = -INFINITY, s = 0, *sc = malloc((size_t)L * 8);
+		for (int64_t j = 0; j < L; j++) {
+			sc[j] = 0;
+			for (int x = 0; x < d; x++)
+				sc[j] += (double)c.qp[r * d + x] * c.E[j * d + x];
+			m = fmax(m, sc[j]);
+		}
+		for (int64_t j = 0; j < L; j++)
+			s += exp(sc[j] - m);
+		lerr = fmax(lerr, fabs(c.lse[r] - (m + log(s))));
+		for (int x = 0; x < d; x++) {
+			double o = 0;
+			for (int64_t j = 0; j < L; j++)
+				o += exp(sc[j] - m) / s * c.E[j * d + x];
+			ref[r * d + x] = o;
+		}
+		free(sc);
+	}
+	e = relerr(c.ctx, ref, R * d);
+	T_OK(e < 1e-5, "cross-attention forward: %.3g", e);
+	T_OK(lerr < 1e-4, "log-sum-exp: %.3g", lerr);
+	T_OK(xattn_bw(c.qp, R, c.E, L, d, c.ctx, c.lse, c.dy, dqp, dE, &err) == 0, "%s", err.msg);
+	e = fd_check(xa_f, &c, c.qp, dqp, R * d, 1e-3);
+	T_OK(e < 2e-3, "dqp: %.3g", e);
+	e = fd_check(xa_f, &c, c.E, dE, L * d, 1e-3);
+	T_OK(e < 2e-3, "dE: %.3g", e);
+	/* nothing to attend to */
+	xattn_fw(c.w, c.qp, R, c.E, 0, d, c.ctx, c.lse);
+	T_OK(c.ctx[0] == 0 && c.ctx[R * d - 1] == 0 && c.lse[0] == -INFINITY, "L = 0: zero context");
+	xattn_work_free(c.w);
+	free(c.qp); free(c.E); free(c.ctx); free(c.lse); free(c.dy); free(dqp); free(dE); free(ref);
+}
+
+int main(void)
+{
+	cmp_init();
+	T_RUN(test_rmsnorm);
+	T_RUN(test_act);
+	T_RUN(test_linear);
+	T_RUN(test_softmax);
+	T_RUN(test_embed_dropout);
+	T_RUN(test_loss);
+	T_RUN(test_attn);
+	T_RUN(test_xattn);
+	return t_done();
+}
