@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "base/cli.h"
+#include "base/fileio.h"
 #include "arch/model.h"
 #include "stream/stream.h"
 #include "train/train.h"
@@ -94,31 +95,11 @@ static void write_holdout(const char *prefix, const train_data *d)
 {
 	for (int side = 0; side < 2; side++) {
 		char path[4096];
-		FILE *f;
-		lc_writer *w;
 		lc_err err;
 
 		snprintf(path, sizeof path, "%s.%s.lc", prefix, side ? "tgt" : "src");
-		if (!(f = fopen(path, "wb")))
-			cli_die(LC_EXIT_DATA, "%s: %s", path, strerror(errno));
-		if (!(w = stream_writer_new(f, &err)))
-			cli_die(LC_EXIT_DATA, "%s: %s", path, err.msg);
-		for (size_t i = 0; i < d->n; i++) {
-			const train_pair *p = &d->p[i];
-			uint64_t n = (uint64_t)(side ? p->nt : p->ns);
-			lc_doc doc;
-			lc_tensor *t;
-			memset(&doc, 0, sizeof doc);
-			if (doc_init(&doc, p->name, &err) < 0 ||
-			    !(t = doc_add_tensor(&doc, "tokens", LC_I32, 1, &n, &err)))
-				cli_die(LC_EXIT_DATA, "%s: %s", path, err.msg);
-			memcpy(t->data, side ? p->tgt : p->src, n * sizeof(int32_t));
-			if (stream_write_doc(w, &doc, &err) < 0)
-				cli_die(LC_EXIT_DATA, "%s: %s", path, err.msg);
-			doc_free(&doc);
-		}
-		if (stream_writer_close(w, &err) < 0 || fclose(f) != 0)
-			cli_die(LC_EXIT_DATA, "%s: write error", path);
+		if (train_data_write(d, side, path, &err) < 0)
+			cli_die(LC_EXIT_DATA, "%s", err.msg);
 	}
 }
 
@@ -288,21 +269,8 @@ int main(int argc, char **argv)
 	if (config) {
 		lc_err e2;
 		snprintf(cfgpath, sizeof cfgpath, "%s/config.json", outdir);
-		{
-			FILE *a = fopen(config, "rb"), *b;
-			char buf[8192];
-			size_t n;
-			if (!a)
-				cli_die(LC_EXIT_DATA, "%s: %s", config, strerror(errno));
-			if (!(b = fopen(cfgpath, "wb")))
-				cli_die(LC_EXIT_DATA, "%s: %s", cfgpath, strerror(errno));
-			while ((n = fread(buf, 1, sizeof buf, a)) > 0)
-				if (fwrite(buf, 1, n, b) != n)
-					cli_die(LC_EXIT_DATA, "%s: write error", cfgpath);
-			fclose(a);
-			if (fclose(b) != 0)
-				cli_die(LC_EXIT_DATA, "%s: write error", cfgpath);
-		}
+		if (lc_copy_file(config, cfgpath, &e2) < 0)
+			cli_die(LC_EXIT_DATA, "%s", e2.msg);
 		if (model_write_random(outdir, seed, &e2) < 0)
 			cli_die(LC_EXIT_DATA, "%s: %s", config, e2.msg);
 		if (!(m = model_open(outdir, &err)))

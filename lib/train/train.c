@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "base/arena.h"
+#include "base/fileio.h"
 #include "base/parallel.h"
 #include "base/rng.h"
 #include "ops/loss.h"
@@ -105,6 +106,45 @@ int train_data_split(train_data *src, size_t n, train_data *dst, lc_err *err)
 		if (dst->p[i].ns > dst->max_src)
 			dst->max_src = dst->p[i].ns;
 	return 0;
+}
+
+int train_data_write(const train_data *d, int side, const char *path, lc_err *err)
+{
+	FILE *f = fopen(path, "wb");
+	lc_writer *w;
+	int rc = -1;
+
+	if (!f)
+		return lc_fail(err, "%s: %s", path, strerror(errno));
+	if (!(w = stream_writer_new(f, err)))
+		goto out;
+	for (size_t i = 0; i < d->n; i++) {
+		const train_pair *p = &d->p[i];
+		uint64_t n = (uint64_t)(side ? p->nt : p->ns);
+		lc_doc doc;
+		lc_tensor *t;
+		memset(&doc, 0, sizeof doc);
+		if (doc_init(&doc, p->name, err) < 0 ||
+		    !(t = doc_add_tensor(&doc, "tokens", LC_I32, 1, &n, err))) {
+			doc_free(&doc);
+			stream_writer_abort(w);
+			goto out;
+		}
+		memcpy(t->data, side ? p->tgt : p->src, n * sizeof(int32_t));
+		if (stream_write_doc(w, &doc, err) < 0) {
+			doc_free(&doc);
+			stream_writer_abort(w);
+			goto out;
+		}
+		doc_free(&doc);
+	}
+	rc = stream_writer_close(w, err);
+out:
+	if (fclose(f) != 0 && rc == 0)
+		rc = lc_fail(err, "%s: %s", path, strerror(errno));
+	if (rc < 0)
+		lc_prefix(err, "%s", path);
+	return rc;
 }
 
 void train_data_free(train_data *d)
@@ -515,32 +555,6 @@ int trainer_eval(trainer *t, const train_data *d, double *loss, int64_t *labels,
 
 /* ------------------------------------------------------------ checkpoints */
 
-static int copy_file(const char *from, const char *to, lc_err *err)
-{
-	FILE *a = fopen(from, "rb"), *b;
-	char buf[65536];
-	size_t n;
-	int rc = 0;
-
-	if (!a)
-		return lc_fail(err, "%s: %s", from, strerror(errno));
-	if (!(b = fopen(to, "wb"))) {
-		fclose(a);
-		return lc_fail(err, "%s: %s", to, strerror(errno));
-	}
-	while ((n = fread(buf, 1, sizeof buf, a)) > 0)
-		if (fwrite(buf, 1, n, b) != n) {
-			rc = lc_fail(err, "%s: %s", to, strerror(errno));
-			break;
-		}
-	if (ferror(a))
-		rc = lc_fail(err, "%s: read error", from);
-	fclose(a);
-	if (fclose(b) != 0 && rc == 0)
-		rc = lc_fail(err, "%s: %s", to, strerror(errno));
-	return rc;
-}
-
 /* Writes via path.tmp and renames. */
 static int put_file(const char *dir, const char *name, const char *copy_from,
                     int (*writer)(trainer *, const char *, lc_err *), trainer *t, lc_err *err)
@@ -549,7 +563,7 @@ static int put_file(const char *dir, const char *name, const char *copy_from,
 
 	snprintf(path, sizeof path, "%s/%s", dir, name);
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	if ((copy_from ? copy_file(copy_from, tmp, err) : writer(t, tmp, err)) < 0) {
+	if ((copy_from ? lc_copy_file(copy_from, tmp, err) : writer(t, tmp, err)) < 0) {
 		remove(tmp);
 		return -1;
 	}

@@ -50,6 +50,9 @@ typedef struct train_data {
  * skipped. */
 int train_data_read(FILE *f, const char *label, int64_t max_src, int64_t max_tgt,
                     int32_t eos_id, train_data *d, lc_err *err);
+/* Writes one side of the pairs (0: sources, 1: targets) to path as a
+ * "tokens" stream, a document per pair (for lc-encode and lc-detokenize). */
+int train_data_write(const train_data *d, int side, const char *path, lc_err *err);
 /* Moves the last n pairs of src into dst (a held-out split). */
 int train_data_split(train_data *src, size_t n, train_data *dst, lc_err *err);
 void train_data_free(train_data *d);

@@ -1,0 +1,13 @@
+/*
+ * fileio: whole-file operations that must not lose data.
+ */
+#ifndef LC_FILEIO_H
+#define LC_FILEIO_H
+
+#include "base/err.h"
+
+/* Copies from to to (created or truncated); every read and write checked,
+ * including the close. */
+int lc_copy_file(const char *from, const char *to, lc_err *err);
+
+#endif
