@@ -54,16 +54,23 @@ bad_arch:
 	return NULL;
 }
 
+int arch_config_json(const json_t *root, const char *label, lc_config *c, lc_err *err)
+{
+	memset(c, 0, sizeof *c);
+	if (!(c->arch = arch_find(root, label, err)))
+		return -1;
+	return c->arch->config(root, label, c, err);
+}
+
 int arch_config(const char *path, lc_config *c, lc_err *err)
 {
 	json_t *root = cfg_load(path, err);
-	int rc = -1;
+	int rc;
 
 	memset(c, 0, sizeof *c);
 	if (!root)
 		return -1;
-	if ((c->arch = arch_find(root, path, err)) && c->arch->config(root, path, c, err) == 0)
-		rc = 0;
+	rc = arch_config_json(root, path, c, err);
 	json_decref(root);
 	return rc;
 }

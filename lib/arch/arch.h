@@ -132,6 +132,8 @@ const lc_arch *arch_find(const json_t *root, const char *path, lc_err *err);
 
 /* Reads path (config.json) into c: the architecture, then its keys. */
 int arch_config(const char *path, lc_config *c, lc_err *err);
+/* The same from a parsed config.json; label names it in messages. */
+int arch_config_json(const json_t *root, const char *label, lc_config *c, lc_err *err);
 
 /* An architecture's weights struct with its declaration (both freed by
  * arch_weights_free); with base non-NULL the slots are bound to base

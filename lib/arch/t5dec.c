@@ -271,15 +271,12 @@ static int t5_forward(const t5dec *t, fwd *f, const int32_t *tokens, float *logi
 		co = tl ? tl->co : f->att;
 		/* qp[r nh + h] = W_k,h^T q_h: (N x dkv) . (dkv x d) per head */
 		if (f->L > 0)
-			for (int hh = 0; hh < nh; hh++)
-				cmp_gemm(CMP_N, CMP_N, N, d, dkv, 1.0f, cq + hh * dkv, in,
-				         L->ca_k + (size_t)hh * dkv * d, d, 0.0f, qp + (size_t)hh * d,
-				         (int64_t)nh * d);
+			cmp_gemm_batch(CMP_N, CMP_N, N, d, dkv, 1.0f, cq, in, dkv, L->ca_k, d,
+			               (int64_t)dkv * d, 0.0f, qp, (int64_t)nh * d, d, nh);
 		xattn_fw(f->xw, qp, N * nh, f->E, f->L, d, ctx, tl ? tl->lse : NULL);
 		/* values: co[r, h dkv..] = W_v,h . ctx[r, h]: (N x d) . (d x dkv) per head */
-		for (int hh = 0; hh < nh; hh++)
-			cmp_gemm(CMP_N, CMP_T, N, dkv, d, 1.0f, ctx + (size_t)hh * d, (int64_t)nh * d,
-			         L->ca_v + (size_t)hh * dkv * d, d, 0.0f, co + hh * dkv, in);
+		cmp_gemm_batch(CMP_N, CMP_T, N, dkv, d, 1.0f, ctx, (int64_t)nh * d, d, L->ca_v, d,
+		               (int64_t)dkv * d, 0.0f, co, in, dkv, nh);
 		if (tl && !(tl->m1 = mask_new(f, N * d)) && f->p > 0)
 			return -1;
 		out_residual(x2, x1, co, L->ca_o, N, d, in, tl ? tl->m1 : NULL, nth);
@@ -602,7 +599,7 @@ int t5dec_train_bw(const lc_config *c, const t5dec_weights *W, t5dec_weights *G,
 	G_lm = c->tie_word_embeddings ? G->shared : G->lm_head;
 	dx = lc_arena_f32(&a, T * d); dh = lc_arena_f32(&a, T * d); d1 = lc_arena_f32(&a, T * d);
 	dq = lc_arena_f32(&a, T * in); dk = lc_arena_f32(&a, T * in); dv = lc_arena_f32(&a, T * in);
-	dO = lc_arena_f32(&a, T * in); work = lc_arena_f32(&a, T * T);
+	dO = lc_arena_f32(&a, T * in); work = lc_arena_f32(&a, (int64_t)nh * T * T);
 	dA = lc_arena_f32(&a, T * dff); dB = lc_arena_f32(&a, T * dff);
 	dctx = lc_arena_f32(&a, T * nh * d); dqp = lc_arena_f32(&a, T * nh * d);
 	if (!lc_arena_ok(&a)) {
@@ -637,24 +634,18 @@ int t5dec_train_bw(const lc_config *c, const t5dec_weights *W, t5dec_weights *G,
 			d1[i] = l->m1 ? dx[i] * l->m1[i] : dx[i];
 		memset(dO, 0, (size_t)(T * in) * sizeof *dO);
 		linear_bw(d1, l->co, L->ca_o, T, d, in, dO, Lg->ca_o, NULL);
-		for (int h = 0; h < nh; h++) {
-			/* co_h = ctx_h W_v,h^T: dctx_h = dco_h W_v,h, dW_v,h += dco_h^T ctx_h */
-			cmp_gemm(CMP_N, CMP_N, T, d, dkv, 1.0f, dO + h * dkv, in,
-			         L->ca_v + (size_t)h * dkv * d, d, 0.0f, dctx + (size_t)h * d,
-			         (int64_t)nh * d);
-			cmp_gemm(CMP_T, CMP_N, dkv, d, T, 1.0f, dO + h * dkv, in, l->ctx + (size_t)h * d,
-			         (int64_t)nh * d, 1.0f, Lg->ca_v + (size_t)h * dkv * d, d);
-		}
+		/* co_h = ctx_h W_v,h^T: dctx_h = dco_h W_v,h, dW_v,h += dco_h^T ctx_h */
+		cmp_gemm_batch(CMP_N, CMP_N, T, d, dkv, 1.0f, dO, in, dkv, L->ca_v, d, (int64_t)dkv * d,
+		               0.0f, dctx, (int64_t)nh * d, d, nh);
+		cmp_gemm_batch(CMP_T, CMP_N, dkv, d, T, 1.0f, dO, in, dkv, l->ctx, (int64_t)nh * d, d,
+		               1.0f, Lg->ca_v, d, (int64_t)dkv * d, nh);
 		if (xattn_bw(l->qp, T * nh, tp->E, Le, d, l->ctx, l->lse, dctx, dqp, dE, err) < 0)
 			goto out;
-		memset(dq, 0, (size_t)(T * in) * sizeof *dq);
-		for (int h = 0; h < nh; h++) {
-			/* qp_h = cq_h W_k,h: dcq_h = dqp_h W_k,h^T, dW_k,h += cq_h^T dqp_h */
-			cmp_gemm(CMP_N, CMP_T, T, dkv, d, 1.0f, dqp + (size_t)h * d, (int64_t)nh * d,
-			         L->ca_k + (size_t)h * dkv * d, d, 0.0f, dq + h * dkv, in);
-			cmp_gemm(CMP_T, CMP_N, dkv, d, T, 1.0f, l->cq + h * dkv, in, dqp + (size_t)h * d,
-			         (int64_t)nh * d, 1.0f, Lg->ca_k + (size_t)h * dkv * d, d);
-		}
+		/* qp_h = cq_h W_k,h: dcq_h = dqp_h W_k,h^T, dW_k,h += cq_h^T dqp_h */
+		cmp_gemm_batch(CMP_N, CMP_T, T, dkv, d, 1.0f, dqp, (int64_t)nh * d, d, L->ca_k, d,
+		               (int64_t)dkv * d, 0.0f, dq, in, dkv, nh);
+		cmp_gemm_batch(CMP_T, CMP_N, dkv, d, T, 1.0f, l->cq, in, dkv, dqp, (int64_t)nh * d, d,
+		               1.0f, Lg->ca_k, d, (int64_t)dkv * d, nh);
 		memset(dh, 0, (size_t)(T * d) * sizeof *dh);
 		linear_bw(dq, l->h1, L->ca_q, T, in, d, dh, Lg->ca_q, NULL);
 		rmsnorm_bw(dh, l->x1, l->r1, L->ca_ln, T, d, dx, Lg->ca_ln);

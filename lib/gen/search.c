@@ -2,6 +2,7 @@
  * search.c: greedy and beam search with HF generate() semantics (search.h).
  */
 #include "gen/search.h"
+#include "gen/search_int.h"
 
 #include <float.h>
 #include <math.h>

@@ -68,11 +68,4 @@ typedef struct search_result {
 int search_run(const search_opts *o, const search_model *m, search_result *res, lc_err *err);
 void search_result_free(search_result *res);
 
-/* The processors, exposed for tests. ids [n] is the sequence so far
- * (start token first); scores [vocab] is changed in place. seen is
- * scratch of vocab bytes, all zero on entry and on return. */
-void search_repetition_penalty(float *scores, const int32_t *ids, int n, double penalty,
-                               unsigned char *seen);
-void search_no_repeat_ngram(float *scores, int vocab, const int32_t *ids, int n, int size);
-
 #endif

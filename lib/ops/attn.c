@@ -10,41 +10,43 @@ void attn_causal_fw(const attn_spec *s, const float *q, int64_t ldq, const float
                     const float *v, int64_t ldk, int64_t T, int64_t pos, float *out, int64_t ldo,
                     float *P)
 {
-	int64_t S = pos + T;
+	int64_t S = pos + T, dk = s->dk;
 
+	/* per head: P_h = scale q_h k_h^T */
+	cmp_gemm_batch(CMP_N, CMP_T, T, S, dk, s->scale, q, ldq, dk, k, ldk, dk, 0.0f, P, S, T * S,
+	               s->heads);
 	for (int h = 0; h < s->heads; h++) {
 		float *Ph = P + (int64_t)h * T * S;
 		const float *bias = s->bias ? s->bias + (int64_t)h * s->ldb : NULL;
-		cmp_gemm(CMP_N, CMP_T, T, S, s->dk, s->scale, q + h * s->dk, ldq, k + h * s->dk, ldk,
-		         0.0f, Ph, S);
 		for (int64_t i = 0; i < T; i++)
 			for (int64_t j = 0; j < S; j++) {
 				int64_t dist = pos + i - j;
 				float *x = &Ph[i * S + j];
 				*x = dist < 0 ? -INFINITY : (bias ? *x + bias[dist] : *x);
 			}
-		softmax_fw(Ph, T, S, S);
-		cmp_gemm(CMP_N, CMP_N, T, s->dk, S, 1.0f, Ph, S, v + h * s->dk, ldk, 0.0f,
-		         out + h * s->dk, ldo);
 	}
+	softmax_fw(P, (int64_t)s->heads * T, S, S);
+	/* out_h = P_h v_h */
+	cmp_gemm_batch(CMP_N, CMP_N, T, dk, S, 1.0f, P, S, T * S, v, ldk, dk, 0.0f, out, ldo, dk,
+	               s->heads);
 }
 
 void attn_causal_bw(const attn_spec *s, const float *q, int64_t ldq, const float *k,
                     const float *v, int64_t ldk, int64_t T, int64_t pos, const float *dout,
                     int64_t ldo, float *P, float *dq, float *dk, float *dv, float *work)
 {
-	int64_t S = pos + T;
+	int64_t S = pos + T, d = s->dk, n = (int64_t)s->heads * T * S;
 
-	for (int h = 0; h < s->heads; h++) {
-		float *Ph = P + (int64_t)h * T * S;
-		int64_t o = (int64_t)h * s->dk;
-		/* dv += P^T dout; dP = dout v^T */
-		cmp_gemm(CMP_T, CMP_N, S, s->dk, T, 1.0f, Ph, S, dout + o, ldo, 1.0f, dv + o, ldk);
-		cmp_gemm(CMP_N, CMP_T, T, S, s->dk, 1.0f, dout + o, ldo, v + o, ldk, 0.0f, work, S);
-		softmax_bw(Ph, work, T, S, S);
-		/* S = scale q k^T: dq += scale dS k, dk += scale dS^T q */
-		cmp_gemm(CMP_N, CMP_N, T, s->dk, S, s->scale, work, S, k + o, ldk, 1.0f, dq + o, ldq);
-		cmp_gemm(CMP_T, CMP_N, S, s->dk, T, s->scale, work, S, q + o, ldq, 1.0f, dk + o, ldk);
-		memcpy(Ph, work, (size_t)(T * S) * sizeof *Ph);
-	}
+	/* dv_h += P_h^T dout_h; dP_h = dout_h v_h^T */
+	cmp_gemm_batch(CMP_T, CMP_N, S, d, T, 1.0f, P, S, T * S, dout, ldo, d, 1.0f, dv, ldk, d,
+	               s->heads);
+	cmp_gemm_batch(CMP_N, CMP_T, T, S, d, 1.0f, dout, ldo, d, v, ldk, d, 0.0f, work, S, T * S,
+	               s->heads);
+	softmax_bw(P, work, (int64_t)s->heads * T, S, S);
+	/* S = scale q k^T: dq_h += scale dS_h k_h, dk_h += scale dS_h^T q_h */
+	cmp_gemm_batch(CMP_N, CMP_N, T, d, S, s->scale, work, S, T * S, k, ldk, d, 1.0f, dq, ldq, d,
+	               s->heads);
+	cmp_gemm_batch(CMP_T, CMP_N, S, d, T, s->scale, work, S, T * S, q, ldq, d, 1.0f, dk, ldk, d,
+	               s->heads);
+	memcpy(P, work, (size_t)n * sizeof *P);
 }

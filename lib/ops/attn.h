@@ -32,7 +32,7 @@ void attn_causal_fw(const attn_spec *s, const float *q, int64_t ldq, const float
 
 /* Given dout [T, ldo]: dq [T, ldq] +=, dk and dv [pos + T, ldk] +=. P (the
  * forward's) is replaced by dS = d loss / d S (for a bias gradient: sum
- * dS[h, i, j] over i - j = distance). work: T x (pos + T) floats. */
+ * dS[h, i, j] over i - j = distance). work: heads x T x (pos + T) floats. */
 void attn_causal_bw(const attn_spec *s, const float *q, int64_t ldq, const float *k,
                     const float *v, int64_t ldk, int64_t T, int64_t pos, const float *dout,
                     int64_t ldo, float *P, float *dq, float *dk, float *dv, float *work);

@@ -37,53 +37,55 @@ static int32_t *cut(const int32_t *p, int64_t n, int64_t max, int32_t eos, int64
 	return q;
 }
 
+struct read_ctx {
+	int64_t max_src, max_tgt;
+	int32_t eos;
+	train_data *d;
+};
+
+static int read_pair(lc_doc *doc, void *ctx, lc_err *err)
+{
+	struct read_ctx *c = ctx;
+	train_data *d = c->d;
+	lc_tensor *s = doc_find(doc, "source"), *t = doc_find(doc, "target");
+	train_pair *p;
+
+	if (!s || !t || s->dtype != LC_I32 || t->dtype != LC_I32 || s->rank != 1 || t->rank != 1 ||
+	    s->dims[0] == 0 || t->dims[0] == 0) {
+		d->skipped++;
+		return 0;
+	}
+	if (d->n == d->cap) {
+		size_t nc = d->cap ? 2 * d->cap : 256;
+		train_pair *np = realloc(d->p, nc * sizeof *np);
+		if (!np)
+			return lc_fail(err, "out of memory");
+		d->p = np;
+		d->cap = nc;
+	}
+	p = &d->p[d->n];
+	memset(p, 0, sizeof *p);
+	p->src = cut(s->data, (int64_t)s->dims[0], c->max_src, c->eos, &p->ns);
+	p->tgt = cut(t->data, (int64_t)t->dims[0], c->max_tgt, c->eos, &p->nt);
+	p->name = strdup(doc->name ? doc->name : "");
+	if (!p->src || !p->tgt || !p->name) {
+		free(p->src);
+		free(p->tgt);
+		free(p->name);
+		return lc_fail(err, "out of memory");
+	}
+	if (p->ns > d->max_src)
+		d->max_src = p->ns;
+	d->n++;
+	return 0;
+}
+
 int train_data_read(FILE *f, const char *label, int64_t max_src, int64_t max_tgt,
                     int32_t eos_id, train_data *d, lc_err *err)
 {
-	lc_reader *r = stream_reader_new(f, label, err);
-	lc_doc doc;
-	int rc;
+	struct read_ctx c = { max_src, max_tgt, eos_id, d };
 
-	if (!r)
-		return -1;
-	memset(&doc, 0, sizeof doc);
-	while ((rc = stream_read_doc(r, &doc, err)) == 1) {
-		lc_tensor *s = doc_find(&doc, "source"), *t = doc_find(&doc, "target");
-		train_pair *p;
-		if (!s || !t || s->dtype != LC_I32 || t->dtype != LC_I32 || s->rank != 1 ||
-		    t->rank != 1 || s->dims[0] == 0 || t->dims[0] == 0) {
-			d->skipped++;
-			continue;
-		}
-		if (d->n == d->cap) {
-			size_t nc = d->cap ? 2 * d->cap : 256;
-			train_pair *np = realloc(d->p, nc * sizeof *np);
-			if (!np) {
-				rc = lc_fail(err, "%s: out of memory", doc.name);
-				break;
-			}
-			d->p = np;
-			d->cap = nc;
-		}
-		p = &d->p[d->n];
-		memset(p, 0, sizeof *p);
-		p->src = cut(s->data, (int64_t)s->dims[0], max_src, eos_id, &p->ns);
-		p->tgt = cut(t->data, (int64_t)t->dims[0], max_tgt, eos_id, &p->nt);
-		p->name = strdup(doc.name ? doc.name : "");
-		if (!p->src || !p->tgt || !p->name) {
-			free(p->src);
-			free(p->tgt);
-			free(p->name);
-			rc = lc_fail(err, "%s: out of memory", doc.name);
-			break;
-		}
-		if (p->ns > d->max_src)
-			d->max_src = p->ns;
-		d->n++;
-	}
-	doc_free(&doc);
-	stream_reader_free(r);
-	return rc < 0 ? -1 : 0;
+	return stream_each_file(f, label, read_pair, &c, err);
 }
 
 int train_data_split(train_data *src, size_t n, train_data *dst, lc_err *err)

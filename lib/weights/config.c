@@ -1,12 +1,9 @@
 #include "weights/config.h"
 
-json_t *cfg_load(const char *path, lc_err *err)
+static json_t *checked(json_t *root, const json_error_t *je, const char *path, lc_err *err)
 {
-	json_error_t je;
-	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-
 	if (!root) {
-		lc_fail(err, "%s: %s (line %d)", path, je.text, je.line);
+		lc_fail(err, "%s: %s (line %d)", path, je->text, je->line);
 		return NULL;
 	}
 	if (!json_is_object(root)) {
@@ -15,6 +12,20 @@ json_t *cfg_load(const char *path, lc_err *err)
 		return NULL;
 	}
 	return root;
+}
+
+json_t *cfg_load(const char *path, lc_err *err)
+{
+	json_error_t je;
+
+	return checked(json_load_file(path, JSON_REJECT_DUPLICATES, &je), &je, path, err);
+}
+
+json_t *cfg_parse(const char *buf, size_t len, const char *label, lc_err *err)
+{
+	json_error_t je;
+
+	return checked(json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je), &je, label, err);
 }
 
 static const json_t *get(const json_t *root, const char *key)

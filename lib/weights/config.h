@@ -17,6 +17,8 @@
 
 /* The JSON object in path (duplicate keys refused); NULL and err otherwise. */
 json_t *cfg_load(const char *path, lc_err *err);
+/* The same from buf[len]; label names it in messages. */
+json_t *cfg_parse(const char *buf, size_t len, const char *label, lc_err *err);
 
 /* Each: 0, or -1 and err. A missing key or JSON null takes the default. */
 int cfg_int(const json_t *root, const char *key, int def, int lo, int hi, int *out,

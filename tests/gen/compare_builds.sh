@@ -12,14 +12,14 @@
 #            encoder (full-size random model, 4K and 16K tokens, whole and
 #            GEMMs only), the decoder (seconds per token at 16K encoder
 #            tokens) and lc-train (tokens/s on the demo configuration);
-#            best of BENCH_REPEAT runs (default 3), and the ratio new/old.
+#            best of BENCH_REPEAT runs (default 5), and the ratio new/old.
 #
 # Prints what it compares and "identical" or the differences; exit status
 # 1 when an output differs. Needs git and the build dependencies.
 set -eu
 REV=${1:?usage: tests/gen/compare_builds.sh REV [--bench]}
 BENCH=${2:-}
-REPEAT=${BENCH_REPEAT:-3}
+REPEAT=${BENCH_REPEAT:-5}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 D=$(mktemp -d "${TMPDIR:-/tmp}/lc-compare.XXXXXX")
 trap 'rm -rf "$D"' EXIT INT TERM
@@ -99,7 +99,7 @@ EOF
 			"$NEW/lc-cat" -i ids >"$D/in$L"
 	done
 	"$NEW/lc-encode" -q -j "$J" -m "$D/full" <"$D/in16384" >"$D/h16k"
-	"$here/share/../build/bin/lc-chunk" -q -p '^CHAPTER [0-9]+' "$here/share/samples/kjv.txt.xz" |
+	"$NEW/lc-chunk" -q -p '^CHAPTER [0-9]+' "$here/share/samples/kjv.txt.xz" |
 		"$NEW/lc-gsg-split" -q -m "$here/share/spiece.model" >"$D/pairs.lc" 2>/dev/null
 	printf '%-34s %10s %10s %8s\n' measure old new new/old
 	row() {   # name, then a command template with @ for the bin directory; prints best times
@@ -109,7 +109,7 @@ EOF
 		while [ $i -lt "$REPEAT" ]; do
 			for b in old new; do
 				eval bin=\$$(echo $b | tr a-z A-Z)
-				sh -c "$(echo "$*" | sed "s|@|$bin|g")" >>"$D/t.$b"
+				sh -c "$(printf '%s' "$*" | sed "s|@|$bin|g")" >>"$D/t.$b"
 			done
 			i=$((i + 1))
 		done
@@ -121,7 +121,7 @@ EOF
 		row "encode $L tokens, s" "@/lc-encode -q -j $J --stats -m $D/full <$D/in$L 2>&1 >/dev/null | sed -n 's/.*encode \([0-9.]*\) s/\1/p'"
 		row "encode $L GEMMs only, s" "@/lc-encode -q -j $J -m $D/full --gemm-only <$D/in$L | cut -f3"
 	done
-	row "decode 16K, s per token (8 tokens)" "s=\$(date +%s.%N); @/lc-decode -q -j $J -m $D/full -f ids --max-new 1 --min-new 1 <$D/h16k >/dev/null; m=\$(date +%s.%N); @/lc-decode -q -j $J -m $D/full -f ids --max-new 9 --min-new 9 <$D/h16k >/dev/null; e=\$(date +%s.%N); echo \"(\$e - \$m - (\$m - \$s)) / 8\" | bc -l"
+	row "decode 16K, s per token (8 tokens)" "s=\$(date +%s.%N); @/lc-decode -q -j $J -m $D/full -f ids --max-new 1 --min-new 1 <$D/h16k >/dev/null 2>&1; m=\$(date +%s.%N); @/lc-decode -q -j $J -m $D/full -f ids --max-new 9 --min-new 9 <$D/h16k >/dev/null 2>&1; e=\$(date +%s.%N); echo \"(\$e - \$m - (\$m - \$s)) / 8\" | bc -l"
 	row "train demo config, s per 4 steps" "rm -rf $D/tm; s=\$(date +%s.%N); @/lc-train --config $here/share/models/demo-config.json -o $D/tm --steps 4 --batch-tokens 4096 --max-src 512 --max-tgt 128 -j $J -q --no-rouge $D/pairs.lc; e=\$(date +%s.%N); echo \"\$e - \$s\" | bc -l"
 fi
 exit $fail

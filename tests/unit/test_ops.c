@@ -424,7 +424,7 @@ static void test_attn(void)
 	                    randv(S * in, 1), malloc((size_t)(T * in) * 4),
 	                    malloc((size_t)(heads * T * S) * 4), randv(T * in, 1), T, pos, in };
 	float *dq = calloc((size_t)(T * in), 4), *dk_ = calloc((size_t)(S * in), 4);
-	float *dv = calloc((size_t)(S * in), 4), *work = malloc((size_t)(T * S) * 4);
+	float *dv = calloc((size_t)(S * in), 4), *work = malloc((size_t)(heads * T * S) * 4);
 	float *dbias = calloc((size_t)(heads * S), 4);
 	double *ref = malloc((size_t)(T * in) * 8), e;
 

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "gen/search.h"
+#include "gen/search_int.h"
 #include "t.h"
 
 /* Vocabulary: 0 start, 1 eos, 2 A, 3 B. Next-token probabilities depend
