@@ -80,6 +80,10 @@ int64_t cmp_fft_n(const cmp_fft *p);
 cmp_fftws *cmp_fftws_new(int64_t nmax, lc_err *err);
 void cmp_fftws_free(cmp_fftws *w);
 
+/* The workspace's signal buffer [nmax]: a signal written there in full
+ * (len = n) is transformed without a copy. */
+float *cmp_fft_signal(cmp_fftws *w);
+
 void cmp_rfft(const cmp_fft *p, cmp_fftws *w, int slot, const float *x, int64_t len);
 /* The result lives in w's signal buffer until the next call on w. The
  * 1/n scaling is applied to the product before the inverse transform. */

@@ -248,13 +248,19 @@ void cmp_fftws_free(cmp_fftws *w)
 	free(w);
 }
 
+float *cmp_fft_signal(cmp_fftws *w)
+{
+	return w->x;
+}
+
 void cmp_rfft(const cmp_fft *p, cmp_fftws *w, int slot, const float *x, int64_t len)
 {
 	int64_t n = p->n;
 
 	if (len > n)
 		len = n;
-	memcpy(w->x, x, (size_t)len * sizeof *w->x);
+	if (x != w->x)
+		memcpy(w->x, x, (size_t)len * sizeof *w->x);
 	memset(w->x + len, 0, (size_t)(n - len) * sizeof *w->x);
 	fftwf_execute_dft_r2c(p->fwd, w->x, w->s[slot]);
 }

@@ -253,7 +253,6 @@ int ssm_kernel_backward(const ssm_params *p, int h, int64_t T, const float *dK, 
 struct ssm_cwork {
 	int64_t nmax;
 	cmp_fftws *fw;
-	float *g;                   /* [nmax] the kernels placed for a circular convolution */
 };
 
 enum { S_KER, S_X, S_DY };      /* spectrum slots */
@@ -262,8 +261,7 @@ ssm_cwork *ssm_cwork_new(int64_t nmax, lc_err *err)
 {
 	ssm_cwork *w = calloc(1, sizeof *w);
 
-	if (!w || !(w->g = malloc((size_t)nmax * sizeof *w->g))) {
-		ssm_cwork_free(w);
+	if (!w) {
 		lc_fail(err, "out of memory for FFT buffers of size %lld", (long long)nmax);
 		return NULL;
 	}
@@ -280,7 +278,6 @@ void ssm_cwork_free(ssm_cwork *w)
 	if (!w)
 		return;
 	cmp_fftws_free(w->fw);
-	free(w->g);
 	free(w);
 }
 
@@ -289,20 +286,22 @@ int64_t ssm_fft_size(int64_t L, int64_t T)
 	return cmp_fft_size(L + T - 1);
 }
 
-/* The spectrum of the kernels, K0 at lags 0..T-1 and K1[j] at n - j. */
+/* The spectrum of the kernels, K0 at lags 0..T-1 and K1[j] at n - j,
+ * placed straight into the workspace's signal buffer. */
 static void kernel_spectrum(const cmp_fft *pl, ssm_cwork *w, const float *K0, const float *K1,
                             int64_t T)
 {
 	int64_t n = cmp_fft_n(pl);
+	float *g = cmp_fft_signal(w->fw);
 
-	memset(w->g, 0, (size_t)n * sizeof *w->g);
-	memcpy(w->g, K0, (size_t)T * sizeof *w->g);
+	memset(g, 0, (size_t)n * sizeof *g);
+	memcpy(g, K0, (size_t)T * sizeof *g);
 	if (K1) {
-		w->g[0] += K1[0];
+		g[0] += K1[0];
 		for (int64_t j = 1; j < T; j++)
-			w->g[n - j] = K1[j];
+			g[n - j] = K1[j];
 	}
-	cmp_rfft(pl, w->fw, S_KER, w->g, n);
+	cmp_rfft(pl, w->fw, S_KER, g, n);
 }
 
 void ssm_conv(const cmp_fft *pl, ssm_cwork *w, const float *x, int64_t L, const float *K0,
