@@ -14,6 +14,7 @@
 #define LC_T_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,22 @@ static inline void *t_slurp(const char *path, size_t *len)
 	fclose(f);
 	*len = n;
 	return p;
+}
+
+/* A fixed pseudo-random stream for test data (xorshift64): uniform in
+ * [0, 1) and standard normal (Box-Muller). */
+static uint64_t t_rs = 88172645463325252ull;
+static inline double t_urand(void)
+{
+	t_rs ^= t_rs << 13;
+	t_rs ^= t_rs >> 7;
+	t_rs ^= t_rs << 17;
+	return (double)(t_rs >> 11) / 9007199254740992.0;
+}
+static inline double t_nrand(void)
+{
+	double u = t_urand() + 1e-300;
+	return sqrt(-2 * log(u)) * cos(6.283185307179586 * t_urand());
 }
 
 static inline int t_done(void)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/arena.h"
 #include "compute/compute.h"
 #include "ops/attn.h"
 #include "ops/dropout.h"
@@ -336,16 +337,6 @@ void t5dec_close(void *d)
 	free(d);
 }
 
-/* calloc of a*b*c floats with overflow checks. */
-static float *falloc(uint64_t a, uint64_t b, uint64_t c)
-{
-	if (a == 0 || b == 0 || c == 0)
-		return calloc(1, sizeof(float));
-	if (b > UINT64_MAX / a || c > UINT64_MAX / (a * b) || a * b * c > SIZE_MAX / sizeof(float))
-		return NULL;
-	return calloc((size_t)(a * b * c), sizeof(float));
-}
-
 void t5dec_state_free(void *p)
 {
 	dstate *s = p;
@@ -391,21 +382,21 @@ void *t5dec_state_new(const void *dp, const float *enc, int64_t L, int nrow, int
 	f->L = L;
 	f->ms = max_steps;
 	f->nth = 1;
-	f->kc = falloc(nl * nr, ms, in);
-	f->vc = falloc(nl * nr, ms, in);
-	f->x = falloc(nr, dm, 1);
-	f->h = falloc(nr, dm, 1);
-	f->q = falloc(nr, in, 1);
-	f->k = falloc(nr, in, 1);
-	f->v = falloc(nr, in, 1);
-	f->att = falloc(nr, in, 1);
-	f->qp = falloc(nr * nh, dm, 1);
-	f->ctx = falloc(nr * nh, dm, 1);
-	f->f0 = falloc(nr, (uint64_t)t->dff, 1);
-	f->f1 = falloc(nr, (uint64_t)t->dff, 1);
-	f->P = falloc(nh, ms, 1);
-	s->tmp_cache = falloc(nr, ms, in);
-	s->bias = falloc(nh, ms, 1);
+	f->kc = lc_calloc_f32(nl * nr, ms, in);
+	f->vc = lc_calloc_f32(nl * nr, ms, in);
+	f->x = lc_calloc_f32(nr, dm, 1);
+	f->h = lc_calloc_f32(nr, dm, 1);
+	f->q = lc_calloc_f32(nr, in, 1);
+	f->k = lc_calloc_f32(nr, in, 1);
+	f->v = lc_calloc_f32(nr, in, 1);
+	f->att = lc_calloc_f32(nr, in, 1);
+	f->qp = lc_calloc_f32(nr * nh, dm, 1);
+	f->ctx = lc_calloc_f32(nr * nh, dm, 1);
+	f->f0 = lc_calloc_f32(nr, (uint64_t)t->dff, 1);
+	f->f1 = lc_calloc_f32(nr, (uint64_t)t->dff, 1);
+	f->P = lc_calloc_f32(nh, ms, 1);
+	s->tmp_cache = lc_calloc_f32(nr, ms, in);
+	s->bias = lc_calloc_f32(nh, ms, 1);
 	f->bias = s->bias;
 	f->ldb = max_steps;
 	if (!f->kc || !f->vc || !f->x || !f->h || !f->q || !f->k || !f->v || !f->att || !f->qp ||

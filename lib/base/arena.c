@@ -51,3 +51,12 @@ void lc_arena_free(lc_arena *a)
 	a->n = a->cap = 0;
 	a->oom = 0;
 }
+
+float *lc_calloc_f32(uint64_t a, uint64_t b, uint64_t c)
+{
+	if (a == 0 || b == 0 || c == 0)
+		return calloc(1, sizeof(float));
+	if (b > UINT64_MAX / a || c > UINT64_MAX / (a * b) || a * b * c > SIZE_MAX / sizeof(float))
+		return NULL;
+	return calloc((size_t)(a * b * c), sizeof(float));
+}

@@ -2,7 +2,8 @@
  * arena: many zeroed float arrays freed at once, for the activations that
  * training keeps between an example's forward and backward. An allocation
  * that fails marks the arena, so callers check once after a batch of
- * allocations (lc_arena_ok).
+ * allocations (lc_arena_ok). And the one checked allocation of a
+ * three-factor float array.
  */
 #ifndef LC_ARENA_H
 #define LC_ARENA_H
@@ -20,6 +21,10 @@ float *lc_arena_f32(lc_arena *a, int64_t n);
 /* n zeroed bytes (at least one). */
 void *lc_arena_bytes(lc_arena *a, int64_t n);
 int lc_arena_ok(const lc_arena *a);
+
+/* a x b x c zeroed floats (at least one, to be freed with free), or NULL
+ * when the product overflows or memory is out. */
+float *lc_calloc_f32(uint64_t a, uint64_t b, uint64_t c);
 void lc_arena_free(lc_arena *a);   /* frees everything; the arena can be used again */
 
 #endif

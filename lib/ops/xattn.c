@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/arena.h"
 #include "base/parallel.h"
 #include "compute/compute.h"
 
@@ -19,16 +20,6 @@ struct xattn_work {
 	int parts;
 };
 
-/* calloc of a*b*c floats with overflow checks. */
-static float *falloc(uint64_t a, uint64_t b, uint64_t c)
-{
-	if (a == 0 || b == 0 || c == 0)
-		return calloc(1, sizeof(float));
-	if (b > UINT64_MAX / a || c > UINT64_MAX / (a * b) || a * b * c > SIZE_MAX / sizeof(float))
-		return NULL;
-	return calloc((size_t)(a * b * c), sizeof(float));
-}
-
 xattn_work *xattn_work_new(int64_t R, int d, int nth, lc_err *err)
 {
 	xattn_work *w = calloc(1, sizeof *w);
@@ -38,10 +29,10 @@ xattn_work *xattn_work_new(int64_t R, int d, int nth, lc_err *err)
 		w->R = R;
 		w->d = d;
 		w->nth = (int)t;
-		w->xs = falloc(t * r, XATTN_CHUNK, 1);
-		w->mx = falloc(t, r, 1);
-		w->sum = falloc(t, r, 1);
-		w->pacc = falloc(t * r, (uint64_t)d, 1);
+		w->xs = lc_calloc_f32(t * r, XATTN_CHUNK, 1);
+		w->mx = lc_calloc_f32(t, r, 1);
+		w->sum = lc_calloc_f32(t, r, 1);
+		w->pacc = lc_calloc_f32(t * r, (uint64_t)d, 1);
 	}
 	if (!w || !w->xs || !w->mx || !w->sum || !w->pacc) {
 		xattn_work_free(w);

@@ -19,21 +19,12 @@
 #include "ops/xattn.h"
 #include "t.h"
 
-static uint64_t rs = 0x853c49e6748fea9bull;
-static double urand(void)
-{
-	rs ^= rs << 13;
-	rs ^= rs >> 7;
-	rs ^= rs << 17;
-	return (double)(rs >> 11) / 9007199254740992.0;
-}
-static double nrand(void) { return sqrt(-2 * log(urand() + 1e-300)) * cos(6.283185307179586 * urand()); }
 
 static float *randv(int64_t n, double scale)
 {
 	float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
 	for (int64_t i = 0; i < n; i++)
-		p[i] = (float)(scale * nrand());
+		p[i] = (float)(scale * t_nrand());
 	return p;
 }
 
@@ -69,7 +60,7 @@ static double fd_check(double (*f)(void *), void *ctx, float *x, const float *g,
 	for (int d = 0; d < 3; d++) {
 		double vn = 0, an, fp, fm;
 		for (int64_t i = 0; i < n; i++)
-			v[i] = d == 2 ? g[i] : (float)nrand();
+			v[i] = d == 2 ? g[i] : (float)t_nrand();
 		vn = sqrt(dot(v, v, n));
 		if (vn == 0)
 			continue;

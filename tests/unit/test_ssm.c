@@ -13,15 +13,6 @@
 #define CMPLX(x, y) ((double complex)((double)(x) + _Complex_I * (double)(y)))
 #endif
 
-static uint64_t rs = 88172645463325252ull;
-static double urand(void)
-{
-	rs ^= rs << 13;
-	rs ^= rs >> 7;
-	rs ^= rs << 17;
-	return (double)(rs >> 11) / 9007199254740992.0;
-}
-static double nrand(void) { return sqrt(-2 * log(urand() + 1e-300)) * cos(6.283185307179586 * urand()); }
 
 static void test_fft_vs_direct(void)
 {
@@ -31,10 +22,10 @@ static void test_fft_vs_direct(void)
 	for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
 		int64_t L = lens[li];
 		for (int trunc = 0; trunc < 2; trunc++) {
-			int64_t T = trunc ? 1 + (int64_t)(urand() * (double)L) : L;
+			int64_t T = trunc ? 1 + (int64_t)(t_urand() * (double)L) : L;
 			float *x = malloc((size_t)L * 4), *y = malloc((size_t)L * 4);
 			float *K0 = malloc((size_t)T * 4), *K1 = malloc((size_t)T * 4);
-			float D = (float)nrand();
+			float D = (float)t_nrand();
 			lc_err err;
 			cmp_fftcache *fc = cmp_fftcache_new(&err);
 			const cmp_fft *pl = fc ? cmp_fft_get(fc, ssm_fft_size(L, T), &err) : NULL;
@@ -45,10 +36,10 @@ static void test_fft_vs_direct(void)
 				return;
 			T_OK(cmp_fft_n(pl) >= L + T - 1 && cmp_fft_n(pl) % 2 == 0, "size");
 			for (int64_t i = 0; i < L; i++)
-				x[i] = (float)nrand();
+				x[i] = (float)t_nrand();
 			for (int64_t i = 0; i < T; i++) {
-				K0[i] = (float)(nrand() * exp(-0.01 * (double)i));
-				K1[i] = (float)(nrand() * exp(-0.01 * (double)i));
+				K0[i] = (float)(t_nrand() * exp(-0.01 * (double)i));
+				K1[i] = (float)(t_nrand() * exp(-0.01 * (double)i));
 			}
 			ssm_conv(pl, w, x, L, K0, K1, T, D, y);
 			for (int64_t t = 0; t < L; t++) {
@@ -85,16 +76,16 @@ static float *params(int H, int N2, ssm_params *p)
 	p->B = q; q += 2 * H * N2;
 	p->C = q;
 	for (int h = 0; h < H; h++) {
-		buf[h] = (float)(log(1e-3) + urand() * (log(1e-1) - log(1e-3)));
+		buf[h] = (float)(log(1e-3) + t_urand() * (log(1e-1) - log(1e-3)));
 		for (int n = 0; n < N2; n++) {
-			((float *)p->inv_A_real)[h * N2 + n] = (float)(log(0.5) + 0.2 * nrand());
-			((float *)p->A_imag)[h * N2 + n] = (float)(3.14159265 * n * (1 + 0.05 * nrand()));
-			((float *)p->B)[(h * N2 + n) * 2] = (float)(1 + 0.2 * nrand());
-			((float *)p->B)[(h * N2 + n) * 2 + 1] = (float)(0.2 * nrand());
+			((float *)p->inv_A_real)[h * N2 + n] = (float)(log(0.5) + 0.2 * t_nrand());
+			((float *)p->A_imag)[h * N2 + n] = (float)(3.14159265 * n * (1 + 0.05 * t_nrand()));
+			((float *)p->B)[(h * N2 + n) * 2] = (float)(1 + 0.2 * t_nrand());
+			((float *)p->B)[(h * N2 + n) * 2 + 1] = (float)(0.2 * t_nrand());
 		}
 	}
 	for (int i = 0; i < 4 * H * N2; i++)
-		((float *)p->C)[i] = (float)(0.5 * nrand());
+		((float *)p->C)[i] = (float)(0.5 * t_nrand());
 	return buf;
 }
 
@@ -194,19 +185,19 @@ static void test_conv_backward(void)
 		float *xf = malloc((size_t)L * 4), *yf = malloc((size_t)L * 4), *wf = malloc((size_t)L * 4);
 		float *k0f = malloc((size_t)T * 4), *k1f = malloc((size_t)T * 4);
 		float *dx = calloc((size_t)L, 4), *dK0 = calloc((size_t)T, 4), *dK1 = calloc((size_t)T, 4);
-		double D = nrand(), dD = 0;
+		double D = t_nrand(), dD = 0;
 		lc_err err;
 		cmp_fftcache *fc = cmp_fftcache_new(&err);
 		const cmp_fft *pl = cmp_fft_get(fc, ssm_fft_size(L, T), &err);
 		ssm_cwork *w = ssm_cwork_new(cmp_fft_n(pl), &err);
 
 		for (int64_t i = 0; i < L; i++) {
-			xf[i] = (float)(x[i] = nrand());
-			wf[i] = (float)nrand();
+			xf[i] = (float)(x[i] = t_nrand());
+			wf[i] = (float)t_nrand();
 		}
 		for (int64_t i = 0; i < T; i++) {
-			k0f[i] = (float)(K0[i] = nrand());
-			k1f[i] = (float)(K1[i] = nrand());
+			k0f[i] = (float)(K0[i] = t_nrand());
+			k1f[i] = (float)(K1[i] = t_nrand());
 		}
 		ssm_conv_backward(pl, w, xf, L, k0f, k1f, T, (float)D, wf, dx, dK0, dK1, &dD);
 		/* f is linear in each argument: the direct sum gives exact partials */
@@ -286,7 +277,7 @@ static void test_kernel_backward(void)
 	gr.B = g + H + 2 * H * N2;
 	gr.C = g + H + 4 * H * N2;
 	for (int64_t i = 0; i < 2 * T; i++)
-		w[i] = (float)nrand();
+		w[i] = (float)t_nrand();
 	T_OK(ssm_kernel_backward(&p, h, T, w, T, &gr, &err) == 0, "%s", err.msg);
 	for (size_t i = 0; i < np; i++) {
 		double save = dp[i], st = 1e-6 * (fabs(save) > 1 ? fabs(save) : 1), f[2], fd, e;
