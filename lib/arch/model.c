@@ -135,9 +135,11 @@ lc_model *model_open(const char *dir, lc_err *err)
 	for (uint32_t i = 0; i < params_count(m->params); i++) {
 		const lc_param *e = params_at(m->params, i);
 		m->nparams += e->numel;
-		m->nbytes += e->src->nbytes;
 		h = hash_bytes(h, e->name, strlen(e->name));
-		h = hash_bytes(h, e->src->data, e->src->nbytes);
+		if (e->src) {   /* absent optional parameters are zeros */
+			m->nbytes += e->src->nbytes;
+			h = hash_bytes(h, e->src->data, e->src->nbytes);
+		}
 	}
 	snprintf(m->fp, sizeof m->fp, "%016llx", (unsigned long long)h);
 	free(path);

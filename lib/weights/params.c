@@ -19,6 +19,8 @@ struct lc_params {
 	uint32_t n, cap;
 	alias *a;
 	uint32_t na, acap;
+	char (*ign)[PARAM_NAME];    /* names loading skips */
+	uint32_t ni, icap;
 	uint64_t total;
 	float **owned;          /* converted copies, one per parameter (NULL where mapped) */
 	char err[256];          /* the first declaration error */
@@ -63,6 +65,7 @@ void params_free(lc_params *p)
 	free(p->owned);
 	free(p->p);
 	free(p->a);
+	free(p->ign);
 	free(p);
 }
 
@@ -162,6 +165,34 @@ void params_alias(lc_params *p, const char *name, const char *target)
 	}
 	snprintf(p->a[p->na].name, sizeof p->a[p->na].name, "%s", name);
 	p->a[p->na++].target = (uint32_t)t;
+}
+
+void params_ignore(lc_params *p, const char *name)
+{
+	if (p->err[0])
+		return;
+	if (p->ni == p->icap) {
+		uint32_t nc = p->icap ? 2 * p->icap : 8;
+		char (*ni)[PARAM_NAME] = realloc(p->ign, nc * sizeof *ni);
+		if (!ni) {
+			decl_error(p, "out of memory declaring parameters");
+			return;
+		}
+		p->ign = ni;
+		p->icap = nc;
+	}
+	snprintf(p->ign[p->ni++], PARAM_NAME, "%s", name);
+}
+
+static int ignored(const lc_params *p, const char *name)
+{
+	for (uint32_t i = 0; i < p->ni; i++) {
+		size_t n = strlen(p->ign[i]);
+		if (n && p->ign[i][n - 1] == '*' ? strncmp(p->ign[i], name, n - 1) == 0
+		                                : strcmp(p->ign[i], name) == 0)
+			return 1;
+	}
+	return 0;
 }
 
 int params_status(const lc_params *p, lc_err *err)
@@ -290,6 +321,8 @@ int params_bind_tensors(lc_params *p, const st_tensor *(*at)(const void *file, u
 				asrc[k] = t;
 			continue;
 		}
+		if (k < 0 && ignored(p, t->name))
+			continue;
 		if (k < 0) {
 			lc_fail(err, "%s: unexpected tensor \"%s\" (not a parameter of this configuration)",
 			        label, t->name);
@@ -309,6 +342,8 @@ shape:
 	}
 	for (uint32_t k = 0; k < p->n; k++) {
 		const st_tensor *t = src[k] ? src[k] : asrc[k];
+		if (!t && (p->p[k].flags & PARAM_OPTIONAL))
+			continue;
 		if (!t) {
 			lc_fail(err, "%s: tensor \"%s\" is missing", label, p->p[k].name);
 			goto out;
@@ -320,14 +355,20 @@ shape:
 		}
 	}
 	for (uint32_t k = 0; k < p->n; k++) {
+		const st_tensor *t = src[k] ? src[k] : asrc[k];
 		float *d;
 		free(p->owned[k]);
-		if (!(d = as_f32(src[k] ? src[k] : asrc[k], &p->owned[k]))) {
+		p->owned[k] = NULL;
+		if (!t)   /* optional and absent: zeros */
+			d = p->owned[k] = calloc(p->p[k].numel, sizeof *d);
+		else
+			d = as_f32(t, &p->owned[k]);
+		if (!d) {
 			lc_fail(err, "%s: out of memory converting \"%s\"", label, p->p[k].name);
 			goto out;
 		}
 		*p->p[k].slot = d;
-		p->p[k].src = src[k] ? src[k] : asrc[k];
+		p->p[k].src = t;
 	}
 	rc = 0;
 out:

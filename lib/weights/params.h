@@ -9,10 +9,10 @@
  * to; tied weights get alias names. From that one declaration:
  *
  *   - loading: params_bind_tensors matches a weight file's tensors
- *     (safetensors or pytorch_model.bin) against it, refuses a missing,
- *     extra, repeated or mis-shaped tensor and a non-float dtype, and
- *     points every slot at float32 data (the file's mapped bytes, or a
- *     converted copy owned by the set);
+ *     (safetensors or pytorch_model.bin) against it, refuses a missing
+ *     (unless optional), extra (unless ignored), repeated or mis-shaped
+ *     tensor and a non-float dtype, and points every slot at float32 data
+ *     (the file's mapped bytes, or a converted copy owned by the set);
  *   - training: every parameter has an offset into one flat float array
  *     (declaration order); params_bind_flat points the slots into such an
  *     array (weights, or their gradients);
@@ -51,6 +51,8 @@ double param_init_bias(uint64_t j, uint32_t rank, const uint64_t *dims, double g
 
 enum {
 	PARAM_NO_DECAY = 1u,   /* no weight decay in training (norms, biases, SSM parameters) */
+	PARAM_OPTIONAL = 2u,   /* a weight file may lack it: then it is zero (HF buffers such
+	                          as BART's final_logits_bias) */
 };
 
 typedef struct lc_param {
@@ -62,7 +64,7 @@ typedef struct lc_param {
 	unsigned flags;
 	param_init_fn init;
 	float **slot;           /* the architecture's pointer to this parameter */
-	const st_tensor *src;   /* after params_bind_tensors: the file's tensor */
+	const st_tensor *src;   /* after params_bind_tensors: the file's tensor (NULL: absent, optional) */
 } lc_param;
 
 typedef struct lc_params lc_params;
@@ -78,6 +80,9 @@ void params_add(lc_params *p, float **slot, param_init_fn init, unsigned flags,
 /* `alias` is another name of the declared parameter `target` in weight
  * files (tied weights): a file may hold either or both (with equal shapes). */
 void params_alias(lc_params *p, const char *alias, const char *target);
+/* A tensor name that weight files may hold and loading skips (buffers
+ * that are not parameters); a trailing '*' matches any suffix. */
+void params_ignore(lc_params *p, const char *name);
 /* 0, or -1 with the first declaration error. */
 int params_status(const lc_params *p, lc_err *err);
 
