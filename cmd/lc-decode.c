@@ -9,7 +9,7 @@
 #include "arch/decoder.h"
 #include "arch/model.h"
 #include "gen/search.h"
-#include "text/spm.h"
+#include "text/tokenizer.h"
 #include "stream/stream.h"
 
 static _Noreturn void usage(void)
@@ -34,7 +34,7 @@ static _Noreturn void usage(void)
 	       "      --no-repeat-ngram N   never repeat an N-gram (default 0: off)\n"
 	       "      --repetition-penalty X  penalize tokens already generated (default 1: off)\n"
 	       "      --early-stopping M    beam search stop rule: false (default), true, never\n"
-	       "  -t, --tokenizer PATH      SentencePiece model (default MODEL/spiece.model)\n"
+	       "  -t, --tokenizer PATH      tokenizer (default: the model directory's)\n"
 	       "  -j, --threads N           threads (default $LC_THREADS or all cores)\n"
 	       "  -F                        write a binary stream even to a terminal\n"
 	       "  -q                        no progress on standard error\n"
@@ -47,8 +47,8 @@ enum fmt { F_TEXT, F_IDS, F_STREAM };
 struct prog {
 	lc_model *model;
 	lc_decoder *dec;
-	spm_model *spm;
-	const char *spm_why;      /* why there is no tokenizer */
+	lc_tokenizer *tok;
+	const char *tok_why;      /* why there is no tokenizer */
 	search_opts so;
 	enum fmt fmt;
 	int nul, quiet, threads, warned_fp;
@@ -157,7 +157,7 @@ static int put_stream(struct prog *p, const lc_doc *d, const search_result *res,
 		memcpy(tok.data, res->ids, n * sizeof(int32_t));
 	out.rec[k].kind = LC_REC_TENSOR;
 	out.rec[k++].t = tok;
-	if (p->spm) {
+	if (p->tok) {
 		if (tensor_init(&txt, "text", LC_U8, 1, &tl, err) < 0)
 			goto fail;
 		if (tl)
@@ -199,12 +199,12 @@ static int decode_doc(lc_doc *d, void *ctx, lc_err *err)
 	}
 	decoder_state_free(x.s);
 	cli_progress_done(&p->pr);
-	if (p->spm && p->fmt != F_IDS) {
+	if (p->tok && p->fmt != F_IDS) {
 		/* the eos is not text */
 		size_t n = (size_t)res.n;
 		if (n && res.ids[n - 1] == p->so.eos_id)
 			n--;
-		if (spm_decode(p->spm, res.ids, n, &p->text, &p->text_len, &p->text_cap, err) < 0) {
+		if (tok_decode(p->tok, res.ids, n, 0, &p->text, &p->text_len, &p->text_cap, err) < 0) {
 			search_result_free(&res);
 			return lc_prefix(err, "detokenizing");
 		}
@@ -224,29 +224,25 @@ static int decode_doc(lc_doc *d, void *ctx, lc_err *err)
 	return rc;
 }
 
-/* The tokenizer: -t, else MODEL/spiece.model, else spm_open's defaults. */
+/* The tokenizer: -t, else the model directory's, else tok_open's defaults. */
 static void open_tokenizer(struct prog *p, const char *topt, const char *mdir)
 {
 	static char why[1200];
-	char path[4096];
 	lc_err err;
-	FILE *f;
+	int none;
 
 	if (topt) {
-		if (!(p->spm = spm_open(topt, &err)))
+		if (!(p->tok = tok_open(topt, &err)))
 			cli_die(LC_EXIT_DATA, "%s", err.msg);
 		return;
 	}
-	snprintf(path, sizeof path, "%s/spiece.model", mdir);
-	if ((f = fopen(path, "rb"))) {
-		fclose(f);
-		if (!(p->spm = spm_load_file(path, &err)))
-			cli_die(LC_EXIT_DATA, "%s", err.msg);
+	if ((p->tok = tok_open_dir(mdir, &none, &err)))
 		return;
-	}
-	if (!(p->spm = spm_open(NULL, &err))) {
+	if (!none)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	if (!(p->tok = tok_open(NULL, &err))) {
 		snprintf(why, sizeof why, "%s", err.msg);
-		p->spm_why = why;
+		p->tok_why = why;
 	}
 }
 
@@ -335,12 +331,12 @@ int main(int argc, char **argv)
 		cli_usage_error("%s", err.msg);
 	if (p.fmt != F_IDS) {
 		open_tokenizer(&p, topt, mdir);
-		if (!p.spm && p.fmt == F_TEXT)
+		if (!p.tok && p.fmt == F_TEXT)
 			cli_die(LC_EXIT_DATA, "-f text needs the model's tokenizer: %s "
-			        "(give -t, or use -f ids or -f stream)", p.spm_why);
-		if (!p.spm)
+			        "(give -t, or use -f ids or -f stream)", p.tok_why);
+		if (!p.tok)
 			cli_warn("no tokenizer (%s): the stream gets \"tokens\" but no \"text\"",
-			         p.spm_why);
+			         p.tok_why);
 	}
 	cli_progress_init(&p.pr, p.quiet);
 	if (p.fmt == F_STREAM && !(p.w = stream_writer_new(stdout, &err)))
@@ -351,7 +347,7 @@ int main(int argc, char **argv)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	free(p.text);
 	free(p.conv);
-	spm_free(p.spm);
+	tok_free(p.tok);
 	decoder_free(p.dec);
 	model_free(p.model);
 	return cli_finish(0);

@@ -1,4 +1,4 @@
-/* lc-detokenize: SentencePiece token ids back to text (lib/spm.h). */
+/* lc-detokenize: token ids back to text (lib/text/tokenizer.h). */
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -7,23 +7,28 @@
 
 #include "base/cli.h"
 #include "stream/convert.h"
-#include "text/spm.h"
 #include "stream/stream.h"
+#include "text/tokenizer.h"
 
 static void usage(void)
 {
-	printf("usage: lc-detokenize [-Fq] [-m MODEL] [-f auto|stream|ids] [-o text|stream] [FILE...]\n"
+	printf("usage: lc-detokenize [-Fq] [-m MODEL] [-f auto|stream|ids] [-o text|stream]\n"
+	       "                     [--keep-special] [--clean-up|--no-clean-up] [FILE...]\n"
 	       "\n"
-	       "Decodes token ids to text with a SentencePiece model, exactly as spm_decode\n"
-	       "does. Reads lc streams (each document's \"tokens\" tensor) or lines of\n"
-	       "decimal ids; standard input when no FILE or -.\n"
+	       "Decodes token ids to text with the model's tokenizer: SentencePiece exactly as\n"
+	       "spm_decode does; byte-level BPE as transformers' decode(ids,\n"
+	       "skip_special_tokens=True) does. Reads lc streams (each document's \"tokens\"\n"
+	       "tensor) or lines of decimal ids; standard input when no FILE or -.\n"
 	       "\n"
-	       "  -m MODEL   a .model file or a model directory with spiece.model\n"
+	       "  -m MODEL   a model directory, a .model file or a tokenizer.json\n"
 	       "             (default: $LC_TOKENIZER, else the bundled spiece.model)\n"
 	       "  -f FORMAT  input: auto (default: a stream if it starts like one), stream, ids\n"
 	       "  -o text    print each document's text followed by a newline (default)\n"
 	       "  -o stream  write an lc stream with a \"text\" tensor per document\n"
 	       "  -F         write a binary stream even to a terminal\n"
+	       "  --keep-special   BPE: keep <s>, </s> and the other special tokens\n"
+	       "  --clean-up       BPE: transformers' clean_up_tokenization (\" .\" -> \".\", ...)\n"
+	       "  --no-clean-up    BPE: none (default: as tokenizer_config.json says; on)\n"
 	       "  -q         no warnings about a different tokenizer fingerprint\n"
 	       "  --help, --version\n");
 	exit(cli_finish(0));
@@ -32,7 +37,8 @@ static void usage(void)
 enum { IN_AUTO, IN_STREAM, IN_IDS };
 
 typedef struct run {
-	const spm_model *m;
+	const lc_tokenizer *m;
+	unsigned dflags;
 	int out_stream, quiet, warned;
 	lc_writer *w;
 	char *text;
@@ -41,7 +47,7 @@ typedef struct run {
 
 static int put_doc(run *r, const char *name, const int32_t *ids, size_t n, lc_err *err)
 {
-	if (spm_decode(r->m, ids, n, &r->text, &r->len, &r->cap, err) < 0)
+	if (tok_decode(r->m, ids, n, r->dflags, &r->text, &r->len, &r->cap, err) < 0)
 		return -1;
 	if (r->out_stream) {
 		lc_doc d = {0};
@@ -67,9 +73,9 @@ static int stream_doc(lc_doc *d, void *ctx, lc_err *err)
 		return lc_fail(err, "\"tokens\" is %s of rank %u, not a vector of i32",
 		               lc_dtype_name(t->dtype), (unsigned)t->rank);
 	fp = meta_get(&t->meta, "tokenizer");
-	if (fp && strcmp(fp, spm_fingerprint(r->m)) != 0 && !r->quiet && !r->warned) {
+	if (fp && strcmp(fp, tok_fingerprint(r->m)) != 0 && !r->quiet && !r->warned) {
 		cli_warn("%s: tokens were made by tokenizer %s, decoding with %s", d->name, fp,
-		         spm_fingerprint(r->m));
+		         tok_fingerprint(r->m));
 		r->warned = 1;
 	}
 	return put_doc(r, d->name, t->data, (size_t)t->dims[0], err);
@@ -105,15 +111,19 @@ static void from_ids(run *r, FILE *f, const char *path)
 
 int main(int argc, char **argv)
 {
+	enum { O_KEEP = 256, O_CLEAN, O_NOCLEAN };
 	static const struct option opts[] = {
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
+		{"keep-special", no_argument, NULL, O_KEEP},
+		{"clean-up", no_argument, NULL, O_CLEAN},
+		{"no-clean-up", no_argument, NULL, O_NOCLEAN},
 		{0, 0, 0, 0},
 	};
 	run r;
 	const char *model = NULL;
 	int in = IN_AUTO, force = 0, c;
-	spm_model *m;
+	lc_tokenizer *m;
 	lc_err err;
 
 	memset(&r, 0, sizeof r);
@@ -123,6 +133,9 @@ int main(int argc, char **argv)
 		case 'F': force = 1; break;
 		case 'q': r.quiet = 1; break;
 		case 'm': model = optarg; break;
+		case O_KEEP: r.dflags |= TOK_DEC_KEEP_SPECIAL; break;
+		case O_CLEAN: r.dflags = (r.dflags & ~(unsigned)TOK_DEC_NO_CLEANUP) | TOK_DEC_CLEANUP; break;
+		case O_NOCLEAN: r.dflags = (r.dflags & ~(unsigned)TOK_DEC_CLEANUP) | TOK_DEC_NO_CLEANUP; break;
 		case 'f':
 			if (strcmp(optarg, "auto") == 0)
 				in = IN_AUTO;
@@ -148,7 +161,7 @@ int main(int argc, char **argv)
 	}
 	if (r.out_stream)
 		cli_binary_stdout(force);
-	if (!(m = spm_open(model, &err)))
+	if (!(m = tok_open(model, &err)))
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	r.m = m;
 	if (r.out_stream && !(r.w = stream_writer_new(stdout, &err)))
@@ -177,6 +190,6 @@ int main(int argc, char **argv)
 	if (r.w && stream_writer_close(r.w, &err) < 0)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	free(r.text);
-	spm_free(m);
+	tok_free(m);
 	return cli_finish(0);
 }

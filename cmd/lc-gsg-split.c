@@ -5,7 +5,7 @@
 
 #include "base/cli.h"
 #include "text/gsg.h"
-#include "text/spm.h"
+#include "text/tokenizer.h"
 #include "stream/stream.h"
 #include "stream/textin.h"
 
@@ -73,19 +73,19 @@ static void add_sentence(struct buf *b, const char *s, size_t n)
 			b->p[i] = ' ';
 }
 
-static void add_tensor(lc_doc *d, const char *name, const struct buf *b, const spm_model *m,
-                       spm_enc *enc)
+static void add_tensor(lc_doc *d, const char *name, const struct buf *b, lc_tokenizer *m,
+                       tok_enc *enc)
 {
 	lc_err err;
 	lc_tensor *t;
 	uint64_t n;
 
 	if (m) {
-		if (spm_encode(m, b->p ? b->p : "", b->n, SPM_ENC_EOS | SPM_ENC_EXTRA, enc, &err) < 0)
+		if (tok_encode(m, b->p ? b->p : "", b->n, TOK_ENC_SPECIAL | TOK_ENC_EXTRA, enc, &err) < 0)
 			cli_die(LC_EXIT_DATA, "%s: %s", d->name, err.msg);
 		n = enc->n;
 		if (!(t = doc_add_tensor(d, name, LC_I32, 1, &n, &err)) ||
-		    meta_set(&t->meta, "tokenizer", spm_fingerprint(m), &err) < 0)
+		    meta_set(&t->meta, "tokenizer", tok_fingerprint(m), &err) < 0)
 			cli_die(LC_EXIT_DATA, "%s", err.msg);
 		memcpy(t->data, enc->ids, n * sizeof *enc->ids);
 		return;
@@ -111,8 +111,8 @@ int main(int argc, char **argv)
 	struct buf src = {0}, tgt = {0}, pending = {0};
 	unsigned long long ndocs = 0, nshort = 0;
 	char *first_name = NULL;
-	spm_model *m = NULL;
-	spm_enc enc = {0};
+	lc_tokenizer *m = NULL;
+	tok_enc enc = {0};
 	lc_writer *w = NULL;
 	lc_err err;
 	gsg *g;
@@ -154,7 +154,7 @@ int main(int argc, char **argv)
 	}
 	if (o.model && o.text)
 		cli_usage_error("-m writes token ids: it goes with -f stream");
-	if (o.model && !(m = spm_open(o.model, &err)))
+	if (o.model && !(m = tok_open(o.model, &err)))
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	if (!(g = gsg_new(&o.g, &err)))
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
@@ -247,8 +247,8 @@ int main(int argc, char **argv)
 	free(tgt.p);
 	free(pending.p);
 	free(first_name);
-	spm_enc_free(&enc);
-	spm_free(m);
+	tok_enc_free(&enc);
+	tok_free(m);
 	gsg_free(g);
 	return cli_finish(0);
 }

@@ -1,4 +1,4 @@
-/* lc-tokenize: text documents to SentencePiece token ids (lib/spm.h). */
+/* lc-tokenize: text documents to token ids (lib/text/tokenizer.h). */
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -7,27 +7,32 @@
 
 #include "base/cli.h"
 #include "stream/convert.h"
-#include "text/spm.h"
 #include "stream/stream.h"
 #include "stream/textin.h"
+#include "text/tokenizer.h"
 
 static void usage(void)
 {
 	printf("usage: lc-tokenize [-Fq] [-m MODEL] [-d file|line|blank|nul] [-f stream|ids|pieces]\n"
-	       "                   [--no-eos] [--no-extra-ids] [--max-len N] [FILE...]\n"
+	       "                   [--no-eos] [--no-special] [--no-extra-ids] [--prefix-space]\n"
+	       "                   [--max-len N] [FILE...]\n"
 	       "\n"
-	       "Encodes text documents with a SentencePiece unigram model, exactly as\n"
-	       "spm_encode does. Each FILE is a document; an archive or compressed file\n"
+	       "Encodes text documents with the model's tokenizer: SentencePiece exactly as\n"
+	       "spm_encode does, byte-level BPE exactly as transformers' GPT2Tokenizer and\n"
+	       "BartTokenizer do. Each FILE is a document; an archive or compressed file\n"
 	       "gives one document per member; standard input when no FILE or -.\n"
 	       "\n"
-	       "  -m MODEL       a .model file or a model directory with spiece.model\n"
+	       "  -m MODEL       a model directory (spiece.model, or vocab.json + merges.txt\n"
+	       "                 or tokenizer.json), a .model file or a tokenizer.json\n"
 	       "                 (default: $LC_TOKENIZER, else the bundled spiece.model)\n"
 	       "  -d MODE        documents: file (default), line, blank or nul separated\n"
 	       "  -f stream      write an lc stream: a \"tokens\" i32 tensor per document (default)\n"
 	       "  -f ids         print the ids of each document on one line\n"
 	       "  -f pieces      print the pieces of each document on one line\n"
-	       "  --no-eos       do not append </s> to each document\n"
-	       "  --no-extra-ids <extra_id_N> in the text is ordinary text\n"
+	       "  --no-eos       no </s> at the end of each document\n"
+	       "  --no-special   no special tokens at all (BPE: no <s> ... </s>)\n"
+	       "  --no-extra-ids SentencePiece: <extra_id_N> in the text is ordinary text\n"
+	       "  --prefix-space BPE: a space before each document (add_prefix_space)\n"
 	       "  --max-len N    keep at most N tokens per document (</s> stays last)\n"
 	       "  -F             write a binary stream even to a terminal\n"
 	       "  -q             no progress on standard error\n"
@@ -38,12 +43,12 @@ static void usage(void)
 enum fmt { F_STREAM, F_IDS, F_PIECES };
 
 typedef struct run {
-	const spm_model *m;
+	lc_tokenizer *m;
 	enum fmt fmt;
 	unsigned flags;
 	uint64_t max_len;       /* 0: no limit */
 	lc_writer *w;
-	spm_enc e;
+	tok_enc e;
 	lc_progress prog;
 	uint64_t ndocs, nbytes, ntok;
 } run;
@@ -51,9 +56,10 @@ typedef struct run {
 /* Cuts e to at most max_len tokens, keeping the eos last. */
 static void truncate_doc(run *r)
 {
-	spm_enc *e = &r->e;
+	tok_enc *e = &r->e;
 	size_t keep;
-	int eos = (r->flags & SPM_ENC_EOS) != 0;
+	int eos = (r->flags & TOK_ENC_SPECIAL) && !(r->flags & TOK_ENC_NO_EOS) && e->n &&
+	          e->ids[e->n - 1] == tok_eos_id(r->m);
 
 	if (!r->max_len || e->n <= r->max_len)
 		return;
@@ -73,7 +79,7 @@ static void truncate_doc(run *r)
 		e->pieces[k] = 0;
 		if (eos) {
 			size_t n;
-			const char *p = spm_piece(r->m, e->ids[keep], &n);
+			const char *p = tok_piece(r->m, e->ids[keep], &n);
 			if (k)
 				e->pieces[e->plen++] = ' ';
 			memcpy(e->pieces + e->plen, p, n);   /* fits: it was there before */
@@ -88,9 +94,9 @@ static void truncate_doc(run *r)
 static void one_doc(run *r, const char *name, const lc_meta *meta, const char *text, size_t len)
 {
 	lc_err err;
-	spm_enc *e = &r->e;
+	tok_enc *e = &r->e;
 
-	if (spm_encode(r->m, text, len, r->flags, e, &err) < 0)
+	if (tok_encode(r->m, text, len, r->flags, e, &err) < 0)
 		cli_die(LC_EXIT_DATA, "%s: %s", name, err.msg);
 	truncate_doc(r);
 	switch (r->fmt) {
@@ -103,7 +109,7 @@ static void one_doc(run *r, const char *name, const lc_meta *meta, const char *t
 		t.dims[0] = e->n;
 		t.data = e->ids;
 		t.nbytes = (uint64_t)e->n * sizeof(int32_t);
-		if (meta_set(&t.meta, "tokenizer", spm_fingerprint(r->m), &err) < 0 ||
+		if (meta_set(&t.meta, "tokenizer", tok_fingerprint(r->m), &err) < 0 ||
 		    stream_write_begin(r->w, name, meta, &err) < 0 ||
 		    stream_write_tensor(r->w, &t, &err) < 0 ||
 		    stream_write_end(r->w, &err) < 0)
@@ -131,11 +137,13 @@ static void one_doc(run *r, const char *name, const lc_meta *meta, const char *t
 
 int main(int argc, char **argv)
 {
-	enum { O_NOEOS = 256, O_NOEXTRA, O_MAXLEN };
+	enum { O_NOEOS = 256, O_NOEXTRA, O_MAXLEN, O_NOSPECIAL, O_PREFIX };
 	static const struct option opts[] = {
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{"no-eos", no_argument, NULL, O_NOEOS},
+		{"no-special", no_argument, NULL, O_NOSPECIAL},
+		{"prefix-space", no_argument, NULL, O_PREFIX},
 		{"no-extra-ids", no_argument, NULL, O_NOEXTRA},
 		{"max-len", required_argument, NULL, O_MAXLEN},
 		{0, 0, 0, 0},
@@ -143,12 +151,12 @@ int main(int argc, char **argv)
 	run r;
 	const char *model = NULL;
 	int split = TEXTIN_FILE, force = 0, quiet = 0, c;
-	spm_model *m;
+	lc_tokenizer *m;
 	lc_err err;
 
 	memset(&r, 0, sizeof r);
 	r.fmt = F_STREAM;
-	r.flags = SPM_ENC_EOS | SPM_ENC_EXTRA;
+	r.flags = TOK_ENC_SPECIAL | TOK_ENC_EXTRA;
 	cli_init("lc-tokenize");
 	while ((c = getopt_long(argc, argv, "Fqm:d:f:", opts, NULL)) != -1) {
 		switch (c) {
@@ -169,8 +177,10 @@ int main(int argc, char **argv)
 			else
 				cli_usage_error("unknown output format '%s'", optarg);
 			break;
-		case O_NOEOS: r.flags &= ~(unsigned)SPM_ENC_EOS; break;
-		case O_NOEXTRA: r.flags &= ~(unsigned)SPM_ENC_EXTRA; break;
+		case O_NOEOS: r.flags |= TOK_ENC_NO_EOS; break;
+		case O_NOSPECIAL: r.flags &= ~(unsigned)TOK_ENC_SPECIAL; break;
+		case O_PREFIX: r.flags |= TOK_ENC_PREFIX; break;
+		case O_NOEXTRA: r.flags &= ~(unsigned)TOK_ENC_EXTRA; break;
 		case O_MAXLEN: r.max_len = (uint64_t)cli_int("--max-len", optarg, 1, INT32_MAX); break;
 		case 'h': usage(); break;
 		case 'V': cli_version(); break;
@@ -178,13 +188,14 @@ int main(int argc, char **argv)
 		}
 	}
 	if (r.fmt == F_PIECES)
-		r.flags |= SPM_ENC_PIECES;
+		r.flags |= TOK_ENC_PIECES;
 	if (r.fmt == F_STREAM)
 		cli_binary_stdout(force);
-	if (!(m = spm_open(model, &err)))
+	if (!(m = tok_open(model, &err)))
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	r.m = m;
-	if ((r.flags & SPM_ENC_EOS) && spm_eos_id(m) < 0)
+	if ((r.flags & TOK_ENC_SPECIAL) && !(r.flags & TOK_ENC_NO_EOS) && tok_kind(m) == TOK_SPM &&
+	    tok_eos_id(m) < 0)
 		cli_die(LC_EXIT_DATA, "the model has no </s> piece; use --no-eos");
 	if (r.fmt == F_STREAM && !(r.w = stream_writer_new(stdout, &err)))
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
@@ -209,7 +220,7 @@ int main(int argc, char **argv)
 	cli_progress_done(&r.prog);
 	if (r.w && stream_writer_close(r.w, &err) < 0)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	spm_enc_free(&r.e);
-	spm_free(m);
+	tok_enc_free(&r.e);
+	tok_free(m);
 	return cli_finish(0);
 }

@@ -45,13 +45,7 @@ spm_model *spm_load(const void *buf, size_t len, lc_err *err);
 spm_model *spm_load_file(const char *path, lc_err *err);
 void spm_free(spm_model *m);
 
-/* Where the tokenizer model is: `opt` (a .model file or a model directory
- * holding spiece.model) if non-NULL, else $LC_TOKENIZER (same forms), else
- * $LC_SHARE/spiece.model, else LC_SHAREDIR/spiece.model. Writes the path
- * into path[n]; fails if the chosen file does not exist. */
-int spm_locate(const char *opt, char *path, size_t n, lc_err *err);
-/* spm_locate() then spm_load_file(); messages name the file. */
-spm_model *spm_open(const char *opt, lc_err *err);
+/* (Finding a model's tokenizer, SentencePiece or not: tokenizer.h.) */
 
 int32_t spm_npieces(const spm_model *m);       /* pieces in the model */
 /* npieces, plus SPM_EXTRA_IDS when the extra ids are in use. */

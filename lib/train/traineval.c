@@ -10,7 +10,7 @@
 #include "arch/encoder.h"
 #include "arch/model.h"
 #include "text/rouge.h"
-#include "text/spm.h"
+#include "text/tokenizer.h"
 
 int train_eval_rouge(const char *model_dir, const char *spiece, const train_data *d,
                      int max_new, int threads, train_rouge *out, lc_err *err)
@@ -18,7 +18,7 @@ int train_eval_rouge(const char *model_dir, const char *spiece, const train_data
 	lc_model *m = NULL;
 	lc_encoder *enc = NULL;
 	lc_decoder *dec = NULL;
-	spm_model *sp = NULL;
+	lc_tokenizer *sp = NULL;
 	rouge_vocab *rv = NULL;
 	rouge_work *rw = NULL;
 	rouge_doc cd, rd;
@@ -36,7 +36,7 @@ int train_eval_rouge(const char *model_dir, const char *spiece, const train_data
 	if (max_new < 1)
 		max_new = 1;
 	if (!(m = model_open(model_dir, err)) || !(enc = encoder_new(m, threads, err)) ||
-	    !(dec = decoder_new(m, err)) || !(sp = spm_load_file(spiece, err)) ||
+	    !(dec = decoder_new(m, err)) || !(sp = tok_open(spiece, err)) ||
 	    !(rv = rouge_vocab_new(0, err)) || !(rw = rouge_work_new(err)))
 		goto out;
 	V = model_config(m)->vocab_size;
@@ -79,9 +79,9 @@ int train_eval_rouge(const char *model_dir, const char *spiece, const train_data
 			gen[ng++] = tok = best;
 		}
 		decoder_state_free(st);
-		if (spm_decode(sp, gen, (size_t)ng, &text, &tlen, &tcap, err) < 0 ||
+		if (tok_decode(sp, gen, (size_t)ng, 0, &text, &tlen, &tcap, err) < 0 ||
 		    rouge_doc_set_text(rv, &cd, text, tlen, err) < 0 ||
-		    spm_decode(sp, p->tgt, (size_t)p->nt, &text, &tlen, &tcap, err) < 0 ||
+		    tok_decode(sp, p->tgt, (size_t)p->nt, 0, &text, &tlen, &tcap, err) < 0 ||
 		    rouge_doc_set_text(rv, &rd, text, tlen, err) < 0)
 			goto out;
 		for (int k = 0; k < 3; k++) {
@@ -102,7 +102,7 @@ out:
 	rouge_doc_free(&rd);
 	rouge_work_free(rw);
 	rouge_vocab_free(rv);
-	spm_free(sp);
+	tok_free(sp);
 	decoder_free(dec);
 	encoder_free(enc);
 	model_free(m);

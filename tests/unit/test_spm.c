@@ -439,38 +439,6 @@ static void test_bad_models(void)
 }
 
 
-/* The model lookup order: -m, $LC_TOKENIZER, $LC_SHARE/spiece.model, SHAREDIR. */
-static void test_locate(void)
-{
-	char path[4096], dir[4096], want[4096];
-	lc_err err;
-	const char *d = getenv("LC_TESTDATA");
-
-	snprintf(dir, sizeof dir, "%s/spm", d ? d : "tests/data");
-	snprintf(want, sizeof want, "%s/t5like.model", dir);
-	unsetenv("LC_TOKENIZER");
-	T_OK(spm_locate(want, path, sizeof path, &err) == 0, "%s", err.msg);
-	T_EQ_S(path, want);
-	T_OK(spm_locate("/nonexistent/x.model", path, sizeof path, &err) < 0, "missing file found");
-	T_OK(strstr(err.msg, "/nonexistent/x.model") != NULL, "%s", err.msg);
-	/* a directory without spiece.model */
-	T_OK(spm_locate(dir, path, sizeof path, &err) < 0, "dir without spiece.model");
-	T_OK(strstr(err.msg, "spiece.model") != NULL, "%s", err.msg);
-	setenv("LC_TOKENIZER", want, 1);
-	T_OK(spm_locate(NULL, path, sizeof path, &err) == 0, "%s", err.msg);
-	T_EQ_S(path, want);
-	/* -m wins */
-	T_OK(spm_locate("/nonexistent/y.model", path, sizeof path, &err) < 0, "-m ignored");
-	unsetenv("LC_TOKENIZER");
-	setenv("LC_SHARE", "/nonexistent-share", 1);
-	T_OK(spm_locate(NULL, path, sizeof path, &err) < 0, "LC_SHARE ignored");
-	T_OK(strstr(err.msg, "/nonexistent-share/spiece.model") != NULL, "%s", err.msg);
-	unsetenv("LC_SHARE");
-	spm_locate(NULL, path, sizeof path, &err);
-	T_OK(strstr(path, "/spiece.model") != NULL || strstr(err.msg, "spiece.model") != NULL,
-	     "SHAREDIR: %s", err.msg);
-}
-
 int main(void)
 {
 	T_RUN(test_parity_t5like);
@@ -479,7 +447,6 @@ int main(void)
 	T_RUN(test_empty);
 	T_RUN(test_extra_ids);
 	T_RUN(test_bad_models);
-	T_RUN(test_locate);
 	T_RUN(test_long_text);
 	return t_done();
 }

@@ -1,0 +1,109 @@
+/*
+ * bpe: byte-level BPE, the tokenizer of GPT-2, RoBERTa and BART, with the
+ * ids and text of transformers' GPT2Tokenizer and BartTokenizer (4.36).
+ *
+ * Files, from a model directory: vocab.json + merges.txt (the slow
+ * tokenizer's files; preferred) or tokenizer.json (the fast tokenizer's:
+ * model.vocab, model.merges, added_tokens); tokenizer_config.json
+ * (add_prefix_space, added_tokens_decoder, tokenizer_class,
+ * clean_up_tokenization_spaces) and special_tokens_map.json when present.
+ * Every file is checked as it is read (JSON syntax, types, id ranges,
+ * merge lines of exactly two symbols, sizes) and refused with a message.
+ *
+ * Encoding, as PreTrainedTokenizer.tokenize + convert_tokens_to_ids:
+ *   1. ill-formed UTF-8 becomes U+FFFD, as Python's decode(errors="replace");
+ *   2. add_prefix_space: a space is put before the text;
+ *   3. added (special) tokens are split out, leftmost-longest; one with
+ *      lstrip (BART's <mask>) strips the whitespace (str.isspace) before it,
+ *      rstrip the whitespace after it;
+ *   4. the rest is cut by GPT-2's pattern
+ *        's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+ *      (case-sensitive; \s is Unicode White_Space, as in Python's regex
+ *      module) through PCRE2 with its Unicode tables (bpe_unicode_version);
+ *   5. each piece's UTF-8 bytes are merged by rank, every occurrence of the
+ *      best pair per pass, left to right (GPT2Tokenizer.bpe), and looked
+ *      up in the vocabulary (unknown: the unk token's id).
+ * With BPE_ENC_SPECIAL, BART's and RoBERTa's <s> ... </s> wrap the ids
+ * (GPT-2 adds nothing). Decoding joins the tokens, maps the byte-level
+ * alphabet back to bytes and decodes them as UTF-8 with errors="replace";
+ * then, optionally, transformers' clean_up_tokenization.
+ */
+#ifndef LC_BPE_H
+#define LC_BPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+
+typedef struct bpe_model bpe_model;
+
+/* The files of a tokenizer, held in memory; a NULL buffer is absent. */
+typedef struct bpe_files {
+	const char *vocab, *merges;            /* vocab.json, merges.txt */
+	size_t vocab_len, merges_len;
+	const char *tokenizer;                 /* tokenizer.json (used when vocab is absent) */
+	size_t tokenizer_len;
+	const char *config, *special;          /* tokenizer_config.json, special_tokens_map.json */
+	size_t config_len, special_len;
+	const char *label;                     /* names the tokenizer in messages */
+} bpe_files;
+
+#define BPE_MAX_FILE (256u << 20)          /* bytes of one tokenizer file accepted */
+
+bpe_model *bpe_load(const bpe_files *f, lc_err *err);
+/* The files of directory dir; NULL and err when it has none. */
+bpe_model *bpe_load_dir(const char *dir, lc_err *err);
+/* 1 if dir holds a byte-level BPE tokenizer's files. */
+int bpe_dir_has(const char *dir);
+void bpe_free(bpe_model *m);
+
+int32_t bpe_vocab_size(const bpe_model *m);   /* 1 + the largest id */
+int32_t bpe_bos_id(const bpe_model *m);       /* -1 when none */
+int32_t bpe_eos_id(const bpe_model *m);
+int32_t bpe_pad_id(const bpe_model *m);
+int bpe_wraps(const bpe_model *m);            /* adds <s> ... </s> (BART, RoBERTa) */
+int bpe_add_prefix_space(const bpe_model *m);
+int bpe_cleans_up(const bpe_model *m);        /* clean_up_tokenization_spaces */
+const char *bpe_fingerprint(const bpe_model *m);
+/* The Unicode version of PCRE2's tables, which decides \p{L} and \p{N}. */
+const char *bpe_unicode_version(void);
+/* The token of an id (byte-level alphabet); NULL if out of range. */
+const char *bpe_token(const bpe_model *m, int32_t id, size_t *len);
+int bpe_is_special(const bpe_model *m, int32_t id);
+
+enum {
+	BPE_ENC_SPECIAL = 1,    /* wrap in <s> ... </s> when the tokenizer does */
+	BPE_ENC_NO_EOS = 2,     /* with BPE_ENC_SPECIAL: no </s> */
+	BPE_ENC_PIECES = 4,     /* also the tokens, joined by ' ' */
+	BPE_ENC_PREFIX = 8,     /* add_prefix_space, whatever the files say */
+};
+
+typedef struct bpe_enc {
+	int32_t *ids;           /* [n] */
+	size_t n;
+	char *pieces;           /* [plen] + NUL with BPE_ENC_PIECES */
+	size_t plen;
+	/* private */
+	size_t icap, pcap;
+	char *buf;              /* sanitized text */
+	size_t bcap;
+	void *match;            /* PCRE2 match data */
+} bpe_enc;
+
+/* Not thread-safe for one model (its cache); use one model per thread. */
+int bpe_encode(bpe_model *m, const char *text, size_t len, unsigned flags, bpe_enc *e,
+               lc_err *err);
+void bpe_enc_free(bpe_enc *e);
+
+enum {
+	BPE_DEC_SKIP_SPECIAL = 1,   /* leave out special tokens */
+	BPE_DEC_CLEANUP = 2,        /* " ." -> "." and the others of clean_up_tokenization */
+};
+
+/* Decodes ids[n] into *out (malloc'd, NUL-terminated; *cap reused). Fails
+ * on an id out of range, naming it. */
+int bpe_decode(const bpe_model *m, const int32_t *ids, size_t n, unsigned flags, char **out,
+               size_t *outlen, size_t *cap, lc_err *err);
+
+#endif

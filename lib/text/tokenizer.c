@@ -1,0 +1,227 @@
+#include "text/tokenizer.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "text/bpe.h"
+#include "text/spm.h"
+
+#ifndef LC_SHAREDIR
+#define LC_SHAREDIR "/usr/local/share/lc"
+#endif
+
+struct lc_tokenizer {
+	enum tok_kind kind;
+	spm_model *spm;
+	bpe_model *bpe;
+	char path[4096];
+};
+
+/* The encoder's own state behind a tok_enc. */
+typedef struct enc_impl {
+	spm_enc s;
+	bpe_enc b;
+} enc_impl;
+
+static int is_dir(const char *p)
+{
+	struct stat sb;
+	return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static int is_file(const char *p)
+{
+	struct stat sb;
+	return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+static int ends(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+	return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+static lc_tokenizer *load_spm(const char *file, lc_err *err)
+{
+	lc_tokenizer *t = calloc(1, sizeof *t);
+
+	if (!t) {
+		lc_fail(err, "out of memory");
+		return NULL;
+	}
+	t->kind = TOK_SPM;
+	snprintf(t->path, sizeof t->path, "%s", file);
+	if (!(t->spm = spm_load_file(file, err))) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static lc_tokenizer *load_bpe(const char *dir, lc_err *err)
+{
+	lc_tokenizer *t = calloc(1, sizeof *t);
+
+	if (!t) {
+		lc_fail(err, "out of memory");
+		return NULL;
+	}
+	t->kind = TOK_BPE;
+	snprintf(t->path, sizeof t->path, "%s", dir);
+	if (!(t->bpe = bpe_load_dir(dir, err))) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+lc_tokenizer *tok_open_dir(const char *dir, int *none, lc_err *err)
+{
+	char p[4096];
+
+	*none = 0;
+	if ((size_t)snprintf(p, sizeof p, "%s/spiece.model", dir) >= sizeof p) {
+		lc_fail(err, "%s: path too long", dir);
+		return NULL;
+	}
+	if (is_file(p))
+		return load_spm(p, err);
+	if (bpe_dir_has(dir))
+		return load_bpe(dir, err);
+	*none = 1;
+	lc_fail(err, "%s: no tokenizer (spiece.model, vocab.json + merges.txt or tokenizer.json)", dir);
+	return NULL;
+}
+
+/* path: a directory or a file, named `what` in messages. */
+static lc_tokenizer *open_path(const char *path, const char *what, lc_err *err)
+{
+	int none;
+	lc_tokenizer *t;
+
+	if (is_dir(path)) {
+		if (!(t = tok_open_dir(path, &none, err)) && none)
+			lc_prefix(err, "tokenizer (%s)", what);
+		return t;
+	}
+	if (!is_file(path)) {
+		lc_fail(err, "tokenizer model %s (%s): %s", path, what, strerror(errno ? errno : ENOENT));
+		return NULL;
+	}
+	if (ends(path, ".json") || ends(path, "merges.txt")) {
+		char dir[4096];
+		const char *slash = strrchr(path, '/');
+		snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+		return load_bpe(dir, err);
+	}
+	return load_spm(path, err);
+}
+
+lc_tokenizer *tok_open(const char *opt, lc_err *err)
+{
+	const char *env;
+	char tmp[4096];
+
+	if (opt && *opt)
+		return open_path(opt, "from -m", err);
+	if ((env = getenv("LC_TOKENIZER")) && *env)
+		return open_path(env, "from $LC_TOKENIZER", err);
+	if ((env = getenv("LC_SHARE")) && *env) {
+		snprintf(tmp, sizeof tmp, "%s/spiece.model", env);
+		return open_path(tmp, "from $LC_SHARE", err);
+	}
+	return open_path(LC_SHAREDIR "/spiece.model", "the default; use -m or $LC_TOKENIZER", err);
+}
+
+void tok_free(lc_tokenizer *t)
+{
+	if (!t)
+		return;
+	spm_free(t->spm);
+	bpe_free(t->bpe);
+	free(t);
+}
+
+enum tok_kind tok_kind(const lc_tokenizer *t) { return t->kind; }
+const char *tok_kind_name(const lc_tokenizer *t) { return t->kind == TOK_SPM ? "sentencepiece" : "bpe"; }
+const char *tok_path(const lc_tokenizer *t) { return t->path; }
+
+const char *tok_fingerprint(const lc_tokenizer *t)
+{
+	return t->spm ? spm_fingerprint(t->spm) : bpe_fingerprint(t->bpe);
+}
+
+int32_t tok_vocab_size(const lc_tokenizer *t)
+{
+	return t->spm ? spm_vocab_size(t->spm) : bpe_vocab_size(t->bpe);
+}
+
+int32_t tok_eos_id(const lc_tokenizer *t)
+{
+	return t->spm ? spm_eos_id(t->spm) : bpe_eos_id(t->bpe);
+}
+
+const char *tok_piece(const lc_tokenizer *t, int32_t id, size_t *len)
+{
+	return t->spm ? spm_piece(t->spm, id, len) : bpe_token(t->bpe, id, len);
+}
+
+int tok_encode(lc_tokenizer *t, const char *text, size_t len, unsigned flags, tok_enc *e,
+               lc_err *err)
+{
+	enc_impl *x = e->impl;
+	int rc;
+
+	if (!x && !(x = e->impl = calloc(1, sizeof *x)))
+		return lc_fail(err, "out of memory");
+	if (t->spm) {
+		unsigned f = ((flags & TOK_ENC_SPECIAL) && !(flags & TOK_ENC_NO_EOS) ? SPM_ENC_EOS : 0) |
+		             (flags & TOK_ENC_EXTRA ? SPM_ENC_EXTRA : 0) |
+		             (flags & TOK_ENC_PIECES ? SPM_ENC_PIECES : 0);
+		rc = spm_encode(t->spm, text, len, f, &x->s, err);
+		e->ids = x->s.ids;
+		e->n = x->s.n;
+		e->pieces = x->s.pieces;
+		e->plen = x->s.plen;
+	} else {
+		unsigned f = (flags & TOK_ENC_SPECIAL ? BPE_ENC_SPECIAL : 0) |
+		             (flags & TOK_ENC_NO_EOS ? BPE_ENC_NO_EOS : 0) |
+		             (flags & TOK_ENC_PIECES ? BPE_ENC_PIECES : 0) |
+		             (flags & TOK_ENC_PREFIX ? BPE_ENC_PREFIX : 0);
+		rc = bpe_encode(t->bpe, text, len, f, &x->b, err);
+		e->ids = x->b.ids;
+		e->n = x->b.n;
+		e->pieces = x->b.pieces;
+		e->plen = x->b.plen;
+	}
+	return rc;
+}
+
+void tok_enc_free(tok_enc *e)
+{
+	enc_impl *x = e->impl;
+
+	if (x) {
+		spm_enc_free(&x->s);
+		bpe_enc_free(&x->b);
+		free(x);
+	}
+	memset(e, 0, sizeof *e);
+}
+
+int tok_decode(const lc_tokenizer *t, const int32_t *ids, size_t n, unsigned flags, char **out,
+               size_t *outlen, size_t *cap, lc_err *err)
+{
+	unsigned f = 0;
+
+	if (t->spm)
+		return spm_decode(t->spm, ids, n, out, outlen, cap, err);
+	if (!(flags & TOK_DEC_KEEP_SPECIAL))
+		f |= BPE_DEC_SKIP_SPECIAL;
+	if ((flags & TOK_DEC_CLEANUP) || (bpe_cleans_up(t->bpe) && !(flags & TOK_DEC_NO_CLEANUP)))
+		f |= BPE_DEC_CLEANUP;
+	return bpe_decode(t->bpe, ids, n, f, out, outlen, cap, err);
+}

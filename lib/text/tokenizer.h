@@ -1,0 +1,80 @@
+/*
+ * tokenizer: a model's tokenizer, whichever kind its directory holds:
+ *
+ *   spiece.model                          SentencePiece unigram (spm.h): T5, LOCOST
+ *   vocab.json + merges.txt, or           byte-level BPE (bpe.h): GPT-2, RoBERTa,
+ *   tokenizer.json                        BART and every BART-based model
+ *
+ * A directory with spiece.model is SentencePiece whatever else it holds.
+ * What the programs ask of either: ids (and tokens) for a text, the text of
+ * ids, the special ids, and a fingerprint that names it in streams.
+ */
+#ifndef LC_TOKENIZER_H
+#define LC_TOKENIZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+
+typedef struct lc_tokenizer lc_tokenizer;
+
+enum tok_kind { TOK_SPM = 1, TOK_BPE = 2 };
+
+/* Finds and loads a tokenizer: opt (a model directory, a .model file, or
+ * a tokenizer.json / vocab.json / merges.txt file, whose directory is
+ * read) if non-NULL, else $LC_TOKENIZER (the same forms), else
+ * $LC_SHARE/spiece.model, else the installed share directory's
+ * spiece.model. Messages name the file and where its name came from. */
+lc_tokenizer *tok_open(const char *opt, lc_err *err);
+/* The tokenizer of model directory dir; NULL with *none set (and err
+ * saying so) when dir holds no tokenizer files. */
+lc_tokenizer *tok_open_dir(const char *dir, int *none, lc_err *err);
+void tok_free(lc_tokenizer *t);
+
+enum tok_kind tok_kind(const lc_tokenizer *t);
+const char *tok_kind_name(const lc_tokenizer *t);   /* "sentencepiece", "bpe" */
+const char *tok_path(const lc_tokenizer *t);        /* the file or directory read */
+const char *tok_fingerprint(const lc_tokenizer *t);
+int32_t tok_vocab_size(const lc_tokenizer *t);
+int32_t tok_eos_id(const lc_tokenizer *t);          /* -1 if none */
+/* The token of an id as the tokenizer spells it; NULL if out of range. */
+const char *tok_piece(const lc_tokenizer *t, int32_t id, size_t *len);
+
+enum {
+	TOK_ENC_SPECIAL = 1,    /* the special ids the model expects: SentencePiece's
+	                           </s>, BPE's <s> ... </s> (BART, RoBERTa; none for GPT-2) */
+	TOK_ENC_NO_EOS = 2,     /* with TOK_ENC_SPECIAL: no end-of-sequence id */
+	TOK_ENC_EXTRA = 4,      /* SentencePiece: map <extra_id_N> markers (T5) */
+	TOK_ENC_PIECES = 8,     /* also the tokens, joined by ' ' */
+	TOK_ENC_PREFIX = 16,    /* BPE: a space before the text (add_prefix_space) */
+};
+
+typedef struct tok_enc {
+	int32_t *ids;           /* [n] */
+	size_t n;
+	char *pieces;           /* [plen] + NUL with TOK_ENC_PIECES */
+	size_t plen;
+	/* private */
+	void *impl;
+} tok_enc;
+
+/* Not thread-safe for one tokenizer. */
+int tok_encode(lc_tokenizer *t, const char *text, size_t len, unsigned flags, tok_enc *e,
+               lc_err *err);
+void tok_enc_free(tok_enc *e);
+
+enum {
+	TOK_DEC_KEEP_SPECIAL = 1,   /* BPE: keep <s>, </s>, ... in the text */
+	TOK_DEC_NO_CLEANUP = 2,     /* BPE: no clean_up_tokenization, whatever the files say */
+	TOK_DEC_CLEANUP = 4,        /* BPE: clean_up_tokenization, whatever the files say */
+};
+
+/* ids[n] to text in *out (malloc'd, NUL-terminated; *cap reused). A
+ * SentencePiece tokenizer decodes as spm_decode does; a BPE one as
+ * transformers' decode(ids, skip_special_tokens=True) with the tokenizer's
+ * clean_up_tokenization_spaces, unless flags say otherwise. */
+int tok_decode(const lc_tokenizer *t, const int32_t *ids, size_t n, unsigned flags, char **out,
+               size_t *outlen, size_t *cap, lc_err *err);
+
+#endif

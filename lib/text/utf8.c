@@ -1,0 +1,101 @@
+#include "text/utf8.h"
+
+size_t utf8_char(const unsigned char *p, size_t len, uint32_t *cp)
+{
+	unsigned c = p[0];
+	size_t n;
+	uint32_t v, lo = 0x80, hi = 0xbf;
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, v = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, v = c & 0x0f, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, v = c & 0x07, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+	else
+		return 0;
+	if (len < n)
+		return 0;
+	/* the second byte has the lead byte's range; the others 80..BF */
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	v = v << 6 | (p[1] & 0x3f);
+	for (size_t i = 2; i < n; i++) {
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+		v = v << 6 | (p[i] & 0x3f);
+	}
+	*cp = v;
+	return n;
+}
+
+int utf8_valid(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	uint32_t cp;
+
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_char(p + i, len - i, &cp);
+		if (!n)
+			return 0;
+		i += n;
+	}
+	return 1;
+}
+
+/* The length of the maximal subpart at p: the longest prefix of a
+ * well-formed sequence (at least 1). */
+static size_t maximal_subpart(const unsigned char *p, size_t len)
+{
+	unsigned c = p[0];
+	size_t n, i;
+	unsigned lo = 0x80, hi = 0xbf;
+
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+	else
+		return 1;
+	if (len < 2 || p[1] < lo || p[1] > hi)
+		return 1;
+	for (i = 2; i < n && i < len; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			break;
+	return i;
+}
+
+size_t utf8_replace(const char *in, size_t len, char *out)
+{
+	const unsigned char *p = (const unsigned char *)in;
+	size_t i = 0, o = 0;
+	uint32_t cp;
+
+	while (i < len) {
+		size_t n = utf8_char(p + i, len - i, &cp);
+		if (n) {
+			for (size_t k = 0; k < n; k++)
+				out[o++] = in[i + k];
+			i += n;
+		} else {
+			out[o++] = (char)0xef;
+			out[o++] = (char)0xbf;
+			out[o++] = (char)0xbd;
+			i += maximal_subpart(p + i, len - i);
+		}
+	}
+	return o;
+}
+
+int utf8_py_isspace(uint32_t c)
+{
+	return (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x20) || c == 0x85 || c == 0xa0 ||
+	       c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 ||
+	       c == 0x202f || c == 0x205f || c == 0x3000;
+}

@@ -1,0 +1,31 @@
+/*
+ * utf8: UTF-8 as Python reads and writes it, for the tokenizers whose
+ * reference is Python code (byte-level BPE).
+ *
+ * utf8_replace() is bytes.decode("utf-8", errors="replace") followed by
+ * str.encode("utf-8"): every maximal subpart of an ill-formed sequence
+ * (Unicode's "substitution of maximal subparts", which CPython follows)
+ * becomes one U+FFFD; well-formed text is copied unchanged.
+ * utf8_py_isspace() is str.isspace() for one code point: Unicode
+ * White_Space plus the bidi separators U+001C..U+001F.
+ */
+#ifndef LC_UTF8_H
+#define LC_UTF8_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The length of the well-formed character at p[0..len), or 0 if the bytes
+ * there are not one (*cp gets the code point when well-formed). */
+size_t utf8_char(const unsigned char *p, size_t len, uint32_t *cp);
+
+/* 1 if p[0..len) is well-formed UTF-8. */
+int utf8_valid(const char *p, size_t len);
+
+/* out [at most 3 len bytes]: in[len] with ill-formed subparts replaced;
+ * returns the output length. */
+size_t utf8_replace(const char *in, size_t len, char *out);
+
+int utf8_py_isspace(uint32_t cp);
+
+#endif

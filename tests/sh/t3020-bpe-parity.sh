@@ -1,0 +1,53 @@
+#!/bin/sh
+# lc-tokenize and lc-detokenize with byte-level BPE against transformers'
+# GPT2Tokenizer and BartTokenizer (tests/data/bart, from the oracle): every
+# line of lines.txt with GPT-2's vocabulary, with and without
+# add_prefix_space: ids, tokens, decoded text with and without clean-up;
+# BART's <s> ... </s> and <mask>; hostile tokenizer files.
+. tests/sh/lib.sh
+B=$DATA/bart/tokenizer
+[ -f "$B/lines.txt" ] || skip_all "no tests/data/bart"
+
+for v in gpt2 gpt2_prefix; do
+	p=
+	[ $v = gpt2_prefix ] && p=--prefix-space
+	ok "$v: ids" sh -c "lc-tokenize -m $B/gpt2 $p -d line -f ids <$B/lines.txt >$T/$v.ids"
+	same "$v: ids identical to GPT2Tokenizer.encode" "$T/$v.ids" "$B/$v.ids.txt"
+	ok "$v: tokens" sh -c "lc-tokenize -m $B/gpt2 $p -d line -f pieces <$B/lines.txt >$T/$v.tok"
+	same "$v: tokens identical to GPT2Tokenizer.tokenize" "$T/$v.tok" "$B/$v.tokens.txt"
+	ok "$v: decode" sh -c "lc-detokenize -m $B/gpt2 --keep-special --no-clean-up <$B/$v.ids.txt >$T/$v.dec"
+	same "$v: identical to decode(clean_up_tokenization_spaces=False)" "$T/$v.dec" "$B/$v.decoded.txt"
+	ok "$v: decode with clean-up" sh -c "lc-detokenize -m $B/gpt2 --keep-special <$B/$v.ids.txt >$T/$v.cdec"
+	same "$v: identical to decode()" "$T/$v.cdec" "$B/$v.decoded_cleanup.txt"
+done
+ok "through a stream" sh -c "lc-tokenize -m $B/gpt2 -d line <$B/lines.txt | lc-detokenize -m $B/gpt2 --keep-special --no-clean-up >$T/s.dec"
+same "tokenize | detokenize gives the lines back" "$T/s.dec" "$B/lines.txt"
+
+# BART: the model directory's tokenizer; <s> ... </s> by default
+M=$DATA/bart/tiny_bart
+is "BART wraps in <s> ... </s>" "$(printf 'Paris is the <mask> of France.' | lc-tokenize -m $M -f ids)" \
+	"0 51 287 275 322 266 999 290 380 85 594 17 2"
+is "<mask> swallows the space before it" "$(printf 'Paris is the <mask> of France.' | lc-tokenize -m $M -f pieces)" \
+	"<s> P ar is Ġis Ġthe <mask> Ġof ĠF r ance . </s>"
+is "--no-eos keeps <s>" "$(printf 'Hello world' | lc-tokenize -m $M -f ids --no-eos)" "0 43 699 82 480 339"
+is "--no-special: neither" "$(printf 'Hello world' | lc-tokenize -m $M -f ids --no-special)" "43 699 82 480 339"
+is "the tokens of a stream name the tokenizer" \
+	"$(printf 'x' | lc-tokenize -m $M | lc-cat -o info | awk -F'\t' '$1 == "tensor" { print ($7 ~ /^tokenizer=[0-9a-f]+$/) }')" 1
+is "detokenize drops <s> and </s>" "$(printf 'Hello world' | lc-tokenize -m $M | lc-detokenize -m $M)" "Hello world"
+is "--max-len keeps </s> last" "$(printf 'Hello world' | lc-tokenize -m $M -f ids --max-len 3)" "0 43 2"
+
+# hostile files: clear errors naming the file
+mkdir "$T/bad"
+printf '{"a": 0,' >"$T/bad/vocab.json"
+printf '#version\na b\n' >"$T/bad/merges.txt"
+fails 1 "broken vocab.json" sh -c "printf x | lc-tokenize -m $T/bad"
+grep -q "$T/bad: vocab.json:" "$T/err"; _res $? "the message names the file"
+printf '{"a": 0, "b": 1}' >"$T/bad/vocab.json"
+printf '#version\na\n' >"$T/bad/merges.txt"
+fails 1 "a merges line with one symbol" sh -c "printf x | lc-tokenize -m $T/bad"
+grep -q "merges.txt: line 2: 1 symbols" "$T/err"; _res $? "the message names the line"
+printf '{"a": 0, "b": 99999999}' >"$T/bad/vocab.json"
+printf '#version\n' >"$T/bad/merges.txt"
+fails 1 "an id out of range" sh -c "printf x | lc-tokenize -m $T/bad"
+grep -q "must be an integer in" "$T/err"; _res $? "says so"
+done_testing
