@@ -54,7 +54,26 @@ typedef struct lc_config {
 	int d_state;                         /* 2 x complex modes */
 	int num_ssm_heads;
 	int bidirectional, gating, use_fast_fft_conv;
+	/* BART (num_heads and d_ff are the decoder's) */
+	int enc_heads, enc_ff;               /* encoder_attention_heads, encoder_ffn_dim */
+	int max_positions;                   /* max_position_embeddings: longest input and output */
+	int scale_embedding;                 /* embeddings times sqrt(d_model) */
+	int bos_id;
 } lc_config;
+
+/* Generation settings a model directory asks for (generation_config.json,
+ * else config.json), as transformers' GenerationConfig reads them; a
+ * field is -1 (NAN for the doubles) when the files leave it unset. */
+typedef struct lc_gencfg {
+	int num_beams;
+	int max_new;                         /* max_new_tokens, else max_length - 1 */
+	int min_new;                         /* min_new_tokens, else min_length - 1 */
+	double length_penalty, repetition_penalty;
+	int no_repeat_ngram;
+	int early_stopping;                  /* 0 false, 1 true, 2 "never" */
+	int forced_bos, forced_eos;          /* token ids */
+	const char *source;                  /* the file they came from, or NULL */
+} lc_gencfg;
 
 /* The encoder, as programs run it (arch/encoder.h dispatches to these). */
 typedef struct lc_enc_ops {

@@ -1,17 +1,21 @@
 #include "arch/model.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "compute/compute.h"
+#include "weights/config.h"
 #include "weights/safetensors.h"
 #include "weights/torchzip.h"
 
 struct lc_model {
 	char *dir;
 	lc_config cfg;
+	lc_gencfg gen;
+	char gen_src[32];           /* the file gen came from */
 	lc_params *params;
 	void *weights;
 	st_file *st;
@@ -58,6 +62,64 @@ static int file_exists(const char *path)
 }
 
 static const st_tensor *at_st(const void *f, uint32_t i) { return st_at(f, i); }
+
+/* transformers' GenerationConfig: generation_config.json when the directory
+ * has one, else the same keys of config.json. */
+static int read_generation(lc_model *m, lc_err *err)
+{
+	char path[4096], *src = m->gen_src;
+	lc_gencfg *g = &m->gen;
+	json_t *root;
+	const json_t *es;
+	int rc = -1, v;
+	double x;
+
+	g->num_beams = g->max_new = g->min_new = g->no_repeat_ngram = -1;
+	g->early_stopping = g->forced_bos = g->forced_eos = -1;
+	g->length_penalty = g->repetition_penalty = NAN;
+	g->source = NULL;
+	snprintf(path, sizeof path, "%s/generation_config.json", m->dir);
+	if (!file_exists(path))
+		snprintf(path, sizeof path, "%s/config.json", m->dir);
+	if (!(root = cfg_load(path, err)))
+		return -1;
+	snprintf(src, sizeof m->gen_src, "%s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
+#define INT(key, lo, hi, field) do { if (cfg_int(root, key, -1, lo, hi, &v, path, err) < 0) goto out; \
+	if (v >= 0) { field = v; g->source = src; } } while (0)
+#define NUM(key, lo, hi, field) do { if (cfg_num(root, key, NAN, lo, hi, &x, path, err) < 0) goto out; \
+	if (!isnan(x)) { field = x; g->source = src; } } while (0)
+	INT("num_beams", 1, 1024, g->num_beams);
+	INT("max_length", 1, 1 << 24, v);
+	if (v >= 1)
+		g->max_new = v - 1;
+	INT("max_new_tokens", 1, 1 << 24, g->max_new);
+	INT("min_length", 0, 1 << 24, v);
+	if (v >= 0)
+		g->min_new = v > 0 ? v - 1 : 0;
+	INT("min_new_tokens", 0, 1 << 24, g->min_new);
+	INT("no_repeat_ngram_size", 0, 1 << 20, g->no_repeat_ngram);
+	INT("forced_bos_token_id", 0, INT32_MAX, g->forced_bos);
+	INT("forced_eos_token_id", 0, INT32_MAX, g->forced_eos);
+	NUM("length_penalty", -1e6, 1e6, g->length_penalty);
+	NUM("repetition_penalty", 1e-6, 1e6, g->repetition_penalty);
+#undef INT
+#undef NUM
+	es = json_object_get(root, "early_stopping");
+	if (json_is_boolean(es)) {
+		g->early_stopping = json_is_true(es);
+		g->source = src;
+	} else if (json_is_string(es) && !strcmp(json_string_value(es), "never")) {
+		g->early_stopping = 2;
+		g->source = src;
+	} else if (es && !json_is_null(es)) {
+		lc_fail(err, "%s: \"early_stopping\" must be true, false or \"never\"", path);
+		goto out;
+	}
+	rc = 0;
+out:
+	json_decref(root);
+	return rc;
+}
 static const st_tensor *at_tz(const void *f, uint32_t i) { return tz_at(f, i); }
 
 lc_model *model_open(const char *dir, lc_err *err)
@@ -98,7 +160,7 @@ lc_model *model_open(const char *dir, lc_err *err)
 		lc_fail(err, "%s: no config.json", m->dir);
 		goto fail;
 	}
-	if (arch_config(path, &m->cfg, err) < 0)
+	if (arch_config(path, &m->cfg, err) < 0 || read_generation(m, err) < 0)
 		goto fail;
 	{
 		FILE *f = fopen(path, "rb");
@@ -170,6 +232,7 @@ const lc_config *model_config(const lc_model *m) { return &m->cfg; }
 const char *model_dir(const lc_model *m) { return m->dir; }
 const void *model_weights(const lc_model *m) { return m->weights; }
 const lc_params *model_params(const lc_model *m) { return m->params; }
+const lc_gencfg *model_generation(const lc_model *m) { return &m->gen; }
 uint64_t model_nparams(const lc_model *m) { return m->nparams; }
 uint64_t model_nbytes(const lc_model *m) { return m->nbytes; }
 const char *model_fingerprint(const lc_model *m) { return m->fp; }

@@ -45,6 +45,9 @@ uint64_t model_nparams(const lc_model *m);        /* distinct parameters, aliase
 uint64_t model_nbytes(const lc_model *m);         /* bytes of weight data in the file */
 const char *model_fingerprint(const lc_model *m); /* short hex id of config + weights */
 
+/* The generation settings the model's files ask for (arch.h). */
+const lc_gencfg *model_generation(const lc_model *m);
+
 /* lc-encode --info: the configuration and sizes as key\tvalue lines. */
 void model_info(const lc_model *m, FILE *f);
 

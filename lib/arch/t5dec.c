@@ -219,7 +219,8 @@ static int t5_forward(const t5dec *t, fwd *f, const int32_t *tokens, float *logi
 	int d = t->d, in = t->inner, nh = t->nh, dkv = t->dkv, nth = f->nth;
 	float eps = t->c->eps;
 	t5_tape *tp = f->tape;
-	attn_spec sp = { nh, dkv, 1.0f, f->bias, f->ldb };
+	attn_spec sp = { .causal = 1, .heads = nh, .dk = dkv, .scale = 1.0f, .bias = f->bias,
+	                .ldb = f->ldb };
 	float *x = tp ? tp->x0[0] : f->x;
 
 	embed_fw(W->shared, d, tokens, N, 1.0f, x);
@@ -255,7 +256,7 @@ static int t5_forward(const t5dec *t, fwd *f, const int32_t *tokens, float *logi
 		}
 		o = tl ? tl->o : f->att;
 		for (int r = 0; r < f->nrow; r++)
-			attn_causal_fw(&sp, q + (size_t)r * T * in, in, kc + (size_t)r * ms * in,
+			attn_fw(&sp, q + (size_t)r * T * in, in, kc + (size_t)r * ms * in,
 			               vc + (size_t)r * ms * in, in, T, f->pos, o + (size_t)r * T * in, in,
 			               tl ? tl->P : f->P);
 		if (tl && !(tl->m0 = mask_new(f, N * d)) && f->p > 0)
@@ -606,7 +607,8 @@ int t5dec_train_bw(const lc_config *c, const t5dec_weights *W, t5dec_weights *G,
 		const t5dec_layer *L = &W->layer[li];
 		t5dec_layer *Lg = &G->layer[li];
 		tape_layer *l = &tp->L[li];
-		attn_spec sp = { nh, dkv, 1.0f, tp->bias, T };
+		attn_spec sp = { .causal = 1, .heads = nh, .dk = dkv, .scale = 1.0f, .bias = tp->bias,
+		                .ldb = T };
 
 		/* feed-forward: x_next = x2 + m2 (f wo^T) */
 		for (int64_t i = 0; i < T * d; i++)
@@ -649,7 +651,7 @@ int t5dec_train_bw(const lc_config *c, const t5dec_weights *W, t5dec_weights *G,
 		memset(dq, 0, (size_t)(T * in) * sizeof *dq);
 		memset(dk, 0, (size_t)(T * in) * sizeof *dk);
 		memset(dv, 0, (size_t)(T * in) * sizeof *dv);
-		attn_causal_bw(&sp, l->q, in, l->k, l->v, in, T, 0, dO, in, l->P, dq, dk, dv, work);
+		attn_bw(&sp, l->q, in, l->k, l->v, in, T, 0, dO, in, l->P, dq, dk, dv, work);
 		/* the bias of block 0 serves every layer: its gradient by distance */
 		for (int h = 0; h < nh; h++) {
 			const float *dS = l->P + (size_t)h * T * T;

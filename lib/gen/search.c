@@ -21,6 +21,7 @@ void search_opts_default(search_opts *o)
 	o->early_stopping = SEARCH_EARLY_FALSE;
 	o->start_id = 0;
 	o->eos_id = 1;
+	o->forced_bos = o->forced_eos = -1;
 	o->vocab = 0;
 }
 
@@ -44,6 +45,9 @@ int search_opts_check(const search_opts *o, lc_err *err)
 	    o->eos_id < 0 || o->eos_id >= o->vocab)
 		return lc_fail(err, "search: ids (start %ld, eos %ld) outside a vocabulary of %d",
 		               (long)o->start_id, (long)o->eos_id, o->vocab);
+	if (o->forced_bos >= o->vocab || o->forced_eos >= o->vocab)
+		return lc_fail(err, "search: forced ids (bos %ld, eos %ld) outside a vocabulary of %d",
+		               (long)o->forced_bos, (long)o->forced_eos, o->vocab);
 	if (o->num_beams > 1 && (int64_t)o->vocab * o->num_beams < 2 * (int64_t)o->num_beams)
 		return lc_fail(err, "search: vocabulary too small for %d beams", o->num_beams);
 	return 0;
@@ -95,6 +99,15 @@ void search_no_repeat_ngram(float *scores, int vocab, const int32_t *ids, int n,
 	}
 }
 
+/* Only token t may come next (ForcedBOS/EOSTokenLogitsProcessor). */
+static void force(float *scores, int vocab, int32_t t)
+{
+	for (int j = 0; j < vocab; j++)
+		scores[j] = -INFINITY;
+	scores[t] = 0;
+}
+
+/* n: the sequence so far, start token included (HF's cur_len). */
 static void process_row(const search_opts *o, float *scores, const int32_t *ids, int n,
                         unsigned char *seen)
 {
@@ -104,6 +117,10 @@ static void process_row(const search_opts *o, float *scores, const int32_t *ids,
 		search_no_repeat_ngram(scores, o->vocab, ids, n, o->no_repeat_ngram);
 	if (n - 1 < o->min_new)
 		scores[o->eos_id] = -INFINITY;
+	if (o->forced_bos >= 0 && n == 1)
+		force(scores, o->vocab, o->forced_bos);
+	if (o->forced_eos >= 0 && n == o->max_new)
+		force(scores, o->vocab, o->forced_eos);
 }
 
 static int greedy(const search_opts *o, const search_model *m, search_result *res,
@@ -158,9 +175,11 @@ typedef struct hyps {
 	hyp *h;                     /* [K + 1], insertion order */
 } hyps;
 
-static void hyps_add(hyps *H, const int32_t *ids, int len, double sum_logprobs)
+/* A hypothesis of ids[len] (start token first, no eos); gen_len: the
+ * length its score is normalised by. */
+static void hyps_add(hyps *H, const int32_t *ids, int len, int gen_len, double sum_logprobs)
 {
-	double score = sum_logprobs / pow((double)len, H->lp);
+	double score = sum_logprobs / pow((double)gen_len, H->lp);
 	int i, w1, w2;
 
 	if (!(H->n < H->K || score > H->worst))
@@ -202,7 +221,7 @@ static int hyps_done(const hyps *H, double best_sum_logprobs, int cur_len)
 	if (H->early == SEARCH_EARLY_TRUE)
 		return 1;
 	if (H->early == SEARCH_EARLY_NEVER && H->lp > 0)
-		high = best_sum_logprobs / pow((double)H->max_len, H->lp);
+		high = best_sum_logprobs / pow((double)(H->max_len - 1), H->lp);
 	else
 		high = best_sum_logprobs / pow((double)cur_len, H->lp);
 	return H->worst >= high;
@@ -297,7 +316,8 @@ static int beam(const search_opts *o, const search_model *m, search_result *res,
 				if (c[i].tok == o->eos_id) {
 					if (i >= K)
 						continue;
-					hyps_add(&H, ids + (size_t)c[i].row * max_len, cur_len, c[i].score);
+					/* generated tokens, the eos included */
+					hyps_add(&H, ids + (size_t)c[i].row * max_len, cur_len, cur_len, c[i].score);
 				} else {
 					nscore[bi] = c[i].score;
 					src[bi] = c[i].row;
@@ -329,9 +349,9 @@ static int beam(const search_opts *o, const search_model *m, search_result *res,
 			break;
 	}
 	/* finalize */
-	if (!done)
+	if (!done)   /* the open beams, normalised by their generated tokens */
 		for (r = 0; r < K; r++)
-			hyps_add(&H, ids + (size_t)r * max_len, cur_len, bscore[r]);
+			hyps_add(&H, ids + (size_t)r * max_len, cur_len, cur_len - 1, bscore[r]);
 	best = &H.h[0];
 	for (i = 1; i < H.n; i++)
 		if (H.h[i].score >= best->score)    /* sorted(...).pop(): the last of equals */

@@ -1,8 +1,8 @@
 /*
  * search: turning next-token logits into a sequence, with the semantics
  * of Hugging Face transformers' generate() for encoder-decoder models
- * (greedy_search / beam_search with BeamSearchScorer, as in the 4.2x-4.3x
- * releases), independent of any model: the model is two callbacks.
+ * (greedy_search / beam_search with BeamSearchScorer, as in 4.36),
+ * independent of any model: the model is two callbacks.
  *
  * The sequence ("input_ids" in HF) starts with the decoder start token;
  * the result is what follows it. Per step, on every row:
@@ -10,16 +10,18 @@
  *   beam:   scores = processors(log_softmax(logits)) + beam score; the
  *           2K best (row, token) pairs over all rows go through
  *           BeamSearchScorer.process (an eos among the first K closes a
- *           hypothesis scored sum_logprobs / len^length_penalty, len
- *           counting the start token but not the eos; the others fill
- *           the K beams), then is_done (early_stopping false, true or
- *           "never"); at the end finalize adds the open beams if not done
- *           and returns the best hypothesis, plus eos if it fits.
+ *           hypothesis scored sum_logprobs / len^length_penalty, len the
+ *           generated tokens with the eos; the others fill the K beams),
+ *           then is_done (early_stopping false, true or "never"); at the
+ *           end finalize adds the open beams if not done (len: the
+ *           generated tokens) and returns the best hypothesis, plus eos if
+ *           it fits.
  * Processors, in HF's order: repetition penalty (each distinct token of
  * the sequence, start token included: score < 0 ? score*p : score/p),
  * no-repeat n-gram (tokens that would repeat an n-gram of the sequence get
  * -inf), min new tokens (eos gets -inf while fewer than min_new tokens
- * were generated). Generation stops after max_new tokens or on eos.
+ * were generated), forced BOS (the first generated token) and forced EOS
+ * (the max_new-th). Generation stops after max_new tokens or on eos.
  */
 #ifndef LC_SEARCH_H
 #define LC_SEARCH_H
@@ -39,6 +41,8 @@ typedef struct search_opts {
 	double repetition_penalty;  /* 1.0: off; > 0 */
 	int early_stopping;         /* enum search_early; beam only */
 	int32_t start_id, eos_id;   /* decoder start and end-of-sequence ids */
+	int32_t forced_bos;         /* the only first token (BART: <s>), or -1 */
+	int32_t forced_eos;         /* the only max_new-th token, or -1 */
 	int vocab;                  /* logits per row */
 } search_opts;
 

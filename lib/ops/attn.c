@@ -6,16 +6,16 @@
 #include "compute/compute.h"
 #include "ops/softmax.h"
 
-void attn_causal_fw(const attn_spec *s, const float *q, int64_t ldq, const float *k,
-                    const float *v, int64_t ldk, int64_t T, int64_t pos, float *out, int64_t ldo,
-                    float *P)
+void attn_fw(const attn_spec *s, const float *q, int64_t ldq, const float *k,
+             const float *v, int64_t ldk, int64_t T, int64_t pos, float *out, int64_t ldo,
+             float *P)
 {
 	int64_t S = pos + T, dk = s->dk;
 
 	/* per head: P_h = scale q_h k_h^T */
 	cmp_gemm_batch(CMP_N, CMP_T, T, S, dk, s->scale, q, ldq, dk, k, ldk, dk, 0.0f, P, S, T * S,
 	               s->heads);
-	for (int h = 0; h < s->heads; h++) {
+	for (int h = 0; s->causal && h < s->heads; h++) {
 		float *Ph = P + (int64_t)h * T * S;
 		const float *bias = s->bias ? s->bias + (int64_t)h * s->ldb : NULL;
 		for (int64_t i = 0; i < T; i++)
@@ -31,9 +31,9 @@ void attn_causal_fw(const attn_spec *s, const float *q, int64_t ldq, const float
 	               s->heads);
 }
 
-void attn_causal_bw(const attn_spec *s, const float *q, int64_t ldq, const float *k,
-                    const float *v, int64_t ldk, int64_t T, int64_t pos, const float *dout,
-                    int64_t ldo, float *P, float *dq, float *dk, float *dv, float *work)
+void attn_bw(const attn_spec *s, const float *q, int64_t ldq, const float *k,
+             const float *v, int64_t ldk, int64_t T, int64_t pos, const float *dout,
+             int64_t ldo, float *P, float *dq, float *dk, float *dv, float *work)
 {
 	int64_t S = pos + T, d = s->dk, n = (int64_t)s->heads * T * S;
 

@@ -5,7 +5,10 @@ processors, and beam search), computed with the oracle's float64 reference
 decoder (locost_ref.LocostRef.decode_logits, teacher-forced, no cache) and
 an independent Python implementation of Hugging Face generate()'s
 semantics (greedy_search / beam_search + BeamSearchScorer +
-RepetitionPenalty / NoRepeatNGram / MinNewTokens processors, 2023 releases).
+RepetitionPenalty / NoRepeatNGram / MinNewTokens processors, as in
+transformers 4.36: a hypothesis closed by eos is normalised by its generated
+tokens with the eos, an open one at the end by its generated tokens, and
+"never" by max_length - 1).
 
 Run once, by hand, on a machine that has the oracle; the tests only read
 the output file:
@@ -62,8 +65,8 @@ class Hyps:
         self.beams = []
         self.worst = 1e9
 
-    def add(self, hyp, s):
-        score = s / (len(hyp) ** self.lp)
+    def add(self, hyp, s, gen_len):
+        score = s / (gen_len ** self.lp)
         if len(self.beams) < self.k or score > self.worst:
             self.beams.append((score, list(hyp)))
             if len(self.beams) > self.k:
@@ -79,7 +82,7 @@ class Hyps:
         if self.early == "true":
             return True
         if self.early == "never" and self.lp > 0:
-            high = best / self.max_len ** self.lp
+            high = best / (self.max_len - 1) ** self.lp
         else:
             high = best / cur_len ** self.lp
         return self.worst >= high
@@ -107,7 +110,7 @@ def beam(m, enc, o):
             if tok == m.eos_id:
                 if rank >= K:
                     continue
-                H.add(seqs[row], s)
+                H.add(seqs[row], s, len(seqs[row]))
             else:
                 nseq.append(seqs[row] + [tok])
                 nsc.append(s)
@@ -121,7 +124,7 @@ def beam(m, enc, o):
             break
     if not done:
         for r in range(K):
-            H.add(seqs[r], float(bscore[r]))
+            H.add(seqs[r], float(bscore[r]), len(seqs[r]) - 1)
     best = sorted(H.beams, key=lambda x: x[0]).pop()
     out = best[1][1:]
     if len(best[1]) < min(len(best[1]) + 1, max_len):

@@ -121,6 +121,54 @@ static void test_rmsnorm(void)
 	free(c.x); free(c.w); free(c.dy); free(c.y); free(rstd); free(dx); free(dw); free(ref);
 }
 
+struct ln_ctx { float *x, *w, *b, *dy, *y; int64_t R; int d; };
+
+static double ln_f(void *p)
+{
+	struct ln_ctx *c = p;
+	layernorm_fw(c->x, c->R, c->d, c->w, c->b, 1e-5f, c->y, NULL, NULL);
+	return dot(c->y, c->dy, c->R * c->d);
+}
+
+static void test_layernorm(void)
+{
+	struct ln_ctx c = { NULL, NULL, NULL, NULL, NULL, 4, 20 };
+	int64_t n = c.R * c.d;
+	float *mean = malloc(4 * sizeof *mean), *rstd = malloc(4 * sizeof *rstd);
+	float *dx = calloc((size_t)n, 4), *dw = calloc(20, 4), *db = calloc(20, 4);
+	double *ref = malloc((size_t)n * sizeof *ref), e;
+
+	c.x = randv(n, 2);
+	for (int64_t i = 0; i < n; i++)
+		c.x[i] += 3;   /* a mean far from 0 */
+	c.w = randv(c.d, 1);
+	c.b = randv(c.d, 1);
+	c.dy = randv(n, 1);
+	c.y = malloc((size_t)n * 4);
+	layernorm_fw(c.x, c.R, c.d, c.w, c.b, 1e-5f, c.y, mean, rstd);
+	for (int64_t r = 0; r < c.R; r++) {
+		double m = 0, v = 0;
+		for (int i = 0; i < c.d; i++)
+			m += c.x[r * c.d + i];
+		m /= c.d;
+		for (int i = 0; i < c.d; i++)
+			v += (c.x[r * c.d + i] - m) * (c.x[r * c.d + i] - m);
+		for (int i = 0; i < c.d; i++)
+			ref[r * c.d + i] = (c.x[r * c.d + i] - m) / sqrt(v / c.d + (double)1e-5f) * c.w[i] + c.b[i];
+	}
+	e = relerr(c.y, ref, n);
+	T_OK(e < 1e-6, "layernorm forward: %.3g", e);
+	layernorm_bw(c.dy, c.x, mean, rstd, c.w, c.R, c.d, dx, dw, db);
+	e = fd_check(ln_f, &c, c.x, dx, n, 1e-2);
+	T_OK(e < 1e-3, "layernorm dx: %.3g", e);
+	e = fd_check(ln_f, &c, c.w, dw, c.d, 1e-2);
+	T_OK(e < 1e-3, "layernorm dw: %.3g", e);
+	e = fd_check(ln_f, &c, c.b, db, c.d, 1e-2);
+	T_OK(e < 1e-3, "layernorm db: %.3g", e);
+	free(c.x); free(c.w); free(c.b); free(c.dy); free(c.y); free(mean); free(rstd);
+	free(dx); free(dw); free(db); free(ref);
+}
+
 /* ----------------------------------------------------------------- act */
 
 struct act_ctx { enum lc_act k; float *a, *b, *dy, *y; int64_t n; };
@@ -402,7 +450,7 @@ struct at_ctx {
 static double at_f(void *p)
 {
 	struct at_ctx *c = p;
-	attn_causal_fw(&c->sp, c->q, c->in, c->k, c->v, c->in, c->T, c->pos, c->out, c->in, c->P);
+	attn_fw(&c->sp, c->q, c->in, c->k, c->v, c->in, c->T, c->pos, c->out, c->in, c->P);
 	return dot(c->out, c->dy, c->T * c->in);
 }
 
@@ -411,7 +459,7 @@ static void test_attn(void)
 	int heads = 3, dk = 4, in = 12;
 	int64_t T = 5, pos = 3, S = pos + T;
 	float *bias = randv((int64_t)heads * S, 1);
-	struct at_ctx c = { { heads, dk, 0.5f, bias, S }, randv(T * in, 1), randv(S * in, 1),
+	struct at_ctx c = { { .causal = 1, .heads = heads, .dk = dk, .scale = 0.5f, .bias = bias, .ldb = S }, randv(T * in, 1), randv(S * in, 1),
 	                    randv(S * in, 1), malloc((size_t)(T * in) * 4),
 	                    malloc((size_t)(heads * T * S) * 4), randv(T * in, 1), T, pos, in };
 	float *dq = calloc((size_t)(T * in), 4), *dk_ = calloc((size_t)(S * in), 4);
@@ -441,7 +489,7 @@ static void test_attn(void)
 		}
 	e = relerr(c.out, ref, T * in);
 	T_OK(e < 1e-5, "causal attention forward: %.3g", e);
-	attn_causal_bw(&c.sp, c.q, in, c.k, c.v, in, T, pos, c.dy, in, c.P, dq, dk_, dv, work);
+	attn_bw(&c.sp, c.q, in, c.k, c.v, in, T, pos, c.dy, in, c.P, dq, dk_, dv, work);
 	for (int h = 0; h < heads; h++)
 		for (int64_t i = 0; i < T; i++)
 			for (int64_t j = 0; j <= pos + i; j++)
@@ -456,6 +504,50 @@ static void test_attn(void)
 	T_OK(e < 2e-3, "dbias: %.3g", e);
 	free(bias); free(c.q); free(c.k); free(c.v); free(c.out); free(c.P); free(c.dy);
 	free(dq); free(dk_); free(dv); free(work); free(dbias); free(ref);
+}
+
+/* Full (encoder) attention: every query sees every key. */
+static void test_attn_full(void)
+{
+	int heads = 2, dk = 3, in = 6;
+	int64_t T = 6;
+	struct at_ctx c = { { .causal = 0, .heads = heads, .dk = dk, .scale = 0.7f }, randv(T * in, 1),
+	                    randv(T * in, 1), randv(T * in, 1), malloc((size_t)(T * in) * 4),
+	                    malloc((size_t)(heads * T * T) * 4), randv(T * in, 1), T, 0, in };
+	float *dq = calloc((size_t)(T * in), 4), *dk_ = calloc((size_t)(T * in), 4);
+	float *dv = calloc((size_t)(T * in), 4), *work = malloc((size_t)(heads * T * T) * 4);
+	double *ref = malloc((size_t)(T * in) * 8), e;
+
+	at_f(&c);
+	for (int h = 0; h < heads; h++)
+		for (int64_t i = 0; i < T; i++) {
+			double sc[8], m = -INFINITY, sum = 0;
+			for (int64_t j = 0; j < T; j++) {
+				double a = 0;
+				for (int x = 0; x < dk; x++)
+					a += (double)c.q[i * in + h * dk + x] * c.k[j * in + h * dk + x];
+				m = fmax(m, sc[j] = 0.7 * a);
+			}
+			for (int64_t j = 0; j < T; j++)
+				sum += (sc[j] = exp(sc[j] - m));
+			for (int x = 0; x < dk; x++) {
+				double o = 0;
+				for (int64_t j = 0; j < T; j++)
+					o += sc[j] / sum * c.v[j * in + h * dk + x];
+				ref[i * in + h * dk + x] = o;
+			}
+		}
+	e = relerr(c.out, ref, T * in);
+	T_OK(e < 1e-5, "full attention forward: %.3g", e);
+	attn_bw(&c.sp, c.q, in, c.k, c.v, in, T, 0, c.dy, in, c.P, dq, dk_, dv, work);
+	e = fd_check(at_f, &c, c.q, dq, T * in, 1e-3);
+	T_OK(e < 2e-3, "full dq: %.3g", e);
+	e = fd_check(at_f, &c, c.k, dk_, T * in, 1e-3);
+	T_OK(e < 2e-3, "full dk: %.3g", e);
+	e = fd_check(at_f, &c, c.v, dv, T * in, 1e-3);
+	T_OK(e < 2e-3, "full dv: %.3g", e);
+	free(c.q); free(c.k); free(c.v); free(c.out); free(c.P); free(c.dy);
+	free(dq); free(dk_); free(dv); free(work); free(ref);
 }
 
 struct xa_ctx { xattn_work *w; float *qp, *E, *ctx, *lse, *dy; int64_t R, L; int d; };
@@ -519,12 +611,14 @@ int main(void)
 {
 	cmp_init();
 	T_RUN(test_rmsnorm);
+	T_RUN(test_layernorm);
 	T_RUN(test_act);
 	T_RUN(test_linear);
 	T_RUN(test_softmax);
 	T_RUN(test_embed_dropout);
 	T_RUN(test_loss);
 	T_RUN(test_attn);
+	T_RUN(test_attn_full);
 	T_RUN(test_xattn);
 	return t_done();
 }
