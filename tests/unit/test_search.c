@@ -83,11 +83,12 @@ static void test_beam(void)
 	run(2, 3, 0, 1.0, 0, "3 1");
 	/* length_penalty 0: plain sums: [0 B] -1.021 still best */
 	run(2, 3, 0, 0.0, 0, "3 1");
-	/* length_penalty 3: closed [0 B] -0.128, [0 A B] -0.068; finalize adds
-	 * the open beams A A B (-2.822/64 = -0.0441) and A A A (-0.0445): the
-	 * best has no eos (it reached max_len) */
-	run(2, 3, 0, 3.0, 0, "2 2 3");
-	/* max_new 1: step 1 ends it; finalize: A -0.693/2 beats B */
+	/* length_penalty 3: closed [0 B] -1.021/2^3 = -0.128, [0 A B] -1.848/3^3 =
+	 * -0.068 (lengths count the generated tokens and the eos); finalize adds
+	 * the open beams normalised by their 3 generated tokens, A A B -2.822/27
+	 * = -0.105 and A A A -0.106: [0 A B] stays best */
+	run(2, 3, 0, 3.0, 0, "2 3 1");
+	/* max_new 1: step 1 ends it; finalize: A -0.693/1 beats B -0.916 */
 	run(2, 1, 0, 1.0, 0, "2");
 }
 
