@@ -2,12 +2,14 @@
 
 #include <string.h>
 
+#include "arch/bart.h"
 #include "arch/locost.h"
 #include "weights/config.h"
 
 /* Every architecture lc runs: one line each. */
 static const lc_arch *const archs[] = {
 	&arch_locost,
+	&arch_bart,
 };
 
 #define NARCH (sizeof archs / sizeof *archs)

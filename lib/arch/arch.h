@@ -80,6 +80,7 @@ typedef struct lc_enc_ops {
 	void *(*open)(lc_model *m, int threads, lc_err *err);
 	void (*close)(void *e);
 	int64_t (*out_len)(const void *e, int64_t L);   /* rows of the states for L tokens */
+	int64_t (*max_len)(const void *e);              /* longest input; NULL: no limit */
 	int (*run)(void *e, const int32_t *ids, int64_t L, float *out,
 	           void (*progress)(void *ctx, int done, int total), void *ctx, lc_err *err);
 	/* optional: time only the products of a length-L input (benchmarks) */

@@ -4,6 +4,7 @@
 
 struct lc_encoder {
 	const lc_enc_ops *ops;
+	const lc_config *cfg;
 	void *impl;
 };
 
@@ -17,6 +18,7 @@ lc_encoder *encoder_new(lc_model *m, int threads, lc_err *err)
 		return NULL;
 	}
 	e->ops = a->enc;
+	e->cfg = model_config(m);
 	if (!(e->impl = e->ops->open(m, threads < 1 ? 1 : threads, err))) {
 		free(e);
 		return NULL;
@@ -35,6 +37,22 @@ void encoder_free(lc_encoder *e)
 int64_t encoder_out_len(const lc_encoder *e, int64_t L)
 {
 	return e->ops->out_len(e->impl, L);
+}
+
+int64_t encoder_max_len(const lc_encoder *e)
+{
+	return e->ops->max_len ? e->ops->max_len(e->impl) : 0;
+}
+
+int64_t encoder_truncate(const lc_encoder *e, int32_t *ids, int64_t L)
+{
+	int64_t max = encoder_max_len(e);
+
+	if (!max || L <= max)
+		return L;
+	if (ids[L - 1] == e->cfg->eos_id)
+		ids[max - 1] = e->cfg->eos_id;
+	return max;
 }
 
 int encoder_run(lc_encoder *e, const int32_t *ids, int64_t L, float *out,

@@ -23,6 +23,15 @@ void encoder_free(lc_encoder *e);
 /* Rows of the states of an L-token input. */
 int64_t encoder_out_len(const lc_encoder *e, int64_t L);
 
+/* The longest input the encoder takes (BART: max_position_embeddings), or
+ * 0 when any length goes. */
+int64_t encoder_max_len(const lc_encoder *e);
+
+/* Cuts ids[L] to the encoder's longest input as transformers' truncation
+ * does: the first tokens kept, and when the input ended with the model's
+ * eos, the eos still last. Returns the new length (L when it fits). */
+int64_t encoder_truncate(const lc_encoder *e, int32_t *ids, int64_t L);
+
 /* Called after each layer (done of total); may be NULL. */
 typedef void (*encoder_progress_fn)(void *ctx, int done, int total);
 

@@ -683,7 +683,8 @@ out:
 }
 
 static const lc_enc_ops locost_enc_ops = {
-	enc_open, enc_close, enc_out_len, enc_run, enc_gemm_only,
+	.open = enc_open, .close = enc_close, .out_len = enc_out_len, .run = enc_run,
+	.gemm_only = enc_gemm_only,
 };
 
 /* ----------------------------------------------------------- decoder */

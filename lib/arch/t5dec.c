@@ -458,31 +458,11 @@ int t5dec_step(void *p, const int32_t *tokens, float *logits, lc_err *err)
 int t5dec_reorder(void *p, const int32_t *src, lc_err *err)
 {
 	dstate *s = p;
-	int n = s->f.nrow, identity = 1;
-	size_t ms = (size_t)s->max_steps, in = (size_t)s->t->inner, used = (size_t)s->pos * in;
+	float *caches[2] = { s->f.kc, s->f.vc };
 
-	for (int r = 0; r < n; r++) {
-		if (src[r] < 0 || src[r] >= n)
-			return lc_fail(err, "decoder: reorder source %ld out of range [0, %d)",
-			               (long)src[r], n);
-		if (src[r] != r)
-			identity = 0;
-	}
-	if (identity || used == 0)
-		return 0;
-	for (int li = 0; li < s->t->nl; li++) {
-		float *caches[2] = { s->f.kc, s->f.vc };
-		for (int c = 0; c < 2; c++) {
-			float *base = caches[c] + (size_t)li * n * ms * in;
-			for (int r = 0; r < n; r++)
-				memcpy(s->tmp_cache + (size_t)r * ms * in, base + (size_t)src[r] * ms * in,
-				       used * sizeof(float));
-			for (int r = 0; r < n; r++)
-				memcpy(base + (size_t)r * ms * in, s->tmp_cache + (size_t)r * ms * in,
-				       used * sizeof(float));
-		}
-	}
-	return 0;
+	return attn_cache_reorder(caches, 2, s->t->nl, s->f.nrow,
+	                          (size_t)s->max_steps * s->t->inner, (size_t)s->pos * s->t->inner,
+	                          src, s->tmp_cache, err);
 }
 
 /* ------------------------------------------------------------ training */

@@ -16,7 +16,10 @@
 #ifndef LC_ATTN_H
 #define LC_ATTN_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "base/err.h"
 
 typedef struct attn_spec {
 	int causal;                 /* 1: keys after the query are masked */
@@ -38,5 +41,12 @@ void attn_fw(const attn_spec *s, const float *q, int64_t ldq, const float *k,
 void attn_bw(const attn_spec *s, const float *q, int64_t ldq, const float *k,
              const float *v, int64_t ldk, int64_t T, int64_t pos, const float *dout,
              int64_t ldo, float *P, float *dq, float *dk, float *dv, float *work);
+
+/* Beam reordering of key/value caches: ncache caches of nl layers x nrow
+ * rows, each row `stride` floats of which the first `used` hold the steps
+ * so far; row r takes row src[r]'s history (src [nrow], each in [0, nrow),
+ * repeats allowed). tmp: nrow x stride floats. */
+int attn_cache_reorder(float *const *caches, int ncache, int nl, int nrow, size_t stride,
+                       size_t used, const int32_t *src, float *tmp, lc_err *err);
 
 #endif

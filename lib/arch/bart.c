@@ -1,0 +1,380 @@
+/*
+ * bart.c: BART's config.json, its parameters and its encoder (see bart.h);
+ * the decoder is in bartdec.c.
+ */
+#include "arch/bart.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch/model.h"
+#include "base/parallel.h"
+#include "compute/compute.h"
+#include "ops/attn.h"
+#include "ops/dropout.h"
+#include "ops/linear.h"
+#include "ops/norm.h"
+#include "weights/config.h"
+
+#define D1(a) ((const uint64_t[PARAM_RANK]){ (uint64_t)(a), 0, 0, 0 })
+#define D2(a, b) ((const uint64_t[PARAM_RANK]){ (uint64_t)(a), (uint64_t)(b), 0, 0 })
+
+/* ---------------------------------------------------------- config.json */
+
+/* Keys of older BART-family configs that change the computation; lc
+ * refuses a value other than BART's. */
+static int refuse_bool(const json_t *root, const char *key, int want, const char *path,
+                       lc_err *err)
+{
+	int v;
+
+	if (cfg_bool(root, key, want, &v, path, err) < 0)
+		return -1;
+	if (v != want)
+		return lc_fail(err, "%s: \"%s\": %s is not BART (an mBART-style or other variant lc "
+		               "does not run)", path, key, v ? "true" : "false");
+	return 0;
+}
+
+static int bart_config(const json_t *root, const char *path, lc_config *c, lc_err *err)
+{
+	const char *act;
+	int a, extra;
+
+	if (cfg_int(root, "d_model", 1024, 1, 1 << 16, &c->d_model, path, err) ||
+	    cfg_int(root, "encoder_layers", 12, 0, 1024, &c->num_layers, path, err) ||
+	    cfg_int(root, "decoder_layers", 12, 0, 1024, &c->num_decoder_layers, path, err) ||
+	    cfg_int(root, "encoder_attention_heads", 16, 1, 1024, &c->enc_heads, path, err) ||
+	    cfg_int(root, "decoder_attention_heads", 16, 1, 1024, &c->num_heads, path, err) ||
+	    cfg_int(root, "encoder_ffn_dim", 4096, 1, 1 << 20, &c->enc_ff, path, err) ||
+	    cfg_int(root, "decoder_ffn_dim", 4096, 1, 1 << 20, &c->d_ff, path, err) ||
+	    cfg_int(root, "vocab_size", 50265, 1, 1 << 24, &c->vocab_size, path, err) ||
+	    cfg_int(root, "max_position_embeddings", 1024, 1, 1 << 24, &c->max_positions, path, err) ||
+	    cfg_int(root, "pad_token_id", 1, 0, INT32_MAX, &c->pad_id, path, err) ||
+	    cfg_int(root, "bos_token_id", 0, 0, INT32_MAX, &c->bos_id, path, err) ||
+	    cfg_int(root, "eos_token_id", 2, 0, INT32_MAX, &c->eos_id, path, err) ||
+	    cfg_int(root, "decoder_start_token_id", 2, 0, INT32_MAX, &c->decoder_start_id, path, err) ||
+	    cfg_int(root, "extra_pos_embeddings", 2, 0, 1 << 20, &extra, path, err) ||
+	    cfg_bool(root, "scale_embedding", 0, &c->scale_embedding, path, err) ||
+	    cfg_bool(root, "tie_word_embeddings", 1, &c->tie_word_embeddings, path, err) ||
+	    cfg_str(root, "activation_function", "gelu", &act, path, err) ||
+	    refuse_bool(root, "is_encoder_decoder", 1, path, err) ||
+	    refuse_bool(root, "normalize_before", 0, path, err) ||
+	    refuse_bool(root, "add_final_layer_norm", 0, path, err) ||
+	    refuse_bool(root, "static_position_embeddings", 0, path, err) ||
+	    refuse_bool(root, "add_bias_logits", 0, path, err) ||
+	    refuse_bool(root, "normalize_embedding", 1, path, err))
+		return -1;
+	if (extra != 2)
+		return lc_fail(err, "%s: \"extra_pos_embeddings\" %d: BART's position offset is 2", path,
+		               extra);
+	if ((a = act_parse(act)) < 0)
+		return lc_fail(err, "%s: activation_function \"%s\" is not one lc has (gelu, gelu_new, "
+		               "gelu_fast, gelu_pytorch_tanh, relu, silu, swish)", path, act);
+	if (c->d_model % c->enc_heads || c->d_model % c->num_heads)
+		return lc_fail(err, "%s: d_model %d is not a multiple of the attention heads (%d, %d)",
+		               path, c->d_model, c->enc_heads, c->num_heads);
+	c->act = (enum lc_act)a;
+	c->d_kv = c->d_model / c->num_heads;
+	c->eps = BART_EPS;
+	return 0;
+}
+
+static void bart_info(const lc_config *c, FILE *f)
+{
+	fprintf(f, "d_model\t%d\nencoder_layers\t%d\ndecoder_layers\t%d\n", c->d_model, c->num_layers,
+	        c->num_decoder_layers);
+	fprintf(f, "encoder_attention_heads\t%d\ndecoder_attention_heads\t%d\n", c->enc_heads,
+	        c->num_heads);
+	fprintf(f, "encoder_ffn_dim\t%d\ndecoder_ffn_dim\t%d\nvocab_size\t%d\n", c->enc_ff, c->d_ff,
+	        c->vocab_size);
+	fprintf(f, "max_position_embeddings\t%d\nactivation_function\t%s\nscale_embedding\t%d\n",
+	        c->max_positions, act_name(c->act), c->scale_embedding);
+	fprintf(f, "tie_word_embeddings\t%d\n", c->tie_word_embeddings);
+	fprintf(f, "pad_id\t%d\nbos_id\t%d\neos_id\t%d\ndecoder_start_id\t%d\n", c->pad_id, c->bos_id,
+	        c->eos_id, c->decoder_start_id);
+}
+
+/* ----------------------------------------------------------- parameters */
+
+void bart_declare_attn(lc_params *p, bart_attn *a, int d, const char *prefix, const char *ln)
+{
+	const unsigned nd = PARAM_NO_DECAY;
+
+	params_add(p, &a->wk, param_init_matrix, 0, D2(d, d), "%s.k_proj.weight", prefix);
+	params_add(p, &a->bk, param_init_bias, nd, D1(d), "%s.k_proj.bias", prefix);
+	params_add(p, &a->wv, param_init_matrix, 0, D2(d, d), "%s.v_proj.weight", prefix);
+	params_add(p, &a->bv, param_init_bias, nd, D1(d), "%s.v_proj.bias", prefix);
+	params_add(p, &a->wq, param_init_matrix, 0, D2(d, d), "%s.q_proj.weight", prefix);
+	params_add(p, &a->bq, param_init_bias, nd, D1(d), "%s.q_proj.bias", prefix);
+	params_add(p, &a->wo, param_init_matrix, 0, D2(d, d), "%s.out_proj.weight", prefix);
+	params_add(p, &a->bo, param_init_bias, nd, D1(d), "%s.out_proj.bias", prefix);
+	params_add(p, &a->ln_w, param_init_norm, nd, D1(d), "%s.weight", ln);
+	params_add(p, &a->ln_b, param_init_bias, nd, D1(d), "%s.bias", ln);
+}
+
+void bart_declare_ffn(lc_params *p, bart_ffn *f, int d, int ffn, const char *prefix)
+{
+	const unsigned nd = PARAM_NO_DECAY;
+
+	params_add(p, &f->w1, param_init_matrix, 0, D2(ffn, d), "%s.fc1.weight", prefix);
+	params_add(p, &f->b1, param_init_bias, nd, D1(ffn), "%s.fc1.bias", prefix);
+	params_add(p, &f->w2, param_init_matrix, 0, D2(d, ffn), "%s.fc2.weight", prefix);
+	params_add(p, &f->b2, param_init_bias, nd, D1(d), "%s.fc2.bias", prefix);
+	params_add(p, &f->ln_w, param_init_norm, nd, D1(d), "%s.final_layer_norm.weight", prefix);
+	params_add(p, &f->ln_b, param_init_bias, nd, D1(d), "%s.final_layer_norm.bias", prefix);
+}
+
+static void bart_weights_free(void *p)
+{
+	bart_weights *w = p;
+
+	if (!w)
+		return;
+	free(w->enc);
+	free(w->dec);
+	free(w);
+}
+
+/* The one declaration of BART's parameters, under transformers' names
+ * (BartForConditionalGeneration's state dict). */
+static void *bart_declare(const lc_config *c, lc_params *p)
+{
+	bart_weights *w = calloc(1, sizeof *w);
+	int d = c->d_model, npos = c->max_positions + 2;
+	const unsigned nd = PARAM_NO_DECAY;
+
+	if (!w || !(w->enc = calloc((size_t)(c->num_layers ? c->num_layers : 1), sizeof *w->enc)) ||
+	    !(w->dec = calloc((size_t)(c->num_decoder_layers ? c->num_decoder_layers : 1),
+	                      sizeof *w->dec))) {
+		bart_weights_free(w);
+		return NULL;
+	}
+	params_add(p, &w->shared, param_init_normal, 0, D2(c->vocab_size, d), "model.shared.weight");
+	params_alias(p, "model.encoder.embed_tokens.weight", "model.shared.weight");
+	params_alias(p, "model.decoder.embed_tokens.weight", "model.shared.weight");
+	if (c->tie_word_embeddings)
+		params_alias(p, "lm_head.weight", "model.shared.weight");
+	else
+		params_add(p, &w->lm_head, param_init_normal, 0, D2(c->vocab_size, d), "lm_head.weight");
+	/* a buffer, zero in new models: checkpoints may lack it */
+	params_add(p, &w->final_logits_bias, param_init_bias, nd | PARAM_OPTIONAL,
+	           D2(1, c->vocab_size), "final_logits_bias");
+	params_add(p, &w->enc_pos, param_init_normal, 0, D2(npos, d), "model.encoder.embed_positions.weight");
+	params_add(p, &w->enc_ln_w, param_init_norm, nd, D1(d), "model.encoder.layernorm_embedding.weight");
+	params_add(p, &w->enc_ln_b, param_init_bias, nd, D1(d), "model.encoder.layernorm_embedding.bias");
+	for (int i = 0; i < c->num_layers; i++) {
+		char pre[64], ln[96];
+		snprintf(pre, sizeof pre, "model.encoder.layers.%d", i);
+		snprintf(ln, sizeof ln, "%s.self_attn_layer_norm", pre);
+		snprintf(pre + strlen(pre), sizeof pre - strlen(pre), ".self_attn");
+		bart_declare_attn(p, &w->enc[i].sa, d, pre, ln);
+		snprintf(pre, sizeof pre, "model.encoder.layers.%d", i);
+		bart_declare_ffn(p, &w->enc[i].ff, d, c->enc_ff, pre);
+	}
+	params_add(p, &w->dec_pos, param_init_normal, 0, D2(npos, d), "model.decoder.embed_positions.weight");
+	params_add(p, &w->dec_ln_w, param_init_norm, nd, D1(d), "model.decoder.layernorm_embedding.weight");
+	params_add(p, &w->dec_ln_b, param_init_bias, nd, D1(d), "model.decoder.layernorm_embedding.bias");
+	for (int i = 0; i < c->num_decoder_layers; i++) {
+		char pre[64], at[96], ln[96];
+		snprintf(pre, sizeof pre, "model.decoder.layers.%d", i);
+		snprintf(at, sizeof at, "%s.self_attn", pre);
+		snprintf(ln, sizeof ln, "%s.self_attn_layer_norm", pre);
+		bart_declare_attn(p, &w->dec[i].sa, d, at, ln);
+		snprintf(at, sizeof at, "%s.encoder_attn", pre);
+		snprintf(ln, sizeof ln, "%s.encoder_attn_layer_norm", pre);
+		bart_declare_attn(p, &w->dec[i].ca, d, at, ln);
+		bart_declare_ffn(p, &w->dec[i].ff, d, c->d_ff, pre);
+	}
+	return w;
+}
+
+/* ------------------------------------------------------------- encoder */
+
+typedef struct benc {
+	const lc_config *c;
+	const bart_weights *W;
+	int d, H, dk, ff, threads;
+} benc;
+
+static void *enc_open(lc_model *m, int threads, lc_err *err)
+{
+	benc *e = calloc(1, sizeof *e);
+
+	if (!e) {
+		lc_fail(err, "out of memory");
+		return NULL;
+	}
+	e->c = model_config(m);
+	e->W = model_weights(m);
+	e->d = e->c->d_model;
+	e->H = e->c->enc_heads;
+	e->dk = e->d / e->H;
+	e->ff = e->c->enc_ff;
+	e->threads = threads < 1 ? 1 : threads;
+	return e;
+}
+
+static void enc_close(void *e)
+{
+	free(e);
+}
+
+static int64_t enc_out_len(const void *e, int64_t L)
+{
+	(void)e;
+	return L;
+}
+
+static int64_t enc_max_len(const void *p)
+{
+	return ((const benc *)p)->c->max_positions;
+}
+
+/* One head of a layer's self-attention, per thread. */
+typedef struct head_job {
+	const benc *e;
+	const float *q, *k, *v;
+	float *o, *P;                        /* P: [threads, L, L] */
+	int64_t L;
+} head_job;
+
+static void head_one(void *ctx, int64_t h, int tid)
+{
+	head_job *j = ctx;
+	const benc *e = j->e;
+	int64_t off = h * e->dk;
+	attn_spec sp = { .causal = 0, .heads = 1, .dk = e->dk, .scale = 1.0f };
+
+	attn_fw(&sp, j->q + off, e->d, j->k + off, j->v + off, e->d, j->L, 0, j->o + off, e->d,
+	        j->P + (int64_t)tid * j->L * j->L);
+}
+
+/* The embeddings (then nlayers layers; nlayers < 0: all) of ids[L] into out [L, d]. */
+static int encode(benc *e, const int32_t *ids, int64_t L, float *out, int nlayers, lc_err *err)
+{
+	const lc_config *c = e->c;
+	const bart_weights *W = e->W;
+	int d = e->d, nth = e->threads, nl = nlayers < 0 || nlayers > c->num_layers ? c->num_layers : nlayers;
+	float scale = c->scale_embedding ? sqrtf((float)d) : 1.0f, qs = 1.0f / sqrtf((float)e->dk);
+	float *q = NULL, *k = NULL, *v = NULL, *o = NULL, *t = NULL, *h = NULL, *P = NULL;
+	int rc = -1;
+
+	if (L < 1)
+		return lc_fail(err, "empty input (no tokens)");
+	if (L > c->max_positions)
+		return lc_fail(err, "input of %lld tokens is longer than the model's %d positions "
+		               "(max_position_embeddings)", (long long)L, c->max_positions);
+	for (int64_t i = 0; i < L; i++)
+		if (ids[i] < 0 || ids[i] >= c->vocab_size)
+			return lc_fail(err, "token %lld: id %ld is outside the vocabulary [0, %d)",
+			               (long long)i, (long)ids[i], c->vocab_size);
+	cmp_init();
+	for (int64_t i = 0; i < L; i++) {
+		const float *tok = W->shared + (int64_t)ids[i] * d, *pos = W->enc_pos + (i + 2) * d;
+		for (int j = 0; j < d; j++)
+			out[i * d + j] = tok[j] * scale + pos[j];
+	}
+	layernorm_fw(out, L, d, W->enc_ln_w, W->enc_ln_b, c->eps, out, NULL, NULL);
+	if (nl > 0) {
+		q = malloc((size_t)(L * d) * sizeof *q);
+		k = malloc((size_t)(L * d) * sizeof *k);
+		v = malloc((size_t)(L * d) * sizeof *v);
+		o = malloc((size_t)(L * d) * sizeof *o);
+		t = malloc((size_t)(L * d) * sizeof *t);
+		h = malloc((size_t)(L * e->ff) * sizeof *h);
+		P = malloc((size_t)nth * (size_t)(L * L) * sizeof *P);
+		if (!q || !k || !v || !o || !t || !h || !P) {
+			lc_fail(err, "out of memory (%lld tokens)", (long long)L);
+			goto out;
+		}
+	}
+	for (int li = 0; li < nl; li++) {
+		const bart_enc_layer *Ly = &W->enc[li];
+		head_job j = { e, q, k, v, o, P, L };
+
+		linear_fw(q, out, Ly->sa.wq, Ly->sa.bq, L, d, d, 0.0f, nth);
+		for (int64_t i = 0; i < L * d; i++)
+			q[i] *= qs;
+		linear_fw(k, out, Ly->sa.wk, Ly->sa.bk, L, d, d, 0.0f, nth);
+		linear_fw(v, out, Ly->sa.wv, Ly->sa.bv, L, d, d, 0.0f, nth);
+		par_for(nth, e->H, head_one, &j);
+		linear_fw(t, o, Ly->sa.wo, Ly->sa.bo, L, d, d, 0.0f, nth);
+		residual_add(out, out, t, NULL, L * d);
+		layernorm_fw(out, L, d, Ly->sa.ln_w, Ly->sa.ln_b, c->eps, out, NULL, NULL);
+		linear_fw(h, out, Ly->ff.w1, Ly->ff.b1, L, e->ff, d, 0.0f, nth);
+		act_fw(c->act, h, NULL, L * e->ff, h);
+		linear_fw(t, h, Ly->ff.w2, Ly->ff.b2, L, d, e->ff, 0.0f, nth);
+		residual_add(out, out, t, NULL, L * d);
+		layernorm_fw(out, L, d, Ly->ff.ln_w, Ly->ff.ln_b, c->eps, out, NULL, NULL);
+	}
+	rc = 0;
+out:
+	free(q);
+	free(k);
+	free(v);
+	free(o);
+	free(t);
+	free(h);
+	free(P);
+	return rc;
+}
+
+static int enc_run(void *p, const int32_t *ids, int64_t L, float *out,
+                   void (*progress)(void *, int, int), void *ctx, lc_err *err)
+{
+	benc *e = p;
+	int rc = encode(e, ids, L, out, -1, err);
+
+	if (rc == 0 && progress)
+		progress(ctx, e->c->num_layers, e->c->num_layers);
+	return rc;
+}
+
+int bart_encode_layers(lc_model *m, const int32_t *ids, int64_t L, float *out, int nlayers,
+                       lc_err *err)
+{
+	benc *e = enc_open(m, 1, err);
+	int rc;
+
+	if (!e)
+		return -1;
+	rc = encode(e, ids, L, out, nlayers, err);
+	enc_close(e);
+	return rc;
+}
+
+static const lc_enc_ops bart_enc_ops = {
+	.open = enc_open, .close = enc_close, .out_len = enc_out_len, .max_len = enc_max_len,
+	.run = enc_run,
+};
+
+/* ------------------------------------------------------------- decoder */
+
+static void *dec_open(lc_model *m, lc_err *err)
+{
+	return bartdec_open(model_config(m), model_weights(m), err);
+}
+
+static const lc_dec_ops bart_dec_ops = {
+	dec_open, bartdec_close, bartdec_state_new, bartdec_state_free, bartdec_state_threads,
+	bartdec_step, bartdec_reorder, bartdec_pos,
+};
+
+/* ------------------------------------------------------------- the arch */
+
+static const char *const hf_classes[] = { "BartForConditionalGeneration", NULL };
+
+const lc_arch arch_bart = {
+	.name = "bart",
+	.hf_classes = hf_classes,
+	.model_type = "bart",
+	.config = bart_config,
+	.declare = bart_declare,
+	.weights_free = bart_weights_free,
+	.info = bart_info,
+	.enc = &bart_enc_ops,
+	.dec = &bart_dec_ops,
+	.train = NULL,
+};

@@ -1,0 +1,84 @@
+/*
+ * bart: BART (transformers' modeling_bart, 4.36), internal to the arch
+ * layer and its tests; the base of LSG-BART, BART-LS and the top-down
+ * transformer.
+ *
+ *   embeddings: x = LN_emb(shared[ids] * s + pos[t + 2]), s = sqrt(d_model)
+ *               with scale_embedding, else 1; the position table has
+ *               max_position_embeddings + 2 rows (BART's offset of 2)
+ *   encoder layer: x = LN(x + SA(x)); x = LN(x + fc2(act(fc1(x))))
+ *   decoder layer: x = LN(x + causal SA(x)); x = LN(x + CA(x, enc));
+ *                  x = LN(x + fc2(act(fc1(x))))
+ *   attention: q = (x Wq^T + bq) / sqrt(head_dim); softmax(q k^T) v; out_proj
+ *   logits = x shared^T + final_logits_bias (lm_head.weight when untied)
+ *
+ * Post-LN, LayerNorm eps 1e-5, biases on every projection, no final layer
+ * norm after the stacks. The decoder's cross-attention keeps no key/value
+ * cache (ops/xattn.h): the key bias cancels in the softmax and the value
+ * bias adds once.
+ */
+#ifndef LC_BART_H
+#define LC_BART_H
+
+#include "arch/arch.h"
+
+extern const lc_arch arch_bart;
+
+typedef struct bart_attn {
+	float *wq, *bq, *wk, *bk, *wv, *bv;   /* [d, d], [d] */
+	float *wo, *bo;                       /* [d, d], [d] */
+	float *ln_w, *ln_b;                   /* the LayerNorm after its residual */
+} bart_attn;
+
+typedef struct bart_ffn {
+	float *w1, *b1;                       /* [ffn, d], [ffn] */
+	float *w2, *b2;                       /* [d, ffn], [d] */
+	float *ln_w, *ln_b;                   /* final_layer_norm */
+} bart_ffn;
+
+typedef struct bart_enc_layer {
+	bart_attn sa;
+	bart_ffn ff;
+} bart_enc_layer;
+
+typedef struct bart_dec_layer {
+	bart_attn sa, ca;
+	bart_ffn ff;
+} bart_dec_layer;
+
+typedef struct bart_weights {
+	float *shared;                        /* [V, d] model.shared.weight */
+	float *lm_head;                       /* [V, d]; unset when tied (shared is used) */
+	float *final_logits_bias;             /* [1, V] */
+	float *enc_pos, *dec_pos;             /* [max_positions + 2, d] */
+	float *enc_ln_w, *enc_ln_b;           /* layernorm_embedding */
+	float *dec_ln_w, *dec_ln_b;
+	bart_enc_layer *enc;                  /* [num_layers] */
+	bart_dec_layer *dec;                  /* [num_decoder_layers] */
+} bart_weights;
+
+#define BART_EPS 1e-5f
+
+/* One attention block's projections with biases, declared under prefix
+ * (".q_proj.weight" and the others are appended); the LayerNorm's name
+ * is given apart. */
+void bart_declare_attn(lc_params *p, bart_attn *a, int d, const char *prefix, const char *ln);
+void bart_declare_ffn(lc_params *p, bart_ffn *f, int d, int ffn, const char *prefix);
+
+/* The decoder (arch/bartdec.c): generation over encoder states. */
+void *bartdec_open(const lc_config *c, const bart_weights *w, lc_err *err);
+void bartdec_close(void *d);
+void *bartdec_state_new(const void *d, const float *enc, int64_t L, int nrow, int max_steps,
+                        lc_err *err);
+void bartdec_state_free(void *s);
+int bartdec_state_threads(void *s, int nthreads, lc_err *err);
+int bartdec_step(void *s, const int32_t *tokens, float *logits, lc_err *err);
+int bartdec_reorder(void *s, const int32_t *src, lc_err *err);
+int bartdec_pos(const void *s);
+
+/* For tests: the encoder's hidden states after nlayers layers (0: after
+ * layernorm_embedding) into out [L, d]. */
+int bart_encode_layers(lc_model *m, const int32_t *ids, int64_t L, float *out, int nlayers,
+                       lc_err *err);
+
+#endif

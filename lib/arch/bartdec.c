@@ -1,0 +1,244 @@
+/*
+ * bartdec.c: BART's decoder, one token per row and step (see bart.h).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch/bart.h"
+#include "base/arena.h"
+#include "compute/compute.h"
+#include "ops/attn.h"
+#include "ops/dropout.h"
+#include "ops/linear.h"
+#include "ops/norm.h"
+#include "ops/xattn.h"
+
+typedef struct bdec {
+	const lc_config *c;
+	const bart_weights *W;
+	int d, H, dk, ff, V, nl;
+	float escale;                   /* embeddings times sqrt(d) or 1 */
+	float qscale;                   /* head_dim^-0.5 */
+	const float *lm;                /* [V, d] */
+} bdec;
+
+typedef struct bstate {
+	const bdec *b;
+	const float *E;                 /* [L, d] encoder states, not owned */
+	int64_t L;
+	int nrow, max_steps, pos, nth;
+	float *kc, *vc;                 /* [nl, nrow, max_steps, d] self-attention cache */
+	float *tmp_cache;               /* [nrow, max_steps, d] */
+	float *x, *q, *k, *v, *o, *t;   /* [nrow, d] */
+	float *qp, *ctx;                /* [nrow H, d] */
+	float *h;                       /* [nrow, ff] */
+	float *P;                       /* [H, max_steps] */
+	xattn_work *xw;
+} bstate;
+
+void *bartdec_open(const lc_config *c, const bart_weights *w, lc_err *err)
+{
+	bdec *b;
+
+	if (c->num_decoder_layers < 1 || c->d_model % c->num_heads) {
+		lc_fail(err, "decoder: unsupported configuration (%d layers, d_model %d, %d heads)",
+		        c->num_decoder_layers, c->d_model, c->num_heads);
+		return NULL;
+	}
+	if (!(b = calloc(1, sizeof *b))) {
+		lc_fail(err, "decoder: out of memory");
+		return NULL;
+	}
+	b->c = c;
+	b->W = w;
+	b->d = c->d_model;
+	b->H = c->num_heads;
+	b->dk = b->d / b->H;
+	b->ff = c->d_ff;
+	b->V = c->vocab_size;
+	b->nl = c->num_decoder_layers;
+	b->escale = c->scale_embedding ? sqrtf((float)b->d) : 1.0f;
+	b->qscale = 1.0f / sqrtf((float)b->dk);
+	b->lm = c->tie_word_embeddings ? w->shared : w->lm_head;
+	return b;
+}
+
+void bartdec_close(void *d)
+{
+	free(d);
+}
+
+void bartdec_state_free(void *p)
+{
+	bstate *s = p;
+
+	if (!s)
+		return;
+	free(s->kc); free(s->vc); free(s->tmp_cache); free(s->x); free(s->q); free(s->k);
+	free(s->v); free(s->o); free(s->t); free(s->qp); free(s->ctx); free(s->h); free(s->P);
+	xattn_work_free(s->xw);
+	free(s);
+}
+
+void *bartdec_state_new(const void *dp, const float *enc, int64_t L, int nrow, int max_steps,
+                        lc_err *err)
+{
+	const bdec *b = dp;
+	bstate *s;
+	uint64_t nr = (uint64_t)nrow, ms = (uint64_t)max_steps, d = (uint64_t)b->d;
+	uint64_t H = (uint64_t)b->H;
+
+	if (nrow < 1 || max_steps < 1 || L < 0 || (L > 0 && !enc)) {
+		lc_fail(err, "decoder: bad state size (rows %d, steps %d, L %lld)", nrow, max_steps,
+		        (long long)L);
+		return NULL;
+	}
+	if (max_steps > b->c->max_positions) {
+		lc_fail(err, "decoder: %d steps are more than the model's %d positions "
+		        "(max_position_embeddings); give fewer new tokens", max_steps,
+		        b->c->max_positions);
+		return NULL;
+	}
+	if (!(s = calloc(1, sizeof *s))) {
+		lc_fail(err, "decoder: out of memory");
+		return NULL;
+	}
+	s->b = b;
+	s->E = enc;
+	s->L = L;
+	s->nrow = nrow;
+	s->max_steps = max_steps;
+	s->nth = 1;
+	s->kc = lc_calloc_f32((uint64_t)b->nl * nr, ms, d);
+	s->vc = lc_calloc_f32((uint64_t)b->nl * nr, ms, d);
+	s->tmp_cache = lc_calloc_f32(nr, ms, d);
+	s->x = lc_calloc_f32(nr, d, 1);
+	s->q = lc_calloc_f32(nr, d, 1);
+	s->k = lc_calloc_f32(nr, d, 1);
+	s->v = lc_calloc_f32(nr, d, 1);
+	s->o = lc_calloc_f32(nr, d, 1);
+	s->t = lc_calloc_f32(nr, d, 1);
+	s->qp = lc_calloc_f32(nr * H, d, 1);
+	s->ctx = lc_calloc_f32(nr * H, d, 1);
+	s->h = lc_calloc_f32(nr, (uint64_t)b->ff, 1);
+	s->P = lc_calloc_f32(H, ms, 1);
+	if (!s->kc || !s->vc || !s->tmp_cache || !s->x || !s->q || !s->k || !s->v || !s->o ||
+	    !s->t || !s->qp || !s->ctx || !s->h || !s->P) {
+		lc_fail(err, "decoder: out of memory for %d rows x %d steps", nrow, max_steps);
+		bartdec_state_free(s);
+		return NULL;
+	}
+	if (!(s->xw = xattn_work_new((int64_t)(nr * H), b->d, 1, err))) {
+		bartdec_state_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+int bartdec_state_threads(void *p, int nthreads, lc_err *err)
+{
+	bstate *s = p;
+	xattn_work *w;
+
+	if (nthreads < 1 || nthreads > 1024)
+		return lc_fail(err, "decoder: bad thread count %d", nthreads);
+	if (!(w = xattn_work_new((int64_t)s->nrow * s->b->H, s->b->d, nthreads, err)))
+		return -1;
+	xattn_work_free(s->xw);
+	s->xw = w;
+	s->nth = nthreads;
+	return 0;
+}
+
+int bartdec_pos(const void *p)
+{
+	return ((const bstate *)p)->pos;
+}
+
+/* x = LN(x + t) */
+static void add_norm(float *x, const float *t, int64_t n, int d, const float *w, const float *b)
+{
+	residual_add(x, x, t, NULL, n * d);
+	layernorm_fw(x, n, d, w, b, BART_EPS, x, NULL, NULL);
+}
+
+int bartdec_step(void *p, const int32_t *tokens, float *logits, lc_err *err)
+{
+	bstate *s = p;
+	const bdec *b = s->b;
+	const bart_weights *W = b->W;
+	int n = s->nrow, d = b->d, H = b->H, dk = b->dk, nth = s->nth;
+	size_t ms = (size_t)s->max_steps;
+	attn_spec sp = { .causal = 1, .heads = H, .dk = dk, .scale = 1.0f };
+
+	if (s->pos >= s->max_steps)
+		return lc_fail(err, "decoder: more than %d steps", s->max_steps);
+	for (int r = 0; r < n; r++) {
+		const float *tok, *pos = W->dec_pos + (int64_t)(s->pos + 2) * d;
+		if (tokens[r] < 0 || tokens[r] >= b->V)
+			return lc_fail(err, "decoder: token id %ld out of range [0, %d)", (long)tokens[r],
+			               b->V);
+		tok = W->shared + (int64_t)tokens[r] * d;
+		for (int j = 0; j < d; j++)
+			s->x[(size_t)r * d + j] = tok[j] * b->escale + pos[j];
+	}
+	layernorm_fw(s->x, n, d, W->dec_ln_w, W->dec_ln_b, BART_EPS, s->x, NULL, NULL);
+	for (int li = 0; li < b->nl; li++) {
+		const bart_dec_layer *Ly = &W->dec[li];
+		float *kc = s->kc + (size_t)li * n * ms * d, *vc = s->vc + (size_t)li * n * ms * d;
+
+		/* self-attention over the cache */
+		linear_fw(s->q, s->x, Ly->sa.wq, Ly->sa.bq, n, d, d, 0.0f, nth);
+		for (int64_t i = 0; i < (int64_t)n * d; i++)
+			s->q[i] *= b->qscale;
+		linear_fw(s->k, s->x, Ly->sa.wk, Ly->sa.bk, n, d, d, 0.0f, nth);
+		linear_fw(s->v, s->x, Ly->sa.wv, Ly->sa.bv, n, d, d, 0.0f, nth);
+		for (int r = 0; r < n; r++) {
+			memcpy(kc + ((size_t)r * ms + (size_t)s->pos) * d, s->k + (size_t)r * d, (size_t)d * 4);
+			memcpy(vc + ((size_t)r * ms + (size_t)s->pos) * d, s->v + (size_t)r * d, (size_t)d * 4);
+			attn_fw(&sp, s->q + (size_t)r * d, d, kc + (size_t)r * ms * d, vc + (size_t)r * ms * d,
+			        d, 1, s->pos, s->o + (size_t)r * d, d, s->P);
+		}
+		linear_fw(s->t, s->o, Ly->sa.wo, Ly->sa.bo, n, d, d, 0.0f, nth);
+		add_norm(s->x, s->t, n, d, Ly->sa.ln_w, Ly->sa.ln_b);
+
+		/* cross-attention in model space: the key bias cancels in the
+		 * softmax, the value bias adds once */
+		linear_fw(s->q, s->x, Ly->ca.wq, Ly->ca.bq, n, d, d, 0.0f, nth);
+		for (int64_t i = 0; i < (int64_t)n * d; i++)
+			s->q[i] *= b->qscale;
+		if (s->L > 0)
+			cmp_gemm_batch(CMP_N, CMP_N, n, d, dk, 1.0f, s->q, d, dk, Ly->ca.wk, d,
+			               (int64_t)dk * d, 0.0f, s->qp, (int64_t)H * d, d, H);
+		xattn_fw(s->xw, s->qp, (int64_t)n * H, s->E, s->L, d, s->ctx, NULL);
+		cmp_gemm_batch(CMP_N, CMP_T, n, dk, d, 1.0f, s->ctx, (int64_t)H * d, d, Ly->ca.wv, d,
+		               (int64_t)dk * d, 0.0f, s->o, d, dk, H);
+		for (int r = 0; r < n; r++)
+			for (int j = 0; j < d; j++)
+				s->o[(size_t)r * d + j] += Ly->ca.bv[j];
+		linear_fw(s->t, s->o, Ly->ca.wo, Ly->ca.bo, n, d, d, 0.0f, nth);
+		add_norm(s->x, s->t, n, d, Ly->ca.ln_w, Ly->ca.ln_b);
+
+		/* feed-forward */
+		linear_fw(s->h, s->x, Ly->ff.w1, Ly->ff.b1, n, b->ff, d, 0.0f, nth);
+		act_fw(b->c->act, s->h, NULL, (int64_t)n * b->ff, s->h);
+		linear_fw(s->t, s->h, Ly->ff.w2, Ly->ff.b2, n, d, b->ff, 0.0f, nth);
+		add_norm(s->x, s->t, n, d, Ly->ff.ln_w, Ly->ff.ln_b);
+	}
+	linear_fw(logits, s->x, b->lm, NULL, n, b->V, d, 0.0f, nth);
+	for (int r = 0; r < n; r++)
+		for (int j = 0; j < b->V; j++)
+			logits[(size_t)r * b->V + j] += W->final_logits_bias[j];
+	s->pos++;
+	return 0;
+}
+
+int bartdec_reorder(void *p, const int32_t *src, lc_err *err)
+{
+	bstate *s = p;
+	float *caches[2] = { s->kc, s->vc };
+
+	return attn_cache_reorder(caches, 2, s->b->nl, s->nrow, (size_t)s->max_steps * s->b->d,
+	                          (size_t)s->pos * s->b->d, src, s->tmp_cache, err);
+}
