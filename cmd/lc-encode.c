@@ -13,7 +13,7 @@
 
 static void usage(void)
 {
-	printf("usage: lc-encode [-Fq] [-m MODEL] [-j THREADS] [--dtype f32|bf16] [FILE...]\n"
+	printf("usage: lc-encode [-Fq] [-m MODEL] [-j THREADS] [--dtype f32|bf16] [--truncate] [FILE...]\n"
 	       "       lc-encode -m MODEL --info\n"
 	       "       lc-encode -m MODEL --gemm-only [FILE...]\n"
 	       "       lc-encode -m MODEL --random-weights [--seed N]\n"
@@ -26,6 +26,8 @@ static void usage(void)
 	       "                     default $LC_MODEL, else the demo model\n"
 	       "  -j, --threads N    threads (default $LC_THREADS or the number of cores)\n"
 	       "      --dtype T      f32 (default) or bf16 output\n"
+	       "      --truncate     cut documents longer than the model takes (BART: its\n"
+	       "                     positions) as transformers does, with a warning\n"
 	       "      --info         print the configuration and parameter count, then exit\n"
 	       "      --gemm-only    per document, time only the layers' GEMMs and print\n"
 	       "                     \"NAME L SECONDS\" (benchmarks); writes no stream\n"
@@ -56,7 +58,7 @@ struct run {
 	lc_encoder *enc;
 	lc_writer *w;
 	lc_progress *prog;
-	int gemm, stats, bf16;
+	int gemm, stats, bf16, truncate;
 };
 
 /* One document: its "tokens" become the "hidden" states, in place. */
@@ -76,6 +78,18 @@ static int encode_doc(lc_doc *d, void *ctx, lc_err *err)
 	if (L == 0) {
 		free(ids);
 		return lc_fail(err, "no tokens (an empty document cannot be encoded)");
+	}
+	if (encoder_max_len(r->enc) && L > encoder_max_len(r->enc)) {
+		int64_t max = encoder_max_len(r->enc);
+		if (!r->truncate) {
+			free(ids);
+			return lc_fail(err, "%" PRId64 " tokens, more than the %" PRId64 " the model takes "
+			               "(give --truncate to keep the first ones, or cut the document into "
+			               "windows with lc-chunk -n)", L, max);
+		}
+		cli_warn("%s: %" PRId64 " tokens cut to the %" PRId64 " the model takes (--truncate)",
+		         d->name, L, max);
+		L = encoder_truncate(r->enc, ids, L);
 	}
 	g.L = L;
 	if (r->gemm) {
@@ -113,7 +127,8 @@ static int encode_doc(lc_doc *d, void *ctx, lc_err *err)
 	return stream_write_doc(r->w, d, err);
 }
 
-enum { OPT_DTYPE = 256, OPT_INFO, OPT_GEMM, OPT_STATS, OPT_RANDOM, OPT_SEED, OPT_HELP, OPT_VERSION };
+enum { OPT_DTYPE = 256, OPT_INFO, OPT_GEMM, OPT_STATS, OPT_RANDOM, OPT_SEED, OPT_TRUNC, OPT_HELP,
+       OPT_VERSION };
 
 int main(int argc, char **argv)
 {
@@ -122,6 +137,7 @@ int main(int argc, char **argv)
 		{ "dtype", required_argument, 0, OPT_DTYPE }, { "info", no_argument, 0, OPT_INFO },
 		{ "gemm-only", no_argument, 0, OPT_GEMM }, { "stats", no_argument, 0, OPT_STATS },
 		{ "random-weights", no_argument, 0, OPT_RANDOM }, { "seed", required_argument, 0, OPT_SEED },
+		{ "truncate", no_argument, 0, OPT_TRUNC },
 		{ "force", no_argument, 0, 'F' }, { "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, OPT_HELP }, { "version", no_argument, 0, OPT_VERSION },
 		{ 0, 0, 0, 0 }
@@ -154,6 +170,7 @@ int main(int argc, char **argv)
 		case OPT_GEMM: r.gemm = 1; break;
 		case OPT_STATS: r.stats = 1; break;
 		case OPT_RANDOM: random_w = 1; break;
+		case OPT_TRUNC: r.truncate = 1; break;
 		case OPT_SEED: seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
 		case OPT_HELP: usage(); break;
 		case OPT_VERSION: cli_version(); break;

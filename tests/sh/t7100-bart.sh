@@ -1,0 +1,125 @@
+#!/bin/sh
+# BART as a user runs it: the oracle's tiny model through lc-encode and
+# lc-decode with the generation settings transformers used (and with those
+# its generation_config.json gives), a model directory in bart-large-cnn's
+# layout (its config.json and generation_config.json keys, vocab.json,
+# merges.txt, tokenizer.json; random weights) through lc-tokenize |
+# lc-encode | lc-decode | lc-rouge, and the errors.
+. tests/sh/lib.sh
+M=$DATA/bart/tiny_bart
+G=$DATA/bart/goldens
+[ -f "$M/config.json" ] || skip_all "no tests/data/bart"
+
+ids() {   # the oracle's int32 ids file, without the leading decoder start token
+	od -An -td4 -v "$1" | tr -s ' \n' '  ' | sed 's/^ *//; s/ *$//' | cut -d' ' -f2-
+}
+
+for L in len0001 len0007 len0100 len1000; do
+	od -An -td4 -v "$G/$L/input_ids.i32" | tr -s ' \n' '  ' | sed 's/^ *//; s/ *$//' >"$T/$L.in"
+	echo >>"$T/$L.in"
+	lc-cat -i ids "$T/$L.in" | lc-encode -q -m "$M" >"$T/$L.h"
+	is "$L: greedy as generate() (max_new_tokens 24, no forced ids)" \
+		"$(lc-decode -q -m "$M" -f ids --max-new 24 --forced-bos none --forced-eos none <"$T/$L.h")" \
+		"$(ids "$G/$L/greedy_ids.i32")"
+	is "$L: beam search (4 beams, length_penalty 2, no_repeat_ngram 3, early stopping)" \
+		"$(lc-decode -q -m "$M" -f ids --max-new 24 --forced-bos none --forced-eos none -b 4 \
+			--length-penalty 2 --no-repeat-ngram 3 --early-stopping true <"$T/$L.h")" \
+		"$(ids "$G/$L/beam_ids.i32")"
+	is "$L: forced BOS/EOS from generation_config.json" \
+		"$(lc-decode -q -m "$M" -f ids --max-new 24 -b 4 --length-penalty 2 --no-repeat-ngram 3 \
+			--early-stopping true <"$T/$L.h")" \
+		"$(ids "$G/$L/beam_forced_ids.i32")"
+done
+lc-cat -i ids "$T/len0100.in" | lc-encode -q -m "$M/pytorch_model.bin" >"$T/bin.h"
+same "pytorch_model.bin gives the same states" "$T/bin.h" "$T/len0100.h"
+
+# A directory in bart-large-cnn's layout, small
+D=$T/cnn
+mkdir "$D"
+cat >"$D/config.json" <<'JSON'
+{
+  "_num_labels": 3, "activation_dropout": 0.0, "activation_function": "gelu",
+  "add_final_layer_norm": false, "architectures": ["BartForConditionalGeneration"],
+  "attention_dropout": 0.0, "bos_token_id": 0, "classif_dropout": 0.0, "classifier_dropout": 0.0,
+  "d_model": 64, "decoder_attention_heads": 4, "decoder_ffn_dim": 128, "decoder_layerdrop": 0.0,
+  "decoder_layers": 2, "decoder_start_token_id": 2, "dropout": 0.1, "early_stopping": true,
+  "encoder_attention_heads": 4, "encoder_ffn_dim": 128, "encoder_layerdrop": 0.0,
+  "encoder_layers": 2, "eos_token_id": 2, "force_bos_token_to_be_generated": true,
+  "forced_bos_token_id": 0, "forced_eos_token_id": 2, "gradient_checkpointing": false,
+  "id2label": {"0": "LABEL_0", "1": "LABEL_1", "2": "LABEL_2"}, "init_std": 0.02,
+  "is_encoder_decoder": true, "label2id": {"LABEL_0": 0, "LABEL_1": 1, "LABEL_2": 2},
+  "length_penalty": 2.0, "max_length": 142, "max_position_embeddings": 1024, "min_length": 56,
+  "model_type": "bart", "no_repeat_ngram_size": 3, "normalize_before": false, "num_beams": 4,
+  "num_hidden_layers": 2, "output_past": true, "pad_token_id": 1, "prefix": " ",
+  "scale_embedding": false,
+  "task_specific_params": {"summarization": {"early_stopping": true, "length_penalty": 2.0,
+    "max_length": 142, "min_length": 56, "no_repeat_ngram_size": 3, "num_beams": 4}},
+  "transformers_version": "4.7.0.dev0", "use_cache": true, "vocab_size": 1000
+}
+JSON
+cat >"$D/generation_config.json" <<'JSON'
+{"_from_model_config": true, "bos_token_id": 0, "decoder_start_token_id": 2,
+ "early_stopping": true, "eos_token_id": 2, "forced_bos_token_id": 0, "forced_eos_token_id": 2,
+ "length_penalty": 2.0, "max_length": 142, "min_length": 56, "no_repeat_ngram_size": 3,
+ "num_beams": 4, "pad_token_id": 1, "transformers_version": "4.27.0.dev0"}
+JSON
+cp "$M/vocab.json" "$M/merges.txt" "$M/tokenizer_config.json" "$M/special_tokens_map.json" "$D/"
+# tokenizer.json as the fast tokenizer writes it (vocab.json + merges.txt still win)
+{
+	printf '{"version": "1.0", "added_tokens": ['
+	printf '{"id": 0, "content": "<s>", "special": true}, {"id": 1, "content": "<pad>", "special": true},'
+	printf '{"id": 2, "content": "</s>", "special": true}, {"id": 3, "content": "<unk>", "special": true},'
+	printf '{"id": 999, "content": "<mask>", "lstrip": true, "special": true}],'
+	printf '"normalizer": null, "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false},'
+	printf '"post_processor": {"type": "RobertaProcessing"}, "decoder": {"type": "ByteLevel"},'
+	printf '"model": {"type": "BPE", "vocab": '
+	cat "$M/vocab.json"
+	printf ', "merges": ['
+	tail -n +2 "$M/merges.txt" | sed 's/\\/\\\\/g; s/"/\\"/g; s/.*/"&"/' | paste -sd, -
+	printf ']}}'
+} >"$D/tokenizer.json"
+ok "random weights for the config" lc-encode -m "$D" --random-weights --seed 3
+ok "--info" lc-decode -m "$D" --info
+grep -q '^num_beams	4	generation_config.json$' "$T/out" &&
+	grep -q '^max_new_tokens	141	generation_config.json$' "$T/out" &&
+	grep -q '^min_new_tokens	55	generation_config.json$' "$T/out" &&
+	grep -q '^length_penalty	2	generation_config.json$' "$T/out" &&
+	grep -q '^no_repeat_ngram_size	3	generation_config.json$' "$T/out" &&
+	grep -q '^forced_bos_token_id	0	generation_config.json$' "$T/out"
+_res $? "--info: bart-large-cnn's settings, from generation_config.json"
+ok "--info: the command line wins" lc-decode -m "$D" --info -b 2 --max-new 20
+grep -q '^num_beams	2	command line$' "$T/out" && grep -q '^max_new_tokens	20	command line$' "$T/out"
+_res $? "and says so"
+rm "$D/generation_config.json"
+ok "--info from config.json alone" lc-decode -m "$D" --info
+grep -q '^num_beams	4	config.json$' "$T/out"; _res $? "config.json's settings"
+printf 'The cat sat on the mat. It was a sunny day, and the cat was happy.\n' >"$T/doc.txt"
+printf 'A cat sat on a mat.\n' >"$T/ref.txt"
+ok "tokenize | encode | decode" sh -c "lc-tokenize -m '$D' '$T/doc.txt' | lc-encode -q -m '$D' |
+	lc-decode -q -m '$D' -f stream >'$T/sum.lc'"
+ok "lc-rouge reads the summaries" sh -c "lc-rouge -q -b 0 -f tsv '$T/sum.lc' '$T/ref.txt' >'$T/rouge'"
+is "one score line per type" "$(grep -vc '^#' "$T/rouge")" 3
+is "the summary starts with the forced <s> and runs to min_length at least" \
+	"$(lc-cat -o ids "$T/sum.lc" | awk '{ print $1, (NF >= 55) }')" "0 1"
+is "the tokenizer is the directory's BPE" \
+	"$(lc-tokenize -m "$D" -f ids "$T/doc.txt" | cut -d' ' -f1)" 0
+rm "$D/vocab.json" "$D/merges.txt"
+is "tokenizer.json alone gives the same ids" "$(lc-tokenize -m "$D" -f ids "$T/doc.txt")" \
+	"$(lc-tokenize -m "$M" -f ids "$T/doc.txt")"
+
+# errors
+awk 'BEGIN { printf "0"; for (i = 0; i < 1100; i++) printf " %d", 4 + i % 900; print " 2" }' |
+	lc-cat -i ids >"$T/long"
+fails 1 "input longer than the positions" lc-encode -m "$M" "$T/long"
+grep -q 'document "stdin:1": 1102 tokens, more than the 1024 the model takes' "$T/err"
+_res $? "names the document and both lengths"
+ok "--truncate" lc-encode -m "$M" --truncate "$T/long"
+grep -q 'stdin:1: 1102 tokens cut to the 1024' "$T/err"; _res $? "warns, naming the document"
+fails 1 "more new tokens than positions" sh -c "lc-decode -m '$M' -f ids --max-new 2000 <'$T/len0007.h'"
+grep -q '1024 positions' "$T/err"; _res $? "says so"
+mkdir "$T/mbart"
+sed 's/"model_type": "bart",/"model_type": "bart", "normalize_before": true,/' "$M/config.json" >"$T/mbart/config.json"
+cp "$M/model.safetensors" "$T/mbart/"
+fails 1 "an mBART-style config" lc-encode -m "$T/mbart" --info
+grep -q 'normalize_before' "$T/err"; _res $? "is refused, naming the key"
+done_testing
