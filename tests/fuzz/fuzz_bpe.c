@@ -1,0 +1,61 @@
+/* libFuzzer target: the byte-level BPE tokenizer's files on arbitrary
+ * bytes. The first byte picks which file the rest is (vocab.json,
+ * merges.txt, tokenizer.json or tokenizer_config.json; the others are a
+ * small valid set); a tokenizer that loads must encode and decode a text
+ * with every id in range. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "text/bpe.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const char vocab[] = "{\"<s>\": 0, \"<pad>\": 1, \"</s>\": 2, \"<unk>\": 3, \"a\": 4, "
+                            "\"b\": 5, \"ab\": 6, \"\\u0120\": 7, \"\\u0120a\": 8, \"<mask>\": 9}";
+static const char merges[] = "#version: 0.2\na b\n\xc4\xa0 a\n";
+static const char config[] = "{\"tokenizer_class\": \"BartTokenizer\", \"added_tokens_decoder\": "
+                             "{\"9\": {\"content\": \"<mask>\", \"lstrip\": true, \"special\": true}}}";
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	bpe_files f;
+	bpe_model *m;
+	lc_err err;
+	const char *rest = (const char *)data + 1;
+	size_t n = size ? size - 1 : 0;
+
+	if (!size)
+		return 0;
+	memset(&f, 0, sizeof f);
+	f.vocab = vocab;
+	f.vocab_len = sizeof vocab - 1;
+	f.merges = merges;
+	f.merges_len = sizeof merges - 1;
+	f.config = config;
+	f.config_len = sizeof config - 1;
+	f.label = "fuzz";
+	switch (data[0] % 4) {
+	case 0: f.vocab = rest; f.vocab_len = n; break;
+	case 1: f.merges = rest; f.merges_len = n; break;
+	case 2: f.vocab = f.merges = NULL; f.vocab_len = f.merges_len = 0;
+	        f.tokenizer = rest; f.tokenizer_len = n; break;
+	case 3: f.config = rest; f.config_len = n; break;
+	}
+	if ((m = bpe_load(&f, &err))) {
+		static const char text[] = "ab a <mask> \xff\xfe b\xc3\xa9 <s>";
+		bpe_enc e = { 0 };
+		char *out = NULL;
+		size_t olen, cap = 0;
+		if (bpe_encode(m, text, sizeof text - 1, BPE_ENC_SPECIAL | BPE_ENC_PIECES, &e, &err) == 0) {
+			for (size_t i = 0; i < e.n; i++)
+				if (e.ids[i] < 0 || e.ids[i] >= bpe_vocab_size(m))
+					abort();
+			bpe_decode(m, e.ids, e.n, BPE_DEC_CLEANUP, &out, &olen, &cap, &err);
+		}
+		free(out);
+		bpe_enc_free(&e);
+		bpe_free(m);
+	}
+	return 0;
+}
