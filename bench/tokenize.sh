@@ -35,3 +35,11 @@ fi
 echo "  lc-tokenize -d line -f ids --no-eos      $(rate "$(best "lc-tokenize -q -m '$model' -d line -f ids --no-eos <'$tmp/text'")")"
 echo "  lc-tokenize -d line (stream)             $(rate "$(best "lc-tokenize -q -F -m '$model' -d line <'$tmp/text'")")"
 echo "  lc-tokenize (one 10 MB document, stream) $(rate "$(best "lc-tokenize -q -F -m '$model' <'$tmp/text'")")"
+
+# Byte-level BPE (GPT-2's 50,257-entry vocabulary, shipped as test data) on
+# the same text. transformers' GPT2Tokenizer is not a Debian package, so no
+# reference runs here; the closing notes of the BPE work give its rate.
+bpe=${LC_BPE:-$here/tests/data/bart/tokenizer/gpt2}
+echo "tokenize: byte-level BPE, $bpe"
+echo "  lc-tokenize -d line -f ids --no-eos      $(rate "$(best "lc-tokenize -q -m '$bpe' -d line -f ids --no-eos <'$tmp/text'")")"
+echo "  lc-tokenize (one 10 MB document, stream) $(rate "$(best "lc-tokenize -q -F -m '$bpe' <'$tmp/text'")")"
