@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "arch/model.h"
+#include "base/cli.h"
 #include "base/parallel.h"
 #include "compute/compute.h"
 #include "ops/attn.h"
@@ -251,8 +252,11 @@ static void head_one(void *ctx, int64_t h, int tid)
 	        j->P + (int64_t)tid * j->L * j->L);
 }
 
-/* The embeddings (then nlayers layers; nlayers < 0: all) of ids[L] into out [L, d]. */
-static int encode(benc *e, const int32_t *ids, int64_t L, float *out, int nlayers, lc_err *err)
+/* The embeddings (then nlayers layers; nlayers < 0: all) of ids[L] into out [L, d].
+ * gemm_only (ids NULL, out zeros): only the layers' matrix products, for
+ * the benchmark's floor. */
+static int encode(benc *e, const int32_t *ids, int64_t L, float *out, int nlayers, int gemm_only,
+                  lc_err *err)
 {
 	const lc_config *c = e->c;
 	const bart_weights *W = e->W;
@@ -266,17 +270,18 @@ static int encode(benc *e, const int32_t *ids, int64_t L, float *out, int nlayer
 	if (L > c->max_positions)
 		return lc_fail(err, "input of %lld tokens is longer than the model's %d positions "
 		               "(max_position_embeddings)", (long long)L, c->max_positions);
-	for (int64_t i = 0; i < L; i++)
+	for (int64_t i = 0; ids && i < L; i++)
 		if (ids[i] < 0 || ids[i] >= c->vocab_size)
 			return lc_fail(err, "token %lld: id %ld is outside the vocabulary [0, %d)",
 			               (long long)i, (long)ids[i], c->vocab_size);
 	cmp_init();
-	for (int64_t i = 0; i < L; i++) {
+	for (int64_t i = 0; !gemm_only && i < L; i++) {
 		const float *tok = W->shared + (int64_t)ids[i] * d, *pos = W->enc_pos + (i + 2) * d;
 		for (int j = 0; j < d; j++)
 			out[i * d + j] = tok[j] * scale + pos[j];
 	}
-	layernorm_fw(out, L, d, W->enc_ln_w, W->enc_ln_b, c->eps, out, NULL, NULL);
+	if (!gemm_only)
+		layernorm_fw(out, L, d, W->enc_ln_w, W->enc_ln_b, c->eps, out, NULL, NULL);
 	if (nl > 0) {
 		q = malloc((size_t)(L * d) * sizeof *q);
 		k = malloc((size_t)(L * d) * sizeof *k);
@@ -295,19 +300,26 @@ static int encode(benc *e, const int32_t *ids, int64_t L, float *out, int nlayer
 		head_job j = { e, q, k, v, o, P, L };
 
 		linear_fw(q, out, Ly->sa.wq, Ly->sa.bq, L, d, d, 0.0f, nth);
-		for (int64_t i = 0; i < L * d; i++)
-			q[i] *= qs;
 		linear_fw(k, out, Ly->sa.wk, Ly->sa.bk, L, d, d, 0.0f, nth);
 		linear_fw(v, out, Ly->sa.wv, Ly->sa.bv, L, d, d, 0.0f, nth);
-		par_for(nth, e->H, head_one, &j);
+		if (!gemm_only) {
+			for (int64_t i = 0; i < L * d; i++)
+				q[i] *= qs;
+			par_for(nth, e->H, head_one, &j);
+		}
 		linear_fw(t, o, Ly->sa.wo, Ly->sa.bo, L, d, d, 0.0f, nth);
-		residual_add(out, out, t, NULL, L * d);
-		layernorm_fw(out, L, d, Ly->sa.ln_w, Ly->sa.ln_b, c->eps, out, NULL, NULL);
+		if (!gemm_only) {
+			residual_add(out, out, t, NULL, L * d);
+			layernorm_fw(out, L, d, Ly->sa.ln_w, Ly->sa.ln_b, c->eps, out, NULL, NULL);
+		}
 		linear_fw(h, out, Ly->ff.w1, Ly->ff.b1, L, e->ff, d, 0.0f, nth);
-		act_fw(c->act, h, NULL, L * e->ff, h);
+		if (!gemm_only)
+			act_fw(c->act, h, NULL, L * e->ff, h);
 		linear_fw(t, h, Ly->ff.w2, Ly->ff.b2, L, d, e->ff, 0.0f, nth);
-		residual_add(out, out, t, NULL, L * d);
-		layernorm_fw(out, L, d, Ly->ff.ln_w, Ly->ff.ln_b, c->eps, out, NULL, NULL);
+		if (!gemm_only) {
+			residual_add(out, out, t, NULL, L * d);
+			layernorm_fw(out, L, d, Ly->ff.ln_w, Ly->ff.ln_b, c->eps, out, NULL, NULL);
+		}
 	}
 	rc = 0;
 out:
@@ -325,10 +337,28 @@ static int enc_run(void *p, const int32_t *ids, int64_t L, float *out,
                    void (*progress)(void *, int, int), void *ctx, lc_err *err)
 {
 	benc *e = p;
-	int rc = encode(e, ids, L, out, -1, err);
+	int rc = encode(e, ids, L, out, -1, 0, err);
 
 	if (rc == 0 && progress)
 		progress(ctx, e->c->num_layers, e->c->num_layers);
+	return rc;
+}
+
+static int enc_gemm_only(void *p, int64_t L, double *seconds, lc_err *err)
+{
+	benc *e = p;
+	float *out;
+	double t0;
+	int rc;
+
+	if (L < 1 || L > e->c->max_positions)
+		return lc_fail(err, "length %lld is outside [1, %d]", (long long)L, e->c->max_positions);
+	if (!(out = calloc((size_t)L * (size_t)e->d, sizeof *out)))
+		return lc_fail(err, "out of memory (%lld tokens)", (long long)L);
+	t0 = cli_now();
+	rc = encode(e, NULL, L, out, -1, 1, err);
+	*seconds = cli_now() - t0;
+	free(out);
 	return rc;
 }
 
@@ -340,14 +370,14 @@ int bart_encode_layers(lc_model *m, const int32_t *ids, int64_t L, float *out, i
 
 	if (!e)
 		return -1;
-	rc = encode(e, ids, L, out, nlayers, err);
+	rc = encode(e, ids, L, out, nlayers, 0, err);
 	enc_close(e);
 	return rc;
 }
 
 static const lc_enc_ops bart_enc_ops = {
 	.open = enc_open, .close = enc_close, .out_len = enc_out_len, .max_len = enc_max_len,
-	.run = enc_run,
+	.run = enc_run, .gemm_only = enc_gemm_only,
 };
 
 /* ------------------------------------------------------------- decoder */

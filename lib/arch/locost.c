@@ -8,9 +8,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "arch/model.h"
+#include "base/cli.h"
 #include "base/parallel.h"
 #include "compute/compute.h"
 #include "ops/dropout.h"
@@ -535,13 +535,6 @@ static int enc_run(void *p, const int32_t *ids, int64_t L, float *out,
 	return encode(p, ids, L, out, -1, progress, ctx, err);
 }
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int enc_gemm_only(void *p, int64_t L, double *seconds, lc_err *err)
 {
 	enc *e = p;
@@ -568,13 +561,13 @@ static int enc_gemm_only(void *p, int64_t L, double *seconds, lc_err *err)
 	if (!(r.ts = new_scratch(e, e->threads, 0, 0, err)))
 		goto out;
 	cmp_init();
-	t0 = now();
+	t0 = cli_now();
 	for (int i = 0; i < e->nl; i++) {
 		r.L = &e->W->enc[i];
 		par_for(e->threads, r.nblk, pass_k, &r);
 		par_for(e->threads, r.nblk, pass_rest, &r);
 	}
-	*seconds = now() - t0;
+	*seconds = cli_now() - t0;
 	rc = 0;
 out:
 	free_scratch(r.ts, e->threads);

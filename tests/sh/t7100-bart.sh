@@ -115,6 +115,11 @@ grep -q 'document "stdin:1": 1102 tokens, more than the 1024 the model takes' "$
 _res $? "names the document and both lengths"
 ok "--truncate" lc-encode -m "$M" --truncate "$T/long"
 grep -q 'stdin:1: 1102 tokens cut to the 1024' "$T/err"; _res $? "warns, naming the document"
+awk 'BEGIN { printf "0"; for (i = 0; i < 1000; i++) printf " %d", 4 + i % 900; print " 2" }' |
+	lc-cat -i ids >"$T/full"
+ok "--gemm-only (the benchmark's floor) runs for BART" lc-encode -m "$M" --gemm-only "$T/full"
+is "and prints name, length and seconds" "$(cut -f1,2 "$T/out")" "stdin:1	1002"
+fails 1 "--gemm-only: too long" lc-encode -m "$M" --gemm-only "$T/long"
 fails 1 "more new tokens than positions" sh -c "lc-decode -m '$M' -f ids --max-new 2000 <'$T/len0007.h'"
 grep -q '1024 positions' "$T/err"; _res $? "says so"
 mkdir "$T/mbart"
