@@ -37,9 +37,21 @@ echo "  lc-tokenize -d line (stream)             $(rate "$(best "lc-tokenize -q 
 echo "  lc-tokenize (one 10 MB document, stream) $(rate "$(best "lc-tokenize -q -F -m '$model' <'$tmp/text'")")"
 
 # Byte-level BPE (GPT-2's 50,257-entry vocabulary, shipped as test data) on
-# the same text. transformers' GPT2Tokenizer is not a Debian package, so no
-# reference runs here; the closing notes of the BPE work give its rate.
+# the same text, next to transformers' GPT2Tokenizer (bench/gpt2_tok.py,
+# one run, one core) when python3 can import transformers: it is no Debian
+# package, so put a checkout on PYTHONPATH.
 bpe=${LC_BPE:-$here/tests/data/bart/tokenizer/gpt2}
 echo "tokenize: byte-level BPE, $bpe"
-echo "  lc-tokenize -d line -f ids --no-eos      $(rate "$(best "lc-tokenize -q -m '$bpe' -d line -f ids --no-eos <'$tmp/text'")")"
-echo "  lc-tokenize (one 10 MB document, stream) $(rate "$(best "lc-tokenize -q -F -m '$bpe' <'$tmp/text'")")"
+if /usr/bin/python3 -c 'from transformers import GPT2Tokenizer' >/dev/null 2>&1; then
+	for m in line doc; do
+		s=$(taskset -c 0 /usr/bin/python3 "$here/bench/gpt2_tok.py" "$bpe/vocab.json" "$bpe/merges.txt" \
+			"$tmp/text" $m 2>/dev/null | cut -d' ' -f1)
+		[ -n "$s" ] || s=fail
+		[ $m = line ] && l='per line (Python)  ' || l='whole text (Python)'
+		echo "  GPT2Tokenizer.encode $l   $(rate "$s")"
+	done
+else
+	echo "  transformers GPT2Tokenizer: not importable (put a transformers checkout on PYTHONPATH)"
+fi
+echo "  lc-tokenize -d line -f ids --no-eos      $(rate "$(best "taskset -c 0 lc-tokenize -q -m '$bpe' -d line -f ids --no-eos <'$tmp/text'")")"
+echo "  lc-tokenize (one 10 MB document, stream) $(rate "$(best "taskset -c 0 lc-tokenize -q -F -m '$bpe' <'$tmp/text'")")"
