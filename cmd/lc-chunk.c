@@ -11,7 +11,7 @@
 
 static void usage(void)
 {
-	printf("usage: lc-chunk [-Fq] -n SIZE [-o OVERLAP] [FILE...]\n"
+	printf("usage: lc-chunk [-Fq] -n SIZE [-o OVERLAP] [--ends HEAD,TAIL] [FILE...]\n"
 	       "       lc-chunk [-Fq] --sentences N [-o OVERLAP] [-d MODE] [FILE...]\n"
 	       "       lc-chunk [-Fq] -p PATTERN [-d MODE] [FILE...]\n"
 	       "       lc-chunk [-Fq] --join [FILE...]\n"
@@ -21,6 +21,9 @@ static void usage(void)
 	       "\n"
 	       "  -n SIZE          windows of SIZE tokens (input: token streams)\n"
 	       "  -o OVERLAP       units shared by neighbouring pieces (default 0)\n"
+	       "  --ends H,T       -n: every window begins with the document's first H\n"
+	       "                   and ends with its last T tokens (BART's <s> ... </s>:\n"
+	       "                   1,1; T5's </s>: 0,1); SIZE counts them\n"
 	       "  --sentences N    pieces of N sentences (input: text)\n"
 	       "  -p PATTERN       cut text before each match of the PCRE2 PATTERN\n"
 	       "                   (multiline: ^ matches at every line start)\n"
@@ -33,7 +36,8 @@ static void usage(void)
 }
 
 struct opts {
-	long long size, overlap, sentences;
+	long long size, overlap, sentences, head, tail;
+	int ends;
 	const char *pattern;
 	int join, split;
 };
@@ -69,7 +73,8 @@ static int chunk_tokens(lc_doc *d, void *ctx, lc_err *err)
 
 	if (!t || t->rank != 1)
 		return lc_fail(err, "no \"tokens\" record");
-	rc = chunk_plan_windows(&pl, t->dims[0], (uint64_t)o->size, (uint64_t)o->overlap, err);
+	rc = chunk_plan_windows_ends(&pl, t->dims[0], (uint64_t)o->size, (uint64_t)o->overlap,
+	                             (uint64_t)o->head, (uint64_t)o->tail, err);
 	if (rc == 0)
 		put_pieces(d, "tokens", &pl);
 	chunk_plan_free(&pl);
@@ -130,6 +135,7 @@ int main(int argc, char **argv)
 	static const struct option lopts[] = {
 		{"sentences", required_argument, NULL, 'S'},
 		{"join", no_argument, NULL, 'J'},
+		{"ends", required_argument, NULL, 'E'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0, 0, 0, 0},
@@ -155,6 +161,16 @@ int main(int argc, char **argv)
 				cli_usage_error("unknown document mode '%s'", optarg);
 			break;
 		case 'J': o.join = 1; break;
+		case 'E': {
+			char *comma = strchr(optarg, ',');
+			if (!comma)
+				cli_usage_error("--ends takes HEAD,TAIL (say 1,1), not '%s'", optarg);
+			*comma = 0;
+			o.head = cli_int("--ends", optarg, 0, 1LL << 20);
+			o.tail = cli_int("--ends", comma + 1, 0, 1LL << 20);
+			o.ends = 1;
+			break;
+		}
 		case 'h': usage(); break;
 		case 'V': cli_version(); break;
 		default: cli_usage_error("unknown option");
@@ -165,8 +181,15 @@ int main(int argc, char **argv)
 		cli_usage_error("give exactly one of -n, --sentences, -p and --join");
 	if (o.overlap && (o.pattern || o.join))
 		cli_usage_error("-o goes with -n or --sentences");
-	if ((o.size && o.overlap >= o.size) || (o.sentences && o.overlap >= o.sentences))
-		cli_usage_error("the overlap must be smaller than the piece size");
+	if (o.ends && !o.size)
+		cli_usage_error("--ends goes with -n");
+	if (o.size && o.size <= o.head + o.tail)
+		cli_usage_error("-n %lld leaves no room between the %lld + %lld tokens of --ends", o.size,
+		                o.head, o.tail);
+	if ((o.size && o.overlap >= o.size - o.head - o.tail) ||
+	    (o.sentences && o.overlap >= o.sentences))
+		cli_usage_error(o.ends ? "the overlap must be smaller than the piece size less its ends"
+		                       : "the overlap must be smaller than the piece size");
 	if (o.pattern && !(re = chunk_pattern_new(o.pattern, &err)))
 		cli_usage_error("-p: %s", err.msg);
 	if (o.sentences && !(ss = sentence_new(&err)))

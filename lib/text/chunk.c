@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char *const chunk_keys[] = {"parent", "piece", "pieces", "offset", "length",
-                                         "total", "unit"};
+                                         "total", "unit", "head", "tail"};
 
 void chunk_plan_free(chunk_plan *pl)
 {
@@ -34,6 +34,7 @@ static int plan_push(chunk_plan *pl, uint64_t off, uint64_t len, lc_err *err)
 int chunk_plan_windows(chunk_plan *pl, uint64_t total, uint64_t size, uint64_t overlap, lc_err *err)
 {
 	pl->n = 0;
+	pl->head = pl->tail = 0;
 	if (size == 0 || overlap >= size)
 		return lc_fail(err, "overlap %" PRIu64 " must be smaller than the size %" PRIu64, overlap, size);
 	for (uint64_t off = 0;; off += size - overlap) {
@@ -43,6 +44,28 @@ int chunk_plan_windows(chunk_plan *pl, uint64_t total, uint64_t size, uint64_t o
 		if (off + len >= total)
 			return 0;
 	}
+}
+
+int chunk_plan_windows_ends(chunk_plan *pl, uint64_t total, uint64_t size, uint64_t overlap,
+                            uint64_t head, uint64_t tail, lc_err *err)
+{
+	uint64_t ends = head + tail;
+
+	pl->n = 0;
+	if (head > total || tail > total - head)
+		return lc_fail(err, "%" PRIu64 " tokens, fewer than the %" PRIu64 " + %" PRIu64
+		               " kept at the ends", total, head, tail);
+	if (size <= ends || overlap >= size - ends)
+		return lc_fail(err, "windows of %" PRIu64 " tokens with %" PRIu64 " at the ends leave no "
+		               "room for more than %" PRIu64 " tokens of overlap", size, ends,
+		               size > ends ? size - ends - 1 : 0);
+	if (chunk_plan_windows(pl, total - ends, size - ends, overlap, err) < 0)
+		return -1;
+	for (size_t k = 0; k < pl->n; k++)
+		pl->p[k].offset += head;
+	pl->head = head;
+	pl->tail = tail;
+	return 0;
 }
 
 int chunk_plan_units(chunk_plan *pl, uint64_t total, const uint64_t *starts, size_t nstarts,
@@ -92,14 +115,16 @@ int chunk_make_piece(lc_doc *out, const lc_doc *parent, const char *tensor,
 	size_t esz;
 	char name[LC_MAX_NAME + 32];
 	lc_tensor *t;
-	uint64_t total;
+	uint64_t total, n;
+	char *dst;
 
 	if (!src || src->rank != 1)
 		return lc_fail(err, "document \"%s\" has no \"%s\" record of rank 1", parent->name, tensor);
 	esz = lc_dtype_size(src->dtype);
 	total = src->dims[0];
-	if (p->offset + p->length > total)
+	if (p->offset < pl->head || p->offset + p->length > total - pl->tail)
 		return lc_fail(err, "document \"%s\": piece beyond the end", parent->name);
+	n = pl->head + p->length + pl->tail;
 	snprintf(name, sizeof name, "%s#%zu", parent->name, k + 1);
 	if (doc_init(out, name, err) < 0)
 		return -1;
@@ -111,12 +136,20 @@ int chunk_make_piece(lc_doc *out, const lc_doc *parent, const char *tensor,
 	    meta_setf(&out->meta, "length", err, "%" PRIu64, p->length) < 0 ||
 	    meta_setf(&out->meta, "total", err, "%" PRIu64, total) < 0 ||
 	    meta_set(&out->meta, "unit", src->dtype == LC_U8 ? "bytes" : "tokens", err) < 0 ||
-	    !(t = doc_add_tensor(out, tensor, src->dtype, 1, &p->length, err)) ||
+	    (pl->head && meta_setf(&out->meta, "head", err, "%" PRIu64, pl->head) < 0) ||
+	    (pl->tail && meta_setf(&out->meta, "tail", err, "%" PRIu64, pl->tail) < 0) ||
+	    !(t = doc_add_tensor(out, tensor, src->dtype, 1, &n, err)) ||
 	    meta_copy(&t->meta, &src->meta, err) < 0) {
 		doc_free(out);
 		return -1;
 	}
-	memcpy(t->data, (const char *)src->data + p->offset * esz, p->length * esz);
+	dst = t->data;
+	if (pl->head)
+		memcpy(dst, src->data, pl->head * esz);
+	memcpy(dst + pl->head * esz, (const char *)src->data + p->offset * esz, p->length * esz);
+	if (pl->tail)
+		memcpy(dst + (pl->head + p->length) * esz,
+		       (const char *)src->data + (total - pl->tail) * esz, pl->tail * esz);
 	return 0;
 }
 
@@ -153,6 +186,13 @@ static int meta_u64(const lc_doc *d, const char *key, uint64_t *v, lc_err *err)
 	return 0;
 }
 
+/* An optional count: 0 when absent. */
+static int meta_u64_opt(const lc_doc *d, const char *key, uint64_t *v, lc_err *err)
+{
+	*v = 0;
+	return meta_get(&d->meta, key) ? meta_u64(d, key, v, err) : 0;
+}
+
 /* The piece's content tensor: "tokens" or "text", rank 1. */
 static const lc_tensor *piece_tensor(const lc_doc *d)
 {
@@ -162,13 +202,48 @@ static const lc_tensor *piece_tensor(const lc_doc *d)
 	return t && t->rank == 1 ? t : NULL;
 }
 
-/* Builds the parent from the pending pieces into *out. */
-static int assemble(chunk_joiner *j, lc_doc *out, lc_err *err)
+/* The transformed pieces' tensor `name` (each summary of a chapter, say),
+ * concatenated in piece order, text separated by newlines, into out.
+ * Absent from the first piece: nothing to do. */
+static int concat(chunk_joiner *j, lc_doc *out, const char *name, lc_err *err)
 {
-	const lc_doc *first = &j->pend[0];
-	const lc_tensor *t0 = piece_tensor(first);
+	const lc_tensor *t0 = doc_find(&j->pend[0], name), *ti;
+	uint64_t n = 0;
+	size_t esz;
+	lc_tensor *t;
+	char *dst;
+
+	if (!t0 || t0->rank != 1)
+		return 0;
+	esz = lc_dtype_size(t0->dtype);
+	for (size_t i = 0; i < j->npend; i++) {
+		if (!(ti = doc_find(&j->pend[i], name)) || ti->rank != 1 || ti->dtype != t0->dtype)
+			return lc_fail(err, "piece \"%s\" differs in kind from the first piece (\"%s\")",
+			               j->pend[i].name, name);
+		n += ti->dims[0] + (i && t0->dtype == LC_U8);
+	}
+	if (!(t = doc_add_tensor(out, name, t0->dtype, 1, &n, err)) ||
+	    meta_copy(&t->meta, &t0->meta, err) < 0)
+		return -1;
+	dst = t->data;
+	for (size_t i = 0; i < j->npend; i++) {
+		ti = doc_find(&j->pend[i], name);
+		if (i && t0->dtype == LC_U8)
+			*dst++ = '\n';
+		if (ti->dims[0])
+			memcpy(dst, ti->data, ti->dims[0] * esz);
+		dst += ti->dims[0] * esz;
+	}
+	return 0;
+}
+
+/* The untransformed pieces' content tensor, overlaps removed and the kept
+ * ends put back once: the parent exactly. */
+static int rebuild(chunk_joiner *j, lc_doc *out, lc_err *err)
+{
+	const lc_tensor *t0 = piece_tensor(&j->pend[0]), *tl;
 	size_t esz = lc_dtype_size(t0->dtype);
-	uint64_t n = 0, end = 0;
+	uint64_t end = j->head;
 	lc_tensor *t;
 	char *dst;
 
@@ -176,52 +251,56 @@ static int assemble(chunk_joiner *j, lc_doc *out, lc_err *err)
 		const lc_tensor *ti = piece_tensor(&j->pend[i]);
 		if (!ti || ti->dtype != t0->dtype || strcmp(ti->name, t0->name))
 			return lc_fail(err, "piece \"%s\" differs in kind from the first piece", j->pend[i].name);
-		n += ti->dims[0] + (!j->exact && i && t0->dtype == LC_U8);
 	}
-	if (j->exact)
-		n = j->total;
+	if (!(t = doc_add_tensor(out, t0->name, t0->dtype, 1, &j->total, err)) ||
+	    meta_copy(&t->meta, &t0->meta, err) < 0)
+		return -1;
+	dst = t->data;
+	for (size_t i = 0; i < j->npend; i++) {
+		const lc_doc *d = &j->pend[i];
+		const lc_tensor *ti = piece_tensor(d);
+		/* the window between the kept ends */
+		uint64_t off, len = ti->dims[0] - j->head - j->tail, skip;
+
+		if (meta_u64(d, "offset", &off, err) < 0)
+			return -1;
+		if (off > end)
+			return lc_fail(err, "piece \"%s\" leaves a gap at %" PRIu64, d->name, end);
+		if (off > j->total - j->tail || len > j->total - j->tail - off)
+			return lc_fail(err, "piece \"%s\" runs past the parent's end", d->name);
+		skip = end - off < len ? end - off : len;
+		if (len > skip)
+			memcpy(dst + (off + skip) * esz, (const char *)ti->data + (j->head + skip) * esz,
+			       (len - skip) * esz);
+		if (off + len > end)
+			end = off + len;
+	}
+	if (end != j->total - j->tail)
+		return lc_fail(err, "pieces of \"%s\" end at %" PRIu64 " of %" PRIu64, out->name, end,
+		               j->total);
+	if (j->head)
+		memcpy(dst, t0->data, j->head * esz);
+	tl = piece_tensor(&j->pend[j->npend - 1]);
+	if (j->tail)
+		memcpy(dst + (j->total - j->tail) * esz,
+		       (const char *)tl->data + (tl->dims[0] - j->tail) * esz, j->tail * esz);
+	return 0;
+}
+
+/* Builds the parent from the pending pieces into *out. */
+static int assemble(chunk_joiner *j, lc_doc *out, lc_err *err)
+{
+	const lc_doc *first = &j->pend[0];
+
 	if (doc_init(out, meta_get(&first->meta, "parent"), err) < 0)
 		return -1;
 	for (uint32_t i = 0; i < first->meta.n; i++)
 		if (!is_chunk_key(first->meta.kv[i].key) &&
 		    meta_set(&out->meta, first->meta.kv[i].key, first->meta.kv[i].val, err) < 0)
 			goto fail;
-	if (!(t = doc_add_tensor(out, t0->name, t0->dtype, 1, &n, err)) ||
-	    meta_copy(&t->meta, &t0->meta, err) < 0)
-		goto fail;
-	dst = t->data;
-	for (size_t i = 0; i < j->npend; i++) {
-		const lc_doc *d = &j->pend[i];
-		const lc_tensor *ti = piece_tensor(d);
-		uint64_t off, len = ti->dims[0], skip = 0;
-
-		if (!j->exact) {
-			if (i && t0->dtype == LC_U8)
-				*dst++ = '\n';
-			memcpy(dst, ti->data, len * esz);
-			dst += len * esz;
-			continue;
-		}
-		if (meta_u64(d, "offset", &off, err) < 0)
-			goto fail;
-		if (off > end) {
-			lc_fail(err, "piece \"%s\" leaves a gap at %" PRIu64, d->name, end);
-			goto fail;
-		}
-		if (off + len > j->total) {
-			lc_fail(err, "piece \"%s\" runs past the parent's end", d->name);
-			goto fail;
-		}
-		skip = end - off < len ? end - off : len;
-		memcpy(dst + (off + skip) * esz, (const char *)ti->data + skip * esz, (len - skip) * esz);
-		if (off + len > end)
-			end = off + len;
-	}
-	if (j->exact && end != j->total) {
-		lc_fail(err, "pieces of \"%s\" end at %" PRIu64 " of %" PRIu64, out->name, end, j->total);
-		goto fail;
-	}
-	if (!j->exact && meta_set(&out->meta, "joined", "concatenated", err) < 0)
+	if (j->exact ? rebuild(j, out, err) < 0
+	             : concat(j, out, "tokens", err) < 0 || concat(j, out, "text", err) < 0 ||
+	                   meta_set(&out->meta, "joined", "concatenated", err) < 0)
 		goto fail;
 	drop_pending(j);
 	return 1;
@@ -234,7 +313,7 @@ int chunk_join_add(chunk_joiner *j, lc_doc *d, lc_doc *out, lc_err *err)
 {
 	const char *parent = meta_get(&d->meta, "parent");
 	const lc_tensor *t;
-	uint64_t piece, pieces, total, length;
+	uint64_t piece, pieces, total, length, head, tail;
 
 	if (!parent) {
 		if (j->active)
@@ -245,8 +324,12 @@ int chunk_join_add(chunk_joiner *j, lc_doc *d, lc_doc *out, lc_err *err)
 		return 1;
 	}
 	if (meta_u64(d, "piece", &piece, err) < 0 || meta_u64(d, "pieces", &pieces, err) < 0 ||
-	    meta_u64(d, "total", &total, err) < 0 || meta_u64(d, "length", &length, err) < 0)
+	    meta_u64(d, "total", &total, err) < 0 || meta_u64(d, "length", &length, err) < 0 ||
+	    meta_u64_opt(d, "head", &head, err) < 0 || meta_u64_opt(d, "tail", &tail, err) < 0)
 		return -1;
+	if (head > total || tail > total - head)
+		return lc_fail(err, "piece \"%s\": head %" PRIu64 " and tail %" PRIu64 " exceed the "
+		               "parent's %" PRIu64 " units", d->name, head, tail, total);
 	if (!(t = piece_tensor(d)))
 		return lc_fail(err, "piece \"%s\" has no \"tokens\" or \"text\" record of rank 1", d->name);
 	if (!j->active) {
@@ -256,13 +339,15 @@ int chunk_join_add(chunk_joiner *j, lc_doc *d, lc_doc *out, lc_err *err)
 		j->pieces = pieces;
 		j->next = 1;
 		j->total = total;
+		j->head = head;
+		j->tail = tail;
 		j->exact = 1;
 	} else if (strcmp(parent, meta_get(&j->pend[0].meta, "parent")) != 0 || piece != j->next ||
-	           pieces != j->pieces) {
+	           pieces != j->pieces || total != j->total || head != j->head || tail != j->tail) {
 		return lc_fail(err, "piece \"%s\" is not piece %" PRIu64 " of \"%s\"", d->name, j->next,
 		               meta_get(&j->pend[0].meta, "parent"));
 	}
-	if (t->dims[0] != length)
+	if (length > UINT64_MAX - head - tail || t->dims[0] != length + head + tail)
 		j->exact = 0;
 	if (j->npend == j->cap) {
 		size_t cap = j->cap ? 2 * j->cap : 16;

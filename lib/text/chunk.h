@@ -9,7 +9,8 @@
  *
  *   parent=NAME piece=k pieces=N offset=O length=LEN total=T unit=tokens|bytes
  *
- * plus the parent's own metadata. chunk_join reassembles consecutive
+ * (and head=H tail=T when windows keep the parent's ends) plus the
+ * parent's own metadata. chunk_join reassembles consecutive
  * pieces of a parent: when every piece still has the length it was cut
  * with, exactly (overlaps removed); when the pieces were transformed
  * (summaries of chapters, say), by concatenation in piece order, text
@@ -32,6 +33,9 @@ typedef struct chunk_piece {
 typedef struct chunk_plan {
 	chunk_piece *p;              /* [n] in order */
 	size_t n, cap;
+	/* token windows: the parent's first `head` and last `tail` tokens (its
+	 * special tokens, BART's <s> and </s>) begin and end every piece */
+	uint64_t head, tail;
 } chunk_plan;
 
 void chunk_plan_free(chunk_plan *pl);
@@ -40,6 +44,13 @@ void chunk_plan_free(chunk_plan *pl);
  * the last window ends at total. An empty parent gives one empty piece.
  * Requires 0 <= overlap < size. */
 int chunk_plan_windows(chunk_plan *pl, uint64_t total, uint64_t size, uint64_t overlap, lc_err *err);
+
+/* The same over the units between the first head and the last tail, each
+ * piece then made of those ends around its window, size counting them
+ * (pieces' offset and length: the window's, in the parent). Requires
+ * total >= head + tail and overlap < size - head - tail. */
+int chunk_plan_windows_ends(chunk_plan *pl, uint64_t total, uint64_t size, uint64_t overlap,
+                            uint64_t head, uint64_t tail, lc_err *err);
 
 /* Pieces of `size` sentences every size - overlap sentences, over text of
  * total bytes whose sentences start at starts[nsent] (ascending). Pieces
@@ -79,6 +90,7 @@ typedef struct chunk_joiner {
 	lc_doc acc;                  /* the parent being rebuilt */
 	int active;
 	uint64_t pieces, next, total, end;
+	uint64_t head, tail;         /* the parent's ends that every piece repeats */
 	int exact;                   /* every piece so far has its cut length */
 	/* pieces kept until the parent is complete: [npend] */
 	lc_doc *pend;

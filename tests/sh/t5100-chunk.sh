@@ -52,6 +52,22 @@ is "books" "$(lc-chunk -p '^BOOK ' "$T/kjv.lc" | lc-cat -o info | grep -c '^doc'
 # Transformed pieces (say, summaries of chapters) join by concatenation.
 lc-chunk -p '^CHAPTER' "$SHARE/samples/sample.txt" | lc-cat -o info | grep -c '^doc' >"$T/npieces"
 is "the sample has a title and four chapters" "$(cat "$T/npieces")" 5
+# Windows that keep a document's special tokens (BART's <s> ... </s>).
+printf '0 10 11 12 13 14 15 16 2\n0 2\n0 5 2\n' | lc-cat -i ids >"$T/wrapped"
+lc-chunk -n 4 -o 1 --ends 1,1 "$T/wrapped" >"$T/wins"
+is "--ends 1,1: <s> and </s> around every window of 2" "$(lc-cat -o ids "$T/wins" | paste -sd'|' -)" \
+	"0 10 11 2|0 11 12 2|0 12 13 2|0 13 14 2|0 14 15 2|0 15 16 2|0 2|0 5 2"
+is "and --join gives the documents back" "$(lc-chunk --join "$T/wins" | lc-cat -o ids | paste -sd'|' -)" \
+	"0 10 11 12 13 14 15 16 2|0 2|0 5 2"
+is "--ends 0,1 (T5's </s>)" "$(lc-chunk -n 3 --ends 0,1 "$T/wrapped" | lc-cat -o ids | head -2 | paste -sd'|' -)" \
+	"0 10 2|11 12 2"
+printf '7\n' | lc-cat -i ids >"$T/one"
+fails 1 "a document shorter than its ends" lc-chunk -n 4 --ends 1,1 "$T/one"
+grep -q 'document "stdin:1": 1 tokens, fewer than the 1 + 1' "$T/err"; _res $? "names the document"
+fails 2 "--ends leaving no room" lc-chunk -n 2 --ends 1,1
+fails 2 "--ends without -n" lc-chunk --sentences 2 --ends 1,1
+fails 2 "--ends not H,T" lc-chunk -n 5 --ends 1
+fails 2 "--ends overlap too large" lc-chunk -n 5 -o 3 --ends 1,1
 # Errors.
 fails 2 "overlap >= size" lc-chunk -n 5 -o 5
 fails 2 "no mode" lc-chunk

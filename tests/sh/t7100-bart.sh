@@ -103,6 +103,18 @@ is "the summary starts with the forced <s> and runs to min_length at least" \
 	"$(lc-cat -o ids "$T/sum.lc" | awk '{ print $1, (NF >= 55) }')" "0 1"
 is "the tokenizer is the directory's BPE" \
 	"$(lc-tokenize -m "$D" -f ids "$T/doc.txt" | cut -d' ' -f1)" 0
+# longer than the positions: token windows that keep <s> ... </s>
+i=0; while [ $i -lt 60 ]; do cat "$T/doc.txt"; i=$((i + 1)); done >"$T/long.txt"
+ok "a long document in windows: tokenize | chunk --ends 1,1 | encode | decode" sh -c "
+	lc-tokenize -m '$D' '$T/long.txt' | lc-chunk -n 1024 --ends 1,1 >'$T/wins.lc' &&
+	lc-encode -q -m '$D' '$T/wins.lc' | lc-decode -q -m '$D' -f ids --max-new 8 >'$T/wsum'"
+is "each window is <s> ... </s>, 1024 tokens at most" \
+	"$(lc-cat -o ids "$T/wins.lc" | awk '{ print $1, $NF, NF <= 1024 }' | sort -u)" "0 2 1"
+is "one summary per window" "$(wc -l <"$T/wsum")" "$(lc-cat -o info "$T/wins.lc" | grep -c '^doc')"
+ok "the windows' summaries joined into the document's" sh -c "
+	lc-encode -q -m '$D' '$T/wins.lc' | lc-decode -q -m '$D' -f stream --max-new 8 |
+	lc-chunk --join | lc-cat -o text >'$T/joined'"
+is "one line per window" "$(wc -l <"$T/joined")" "$(wc -l <"$T/wsum")"
 rm "$D/vocab.json" "$D/merges.txt"
 is "tokenizer.json alone gives the same ids" "$(lc-tokenize -m "$D" -f ids "$T/doc.txt")" \
 	"$(lc-tokenize -m "$M" -f ids "$T/doc.txt")"

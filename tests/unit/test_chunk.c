@@ -111,11 +111,106 @@ static void test_join(void)
 	doc_free(&out);
 	for (size_t i = 0; i < n; i++)
 		doc_free(&p[i]);
+	/* Summaries as lc-decode writes them: "tokens" and "text", both joined. */
+	make_pieces(p, &n);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t two = 2;
+		lc_tensor *x = doc_add_tensor(&p[i], "text", LC_U8, 1, &two, &err);
+		memcpy(x->data, i == 0 ? "ab" : i == 1 ? "cd" : "ef", 2);
+		doc_find(&p[i], "tokens")->dims[0] = 1;
+	}
+	T_EQ_I(join(p, all, 3, &out, &err), 1);
+	T_EQ_I(doc_find(&out, "tokens")->dims[0], 3);
+	T_OK(doc_find(&out, "text") && doc_find(&out, "text")->dims[0] == 8 &&
+	     !memcmp(doc_find(&out, "text")->data, "ab\ncd\nef", 8), "the summaries' text, one per line");
+	doc_free(&out);
+	for (size_t i = 0; i < n; i++)
+		doc_free(&p[i]);
+}
+
+/* Windows that keep the parent's first head and last tail tokens (BART's
+ * <s> ... </s>): every piece is head + window + tail, at most size long,
+ * the windows cover the inside in order, and --join rebuilds the parent. */
+static void test_ends(void)
+{
+	lc_err err;
+	int bad = 0, cases = 0;
+
+	for (uint64_t total = 0; total <= 30; total++)
+		for (uint64_t head = 0; head <= 1; head++)
+			for (uint64_t tail = 0; tail <= 2; tail++)
+				for (uint64_t size = head + tail + 1; size <= 12; size++)
+					for (uint64_t ov = 0; ov < size - head - tail; ov++) {
+		chunk_plan pl = {0};
+		lc_doc d, p[64], out;
+		uint64_t n = total, covered = head;
+		lc_tensor *t;
+		int rc;
+
+		doc_init(&d, "parent", &err);
+		t = doc_add_tensor(&d, "tokens", LC_I32, 1, &n, &err);
+		for (uint64_t i = 0; i < total; i++)
+			((int32_t *)t->data)[i] = (int32_t)(1000 + i);
+		rc = chunk_plan_windows_ends(&pl, total, size, ov, head, tail, &err);
+		cases++;
+		if (total < head + tail) {
+			bad += rc != -1 || !strstr(err.msg, "fewer than");
+			doc_free(&d);
+			continue;
+		}
+		bad += rc != 0 || pl.n > 64;
+		for (size_t k = 0; !rc && k < pl.n; k++) {
+			const int32_t *x;
+			uint64_t len;
+			chunk_make_piece(&p[k], &d, "tokens", &pl, k, &err);
+			x = doc_find(&p[k], "tokens")->data;
+			len = doc_find(&p[k], "tokens")->dims[0];
+			bad += len > size || len != head + pl.p[k].length + tail;
+			for (uint64_t i = 0; i < head; i++)
+				bad += x[i] != (int32_t)(1000 + i);
+			for (uint64_t i = 0; i < pl.p[k].length; i++)
+				bad += x[head + i] != (int32_t)(1000 + pl.p[k].offset + i);
+			for (uint64_t i = 0; i < tail; i++)
+				bad += x[len - tail + i] != (int32_t)(1000 + total - tail + i);
+			bad += pl.p[k].offset > covered;
+			if (pl.p[k].offset + pl.p[k].length > covered)
+				covered = pl.p[k].offset + pl.p[k].length;
+		}
+		bad += covered != total - tail;
+		if (!rc) {
+			size_t order[64];
+			for (size_t k = 0; k < pl.n; k++)
+				order[k] = k;
+			if (join(p, order, pl.n, &out, &err) != 1) {
+				bad++;
+			} else {
+				const lc_tensor *o = doc_find(&out, "tokens");
+				bad += o->dims[0] != total;
+				for (uint64_t i = 0; i < total && o->dims[0] == total; i++)
+					bad += ((const int32_t *)o->data)[i] != (int32_t)(1000 + i);
+				doc_free(&out);
+			}
+			for (size_t k = 0; k < pl.n; k++)
+				doc_free(&p[k]);
+		}
+		chunk_plan_free(&pl);
+		doc_free(&d);
+	}
+	T_OK(bad == 0, "%d cases: pieces hold the ends around their window, cover the inside, "
+	     "and join back exactly (%d wrong)", cases, bad);
+	{
+		chunk_plan pl = {0};
+		T_EQ_I(chunk_plan_windows_ends(&pl, 10, 2, 0, 1, 1, &err), -1);
+		T_OK(strstr(err.msg, "no room") != NULL, "%s", err.msg);
+		T_EQ_I(chunk_plan_windows_ends(&pl, 10, 5, 3, 1, 1, &err), -1);
+		chunk_plan_free(&pl);
+	}
 }
 
 int main(void)
 {
 	T_RUN(test_plans);
 	T_RUN(test_join);
+	T_RUN(test_ends);
 	return t_done();
 }
