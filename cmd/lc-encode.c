@@ -85,7 +85,7 @@ static int encode_doc(lc_doc *d, void *ctx, lc_err *err)
 			free(ids);
 			return lc_fail(err, "%" PRId64 " tokens, more than the %" PRId64 " the model takes "
 			               "(give --truncate to keep the first ones, or cut the document into "
-			               "windows with lc-chunk -n)", L, max);
+			               "windows with lc-chunk -n %" PRId64 " --ends 1,1)", L, max, max);
 		}
 		cli_warn("%s: %" PRId64 " tokens cut to the %" PRId64 " the model takes (--truncate)",
 		         d->name, L, max);
