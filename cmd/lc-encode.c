@@ -8,6 +8,7 @@
 #include "arch/encoder.h"
 #include "arch/model.h"
 #include "base/cli.h"
+#include "base/clock.h"
 #include "stream/convert.h"
 #include "stream/stream.h"
 
@@ -113,7 +114,7 @@ static int encode_doc(lc_doc *d, void *ctx, lc_err *err)
 		free(ids);
 		return -1;
 	}
-	te = cli_now();
+	te = clock_now();
 	if (encoder_run(r->enc, ids, L, t->data, on_layer, &g, err) < 0) {
 		free(ids);
 		return -1;
@@ -121,7 +122,7 @@ static int encode_doc(lc_doc *d, void *ctx, lc_err *err)
 	free(ids);
 	if (r->stats)
 		fprintf(stderr, "lc-encode: stats: %s: %" PRId64 " tokens: encode %.3f s\n", d->name, L,
-		        cli_now() - te);
+		        clock_now() - te);
 	if (r->bf16)
 		convert_tensor_to_bf16(t);
 	return stream_write_doc(r->w, d, err);
@@ -187,7 +188,7 @@ int main(int argc, char **argv)
 			cli_die(LC_EXIT_DATA, "%s", err.msg);
 		return cli_finish(0);
 	}
-	t0 = cli_now();
+	t0 = clock_now();
 	if (!(r.m = model_open(mdir, &err)))
 		cli_die(LC_EXIT_DATA, "model: %s", err.msg);
 	if (info) {
@@ -214,7 +215,7 @@ int main(int argc, char **argv)
 	if (r.stats) {
 		struct rusage ru;
 		getrusage(RUSAGE_SELF, &ru);
-		fprintf(stderr, "lc-encode: stats: wall %.3f s, peak RSS %.1f MiB\n", cli_now() - t0,
+		fprintf(stderr, "lc-encode: stats: wall %.3f s, peak RSS %.1f MiB\n", clock_now() - t0,
 		        (double)ru.ru_maxrss / 1024.0);
 	}
 	encoder_free(r.enc);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "base/cli.h"
+#include "base/clock.h"
 #include "base/fileio.h"
 #include "arch/model.h"
 #include "stream/stream.h"
@@ -378,7 +379,7 @@ int main(int argc, char **argv)
 	}
 
 	cli_progress_init(&pr, quiet);
-	t0 = cli_now();
+	t0 = clock_now();
 	while (trainer_step_count(tr) < steps && !stop_signal) {
 		train_stats s;
 		double el, tps, eta;
@@ -388,7 +389,7 @@ int main(int argc, char **argv)
 		if (trainer_step(tr, &td, &s, &err) < 0)
 			cli_die(LC_EXIT_DATA, "step %" PRId64 ": %s", trainer_step_count(tr) + 1, err.msg);
 		tok_done += (double)s.tokens;
-		el = cli_now() - t0;
+		el = clock_now() - t0;
 		done = s.step - start_step;
 		tps = el > 0 ? tok_done / el : 0;
 		eta = done > 0 ? el / (double)done * (double)(steps - s.step) : 0;

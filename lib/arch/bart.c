@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "arch/model.h"
-#include "base/cli.h"
+#include "base/clock.h"
 #include "base/parallel.h"
 #include "compute/compute.h"
 #include "ops/attn.h"
@@ -355,9 +355,9 @@ static int enc_gemm_only(void *p, int64_t L, double *seconds, lc_err *err)
 		return lc_fail(err, "length %lld is outside [1, %d]", (long long)L, e->c->max_positions);
 	if (!(out = calloc((size_t)L * (size_t)e->d, sizeof *out)))
 		return lc_fail(err, "out of memory (%lld tokens)", (long long)L);
-	t0 = cli_now();
+	t0 = clock_now();
 	rc = encode(e, NULL, L, out, -1, 1, err);
-	*seconds = cli_now() - t0;
+	*seconds = clock_now() - t0;
 	free(out);
 	return rc;
 }

@@ -4,8 +4,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "base/clock.h"
 
 #ifndef LC_VERSION
 #define LC_VERSION "0"
@@ -152,19 +153,11 @@ int cli_threads(const char *jopt)
 	return n > 0 ? (int)n : 1;
 }
 
-double cli_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 void cli_progress_init(lc_progress *p, int quiet)
 {
 	memset(p, 0, sizeof *p);
 	p->on = !quiet && isatty(STDERR_FILENO);
-	p->t0 = p->last = cli_now();
+	p->t0 = p->last = clock_now();
 }
 
 void cli_progress(lc_progress *p, const char *fmt, ...)
@@ -174,7 +167,7 @@ void cli_progress(lc_progress *p, const char *fmt, ...)
 
 	if (!p->on)
 		return;
-	now = cli_now();
+	now = clock_now();
 	if (p->drawn && now - p->last < 0.25)
 		return;
 	p->last = now;

@@ -57,6 +57,5 @@ typedef struct lc_progress {
 void cli_progress_init(lc_progress *p, int quiet);
 void cli_progress(lc_progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_progress_done(lc_progress *p);  /* clears the line */
-double cli_now(void);                     /* monotonic seconds */
 
 #endif
