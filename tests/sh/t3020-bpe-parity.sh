@@ -50,4 +50,7 @@ printf '{"a": 0, "b": 99999999}' >"$T/bad/vocab.json"
 printf '#version\n' >"$T/bad/merges.txt"
 fails 1 "an id out of range" sh -c "printf x | lc-tokenize -m $T/bad"
 grep -q "must be an integer in" "$T/err"; _res $? "says so"
+truncate -s 2G "$T/bad/vocab.json"   # sparse: a 2 GB claim that costs no disk
+fails 1 "a 2 GB vocab.json" sh -c "printf x | lc-tokenize -m $T/bad"
+grep -q "vocab.json: 2147483648 bytes, more than the 256 MiB" "$T/err"; _res $? "is refused before it is read"
 done_testing
