@@ -761,7 +761,8 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 	for (int i = 0; i < m->nadd; i++)
 		if (m->add[i].special)
 			m->special[m->add[i].id] = 1;
-	qsort(m->add, (size_t)m->nadd, sizeof *m->add, cmp_added);
+	if (m->nadd > 1)	/* qsort(NULL, 0, ...) is undefined */
+		qsort(m->add, (size_t)m->nadd, sizeof *m->add, cmp_added);
 	/* wrapping, add_prefix_space, clean-up */
 	if (cfg && json_is_string(json_object_get(cfg, "tokenizer_class")))
 		cls = json_string_value(json_object_get(cfg, "tokenizer_class"));
