@@ -4,12 +4,14 @@
 
 #include "arch/bart.h"
 #include "arch/locost.h"
+#include "arch/lsg.h"
 #include "weights/config.h"
 
 /* Every architecture lc runs: one line each. */
 static const lc_arch *const archs[] = {
 	&arch_locost,
 	&arch_bart,
+	&arch_lsg_bart,
 };
 
 #define NARCH (sizeof archs / sizeof *archs)

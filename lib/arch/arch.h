@@ -59,6 +59,16 @@ typedef struct lc_config {
 	int max_positions;                   /* max_position_embeddings: longest input and output */
 	int scale_embedding;                 /* embeddings times sqrt(d_model) */
 	int bos_id;
+	/* LSG-BART's encoder attention (ops/lsgattn.h); lsg 0: BART's */
+	int lsg;
+	int block_size, sparse_block_size, sparsity_factor;
+	int sparsity_type;                   /* enum lsg_sparsity */
+	int num_global_tokens;               /* global rows before the tokens, 1..512 */
+	int adaptive;                        /* pad the input to a block multiple */
+	int mask_first_token;                /* no attention to the first token */
+	int pool_with_global;                /* without pass_global_tokens: row 0 becomes global 0 */
+	int pass_global_tokens;              /* pass_global_tokens_to_decoder */
+	int lsh_pre_rounds;                  /* lsh_num_pre_rounds */
 } lc_config;
 
 /* Generation settings a model directory asks for (generation_config.json,

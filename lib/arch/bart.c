@@ -38,7 +38,7 @@ static int refuse_bool(const json_t *root, const char *key, int want, const char
 	return 0;
 }
 
-static int bart_config(const json_t *root, const char *path, lc_config *c, lc_err *err)
+int bart_config(const json_t *root, const char *path, lc_config *c, lc_err *err)
 {
 	const char *act;
 	int a, extra;
@@ -82,7 +82,7 @@ static int bart_config(const json_t *root, const char *path, lc_config *c, lc_er
 	return 0;
 }
 
-static void bart_info(const lc_config *c, FILE *f)
+void bart_info(const lc_config *c, FILE *f)
 {
 	fprintf(f, "d_model\t%d\nencoder_layers\t%d\ndecoder_layers\t%d\n", c->d_model, c->num_layers,
 	        c->num_decoder_layers);
@@ -127,7 +127,7 @@ void bart_declare_ffn(lc_params *p, bart_ffn *f, int d, int ffn, const char *pre
 	params_add(p, &f->ln_b, param_init_bias, nd, D1(d), "%s.final_layer_norm.bias", prefix);
 }
 
-static void bart_weights_free(void *p)
+void bart_weights_free(void *p)
 {
 	bart_weights *w = p;
 
@@ -140,7 +140,7 @@ static void bart_weights_free(void *p)
 
 /* The one declaration of BART's parameters, under transformers' names
  * (BartForConditionalGeneration's state dict). */
-static void *bart_declare(const lc_config *c, lc_params *p)
+void *bart_declare(const lc_config *c, lc_params *p)
 {
 	bart_weights *w = calloc(1, sizeof *w);
 	int d = c->d_model, npos = c->max_positions + 2;
@@ -193,6 +193,15 @@ static void *bart_declare(const lc_config *c, lc_params *p)
 
 /* ------------------------------------------------------------- encoder */
 
+void bart_embed_row(const lc_config *c, const float *shared, const float *pos, int32_t id,
+                    int64_t t, float scale, float *row)
+{
+	const float *tok = shared + (int64_t)id * c->d_model, *p = pos + (t + 2) * c->d_model;
+
+	for (int j = 0; j < c->d_model; j++)
+		row[j] = tok[j] * scale + p[j];
+}
+
 typedef struct benc {
 	const lc_config *c;
 	const bart_weights *W;
@@ -233,92 +242,87 @@ static int64_t enc_max_len(const void *p)
 	return ((const benc *)p)->c->max_positions;
 }
 
-/* One head of a layer's self-attention, per thread. */
-typedef struct head_job {
-	const benc *e;
+/* BART's self-attention: every query to every key, one head per thread;
+ * P: [threads, R, R] scores. */
+typedef struct full_attn {
+	int d, H, dk, nth;
+	float *P;
 	const float *q, *k, *v;
-	float *o, *P;                        /* P: [threads, L, L] */
-	int64_t L;
-} head_job;
+	float *o;
+	int64_t R;
+} full_attn;
 
 static void head_one(void *ctx, int64_t h, int tid)
 {
-	head_job *j = ctx;
-	const benc *e = j->e;
-	int64_t off = h * e->dk;
-	attn_spec sp = { .causal = 0, .heads = 1, .dk = e->dk, .scale = 1.0f };
+	full_attn *j = ctx;
+	int64_t off = h * j->dk;
+	attn_spec sp = { .causal = 0, .heads = 1, .dk = j->dk, .scale = 1.0f };
 
-	attn_fw(&sp, j->q + off, e->d, j->k + off, j->v + off, e->d, j->L, 0, j->o + off, e->d,
-	        j->P + (int64_t)tid * j->L * j->L);
+	attn_fw(&sp, j->q + off, j->d, j->k + off, j->v + off, j->d, j->R, 0, j->o + off, j->d,
+	        j->P + (int64_t)tid * j->R * j->R);
 }
 
-/* The embeddings (then nlayers layers; nlayers < 0: all) of ids[L] into out [L, d].
- * gemm_only (ids NULL, out zeros): only the layers' matrix products, for
- * the benchmark's floor. */
-static int encode(benc *e, const int32_t *ids, int64_t L, float *out, int nlayers, int gemm_only,
-                  lc_err *err)
+static int full_attn_fw(void *ctx, int layer, float *q, const float *k, const float *v, int64_t R,
+                        float *o, lc_err *err)
 {
-	const lc_config *c = e->c;
-	const bart_weights *W = e->W;
-	int d = e->d, nth = e->threads, nl = nlayers < 0 || nlayers > c->num_layers ? c->num_layers : nlayers;
-	float scale = c->scale_embedding ? sqrtf((float)d) : 1.0f, qs = 1.0f / sqrtf((float)e->dk);
-	float *q = NULL, *k = NULL, *v = NULL, *o = NULL, *t = NULL, *h = NULL, *P = NULL;
+	full_attn *j = ctx;
+	float qs = 1.0f / sqrtf((float)j->dk);
+
+	(void)layer;
+	(void)err;
+	for (int64_t i = 0; i < R * j->d; i++)
+		q[i] *= qs;
+	j->q = q;
+	j->k = k;
+	j->v = v;
+	j->o = o;
+	j->R = R;
+	par_for(j->nth, j->H, head_one, j);
+	return 0;
+}
+
+int bart_enc_layers(const lc_config *c, const bart_weights *W, float *x, int64_t R, int nl,
+                    int nth, int gemm_only, bart_attn_fn attn, void *ctx, lc_err *err)
+{
+	int d = c->d_model, ff = c->enc_ff;
+	float *q = NULL, *k = NULL, *v = NULL, *o = NULL, *t = NULL, *h = NULL;
 	int rc = -1;
 
-	if (L < 1)
-		return lc_fail(err, "empty input (no tokens)");
-	if (L > c->max_positions)
-		return lc_fail(err, "input of %lld tokens is longer than the model's %d positions "
-		               "(max_position_embeddings)", (long long)L, c->max_positions);
-	for (int64_t i = 0; ids && i < L; i++)
-		if (ids[i] < 0 || ids[i] >= c->vocab_size)
-			return lc_fail(err, "token %lld: id %ld is outside the vocabulary [0, %d)",
-			               (long long)i, (long)ids[i], c->vocab_size);
+	if (nl < 0 || nl > c->num_layers)
+		nl = c->num_layers;
+	if (nl == 0)
+		return 0;
 	cmp_init();
-	for (int64_t i = 0; !gemm_only && i < L; i++) {
-		const float *tok = W->shared + (int64_t)ids[i] * d, *pos = W->enc_pos + (i + 2) * d;
-		for (int j = 0; j < d; j++)
-			out[i * d + j] = tok[j] * scale + pos[j];
-	}
-	if (!gemm_only)
-		layernorm_fw(out, L, d, W->enc_ln_w, W->enc_ln_b, c->eps, out, NULL, NULL);
-	if (nl > 0) {
-		q = malloc((size_t)(L * d) * sizeof *q);
-		k = malloc((size_t)(L * d) * sizeof *k);
-		v = malloc((size_t)(L * d) * sizeof *v);
-		o = malloc((size_t)(L * d) * sizeof *o);
-		t = malloc((size_t)(L * d) * sizeof *t);
-		h = malloc((size_t)(L * e->ff) * sizeof *h);
-		P = malloc((size_t)nth * (size_t)(L * L) * sizeof *P);
-		if (!q || !k || !v || !o || !t || !h || !P) {
-			lc_fail(err, "out of memory (%lld tokens)", (long long)L);
-			goto out;
-		}
+	q = malloc((size_t)(R * d) * sizeof *q);
+	k = malloc((size_t)(R * d) * sizeof *k);
+	v = malloc((size_t)(R * d) * sizeof *v);
+	o = malloc((size_t)(R * d) * sizeof *o);
+	t = malloc((size_t)(R * d) * sizeof *t);
+	h = malloc((size_t)(R * ff) * sizeof *h);
+	if (!q || !k || !v || !o || !t || !h) {
+		lc_fail(err, "out of memory (%lld rows)", (long long)R);
+		goto out;
 	}
 	for (int li = 0; li < nl; li++) {
 		const bart_enc_layer *Ly = &W->enc[li];
-		head_job j = { e, q, k, v, o, P, L };
 
-		linear_fw(q, out, Ly->sa.wq, Ly->sa.bq, L, d, d, 0.0f, nth);
-		linear_fw(k, out, Ly->sa.wk, Ly->sa.bk, L, d, d, 0.0f, nth);
-		linear_fw(v, out, Ly->sa.wv, Ly->sa.bv, L, d, d, 0.0f, nth);
+		linear_fw(q, x, Ly->sa.wq, Ly->sa.bq, R, d, d, 0.0f, nth);
+		linear_fw(k, x, Ly->sa.wk, Ly->sa.bk, R, d, d, 0.0f, nth);
+		linear_fw(v, x, Ly->sa.wv, Ly->sa.bv, R, d, d, 0.0f, nth);
+		if (!gemm_only && attn(ctx, li, q, k, v, R, o, err) < 0)
+			goto out;
+		linear_fw(t, o, Ly->sa.wo, Ly->sa.bo, R, d, d, 0.0f, nth);
 		if (!gemm_only) {
-			for (int64_t i = 0; i < L * d; i++)
-				q[i] *= qs;
-			par_for(nth, e->H, head_one, &j);
+			residual_add(x, x, t, NULL, R * d);
+			layernorm_fw(x, R, d, Ly->sa.ln_w, Ly->sa.ln_b, c->eps, x, NULL, NULL);
 		}
-		linear_fw(t, o, Ly->sa.wo, Ly->sa.bo, L, d, d, 0.0f, nth);
-		if (!gemm_only) {
-			residual_add(out, out, t, NULL, L * d);
-			layernorm_fw(out, L, d, Ly->sa.ln_w, Ly->sa.ln_b, c->eps, out, NULL, NULL);
-		}
-		linear_fw(h, out, Ly->ff.w1, Ly->ff.b1, L, e->ff, d, 0.0f, nth);
+		linear_fw(h, x, Ly->ff.w1, Ly->ff.b1, R, ff, d, 0.0f, nth);
 		if (!gemm_only)
-			act_fw(c->act, h, NULL, L * e->ff, h);
-		linear_fw(t, h, Ly->ff.w2, Ly->ff.b2, L, d, e->ff, 0.0f, nth);
+			act_fw(c->act, h, NULL, R * ff, h);
+		linear_fw(t, h, Ly->ff.w2, Ly->ff.b2, R, d, ff, 0.0f, nth);
 		if (!gemm_only) {
-			residual_add(out, out, t, NULL, L * d);
-			layernorm_fw(out, L, d, Ly->ff.ln_w, Ly->ff.ln_b, c->eps, out, NULL, NULL);
+			residual_add(x, x, t, NULL, R * d);
+			layernorm_fw(x, R, d, Ly->ff.ln_w, Ly->ff.ln_b, c->eps, x, NULL, NULL);
 		}
 	}
 	rc = 0;
@@ -329,7 +333,40 @@ out:
 	free(o);
 	free(t);
 	free(h);
-	free(P);
+	return rc;
+}
+
+/* The embeddings (then nlayers layers; nlayers < 0: all) of ids[L] into out [L, d].
+ * gemm_only (ids NULL, out zeros): only the layers' matrix products, for
+ * the benchmark's floor. */
+static int encode(benc *e, const int32_t *ids, int64_t L, float *out, int nlayers, int gemm_only,
+                  lc_err *err)
+{
+	const lc_config *c = e->c;
+	const bart_weights *W = e->W;
+	int d = e->d;
+	float scale = c->scale_embedding ? sqrtf((float)d) : 1.0f;
+	full_attn fa = { d, e->H, e->dk, e->threads, NULL, NULL, NULL, NULL, NULL, 0 };
+	int rc;
+
+	if (L < 1)
+		return lc_fail(err, "empty input (no tokens)");
+	if (L > c->max_positions)
+		return lc_fail(err, "input of %lld tokens is longer than the model's %d positions "
+		               "(max_position_embeddings)", (long long)L, c->max_positions);
+	for (int64_t i = 0; ids && i < L; i++)
+		if (ids[i] < 0 || ids[i] >= c->vocab_size)
+			return lc_fail(err, "token %lld: id %ld is outside the vocabulary [0, %d)",
+			               (long long)i, (long)ids[i], c->vocab_size);
+	for (int64_t i = 0; !gemm_only && i < L; i++)
+		bart_embed_row(c, W->shared, W->enc_pos, ids[i], i, scale, out + i * d);
+	if (!gemm_only)
+		layernorm_fw(out, L, d, W->enc_ln_w, W->enc_ln_b, c->eps, out, NULL, NULL);
+	if (nlayers != 0 && c->num_layers > 0 &&
+	    !(fa.P = malloc((size_t)e->threads * (size_t)(L * L) * sizeof *fa.P)))
+		return lc_fail(err, "out of memory (%lld tokens)", (long long)L);
+	rc = bart_enc_layers(c, W, out, L, nlayers, e->threads, gemm_only, full_attn_fw, &fa, err);
+	free(fa.P);
 	return rc;
 }
 

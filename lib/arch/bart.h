@@ -53,6 +53,7 @@ typedef struct bart_weights {
 	float *enc_pos, *dec_pos;             /* [max_positions + 2, d] */
 	float *enc_ln_w, *enc_ln_b;           /* layernorm_embedding */
 	float *dec_ln_w, *dec_ln_b;
+	float *global_emb;                    /* [512, d] LSG's global tokens; unset in BART */
 	bart_enc_layer *enc;                  /* [num_layers] */
 	bart_dec_layer *dec;                  /* [num_decoder_layers] */
 } bart_weights;
@@ -64,6 +65,27 @@ typedef struct bart_weights {
  * is given apart. */
 void bart_declare_attn(lc_params *p, bart_attn *a, int d, const char *prefix, const char *ln);
 void bart_declare_ffn(lc_params *p, bart_ffn *f, int d, int ffn, const char *prefix);
+
+/* BART's config.json keys into c; its parameters (LSG adds to them). */
+int bart_config(const json_t *root, const char *path, lc_config *c, lc_err *err);
+void *bart_declare(const lc_config *c, lc_params *p);
+void bart_weights_free(void *w);
+void bart_info(const lc_config *c, FILE *f);
+
+/* row[d] = shared[id] * scale + pos[t + 2] (an embedding at position t). */
+void bart_embed_row(const lc_config *c, const float *shared, const float *pos, int32_t id,
+                    int64_t t, float scale, float *row);
+
+/* A layer's self-attention: o [R, d] from the projections q (unscaled,
+ * may be overwritten), k, v [R, d]. */
+typedef int (*bart_attn_fn)(void *ctx, int layer, float *q, const float *k, const float *v,
+                            int64_t R, float *o, lc_err *err);
+
+/* The first nl encoder layers (nl < 0: all) over x [R, d] in place, the
+ * self-attention given by attn; nth threads. gemm_only: only the
+ * projections' products (x is scratch), the benchmarks' floor. */
+int bart_enc_layers(const lc_config *c, const bart_weights *W, float *x, int64_t R, int nl,
+                    int nth, int gemm_only, bart_attn_fn attn, void *ctx, lc_err *err);
 
 /* The decoder (arch/bartdec.c): generation over encoder states. */
 void *bartdec_open(const lc_config *c, const bart_weights *w, lc_err *err);

@@ -25,7 +25,8 @@ typedef struct bdec {
 
 typedef struct bstate {
 	const bdec *b;
-	const float *E;                 /* [L, d] encoder states, not owned */
+	const float *E;                 /* [L, d] encoder states, not owned (unless in Eown) */
+	float *Eown;                    /* the states less a masked row (LSG's mask_first_token) */
 	int64_t L;
 	int nrow, max_steps, pos, nth;
 	float *kc, *vc;                 /* [nl, nrow, max_steps, d] self-attention cache */
@@ -75,7 +76,7 @@ void bartdec_state_free(void *p)
 
 	if (!s)
 		return;
-	free(s->kc); free(s->vc); free(s->tmp_cache); free(s->x); free(s->q); free(s->k);
+	free(s->Eown); free(s->kc); free(s->vc); free(s->tmp_cache); free(s->x); free(s->q); free(s->k);
 	free(s->v); free(s->o); free(s->t); free(s->qp); free(s->ctx); free(s->h); free(s->P);
 	xattn_work_free(s->xw);
 	free(s);
@@ -107,6 +108,26 @@ void *bartdec_state_new(const void *dp, const float *enc, int64_t L, int nrow, i
 	s->b = b;
 	s->E = enc;
 	s->L = L;
+	if (b->c->mask_first_token && L > 0) {
+		/* LSG with mask_first_token: the authors' encoder zeroes the first
+		 * token's attention mask in place, and generate() hands the same
+		 * mask to the cross-attention, so the decoder never sees that row */
+		int64_t row = b->c->pass_global_tokens ? b->c->num_global_tokens : 0;
+		if (row == 0) {
+			s->E = enc + b->d;
+		} else if (row < L) {
+			if (!(s->Eown = lc_calloc_f32((uint64_t)L - 1, d, 1))) {
+				lc_fail(err, "decoder: out of memory");
+				bartdec_state_free(s);
+				return NULL;
+			}
+			memcpy(s->Eown, enc, (size_t)row * d * sizeof *enc);
+			memcpy(s->Eown + row * (int64_t)d, enc + (row + 1) * (int64_t)d,
+			       (size_t)(L - row - 1) * d * sizeof *enc);
+			s->E = s->Eown;
+		}
+		s->L = row < L ? L - 1 : L;
+	}
 	s->nrow = nrow;
 	s->max_steps = max_steps;
 	s->nth = 1;
@@ -175,13 +196,11 @@ int bartdec_step(void *p, const int32_t *tokens, float *logits, lc_err *err)
 	if (s->pos >= s->max_steps)
 		return lc_fail(err, "decoder: more than %d steps", s->max_steps);
 	for (int r = 0; r < n; r++) {
-		const float *tok, *pos = W->dec_pos + (int64_t)(s->pos + 2) * d;
 		if (tokens[r] < 0 || tokens[r] >= b->V)
 			return lc_fail(err, "decoder: token id %ld out of range [0, %d)", (long)tokens[r],
 			               b->V);
-		tok = W->shared + (int64_t)tokens[r] * d;
-		for (int j = 0; j < d; j++)
-			s->x[(size_t)r * d + j] = tok[j] * b->escale + pos[j];
+		bart_embed_row(b->c, W->shared, W->dec_pos, tokens[r], s->pos, b->escale,
+		               s->x + (size_t)r * d);
 	}
 	layernorm_fw(s->x, n, d, W->dec_ln_w, W->dec_ln_b, BART_EPS, s->x, NULL, NULL);
 	for (int li = 0; li < b->nl; li++) {

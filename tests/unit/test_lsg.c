@@ -1,0 +1,300 @@
+/*
+ * test_lsg: LSG-BART against the authors' modeling_lsg_bart on
+ * transformers 4.36.2 (tests/data/lsg, from the oracle's tiny BART
+ * converted by their converter with block 32, sparse block 32, sparsity
+ * factor 2, one global token): for every sparsity type and L = 1, 33,
+ * 100, 1000, 4096 the encoder rows after the embeddings and the first
+ * layer (global rows, tokens and adaptive padding), its output, the
+ * teacher-forced logits, and greedy and beam ids at L = 1000; from
+ * model.safetensors and from pytorch_model.bin. lsh uses the oracle's
+ * recorded torch.randn draws.
+ */
+#include <stdint.h>
+#include <unistd.h>
+
+#include "arch/decoder.h"
+#include "arch/encoder.h"
+#include "arch/lsg.h"
+#include "arch/model.h"
+#include "gen/search.h"
+#include "ops/lsgattn.h"
+#include "t.h"
+
+#define TOL 1e-4
+
+static const char *types[] = { "none", "norm", "pooling", "stride", "block_stride",
+                               "bos_pooling", "lsh" };
+static const char *lens[] = { "len0001", "len0033", "len0100", "len1000", "len4096" };
+static double worst_enc[7], worst_logits[7];
+
+static void *golden(const char *type, const char *dir, const char *name, size_t *n)
+{
+	char rel[256];
+	size_t len = 0;
+	void *p;
+
+	snprintf(rel, sizeof rel, "lsg/%s%s%s/%s", type, *type ? "/" : "", dir, name);
+	if (!*dir)
+		snprintf(rel, sizeof rel, "lsg/%s", name);
+	p = t_slurp(t_data(rel), &len);
+	*n = len / 4;
+	return p;
+}
+
+static int exists(const char *type, const char *dir, const char *name)
+{
+	char rel[256];
+
+	snprintf(rel, sizeof rel, "lsg/%s/%s/%s", type, dir, name);
+	return access(t_data(rel), R_OK) == 0;
+}
+
+static double cmp(const char *what, const float *got, const float *want, size_t n)
+{
+	double m = 0, e = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		m = fmax(m, fabs((double)want[i]));
+		e = fmax(e, fabs((double)got[i] - want[i]));
+		if (got[i] != got[i])
+			e = INFINITY;
+	}
+	T_OK(e <= TOL * m, "%s: max error %.3g, max value %.3g (relative %.3g)", what, e, m, e / m);
+	return m > 0 ? e / m : e;
+}
+
+typedef struct ctx {
+	dec_state *s;
+} ctx;
+
+static int cb_step(void *c, const int32_t *tok, float *logits, lc_err *err)
+{
+	return decoder_step(((ctx *)c)->s, tok, logits, err);
+}
+
+static int cb_reorder(void *c, const int32_t *src, lc_err *err)
+{
+	return decoder_reorder(((ctx *)c)->s, src, err);
+}
+
+/* generation_greedy.json / generation_beam.json of the oracle */
+static void generate(lc_decoder *dec, const lc_config *c, const float *enc, int64_t Le,
+                     const char *type, const char *dir, const char *which, int beams)
+{
+	search_opts o;
+	search_result res;
+	search_model sm;
+	ctx cx;
+	lc_err err;
+	size_t n;
+	int32_t *want = golden(type, dir, which, &n);
+	int ok;
+
+	if (!T_OK(want != NULL, "%s %s/%s", type, dir, which))
+		return;
+	search_opts_default(&o);
+	o.vocab = c->vocab_size;
+	o.start_id = c->decoder_start_id;
+	o.eos_id = c->eos_id;
+	o.max_new = 24;
+	o.num_beams = beams;
+	if (beams > 1) {
+		o.length_penalty = 2.0;
+		o.no_repeat_ngram = 3;
+		o.early_stopping = SEARCH_EARLY_TRUE;
+	}
+	cx.s = decoder_state_new(dec, enc, Le, beams, o.max_new, &err);
+	if (!T_OK(cx.s != NULL, "%s", err.msg)) {
+		free(want);
+		return;
+	}
+	sm = (search_model){ &cx, cb_step, cb_reorder };
+	ok = search_run(&o, &sm, &res, &err) == 0;
+	T_OK(ok, "%s", err.msg);
+	if (ok) {
+		int same = (size_t)res.n + 1 == n && want[0] == c->decoder_start_id;
+		for (int i = 0; same && i < res.n; i++)
+			same = res.ids[i] == want[i + 1];
+		T_OK(same, "%s %s %s: %d ids, want %zu", type, dir, which, res.n + 1, n);
+		if (beams > 1) {
+			size_t ns;
+			float *ws = golden(type, dir, "beam_scores.f32", &ns);
+			T_OK(ws && fabs(res.score - ws[0]) <= 1e-4 * fabs(ws[0]),
+			     "%s %s score %.7g, want %.7g", type, dir, res.score, ws ? ws[0] : NAN);
+			free(ws);
+		}
+		search_result_free(&res);
+	}
+	decoder_state_free(cx.s);
+	free(want);
+}
+
+/* A model directory of the type's config.json and one weight file. */
+static char *tmp_model_dir(const char *type, const char *weights)
+{
+	static char dir[256];
+	char src[512], dst[512];
+
+	snprintf(dir, sizeof dir, "/tmp/lc-test-lsg-XXXXXX");
+	if (!mkdtemp(dir))
+		return NULL;
+	snprintf(src, sizeof src, "%s", t_data("lsg/x"));
+	src[strlen(src) - 1] = 0;
+	snprintf(dst, sizeof dst, "%s/config.json", dir);
+	snprintf(src + strlen(src), sizeof src - strlen(src), "%s/config.json", type);
+	if (src[0] != '/') {
+		char cwd[256];
+		if (!getcwd(cwd, sizeof cwd))
+			return NULL;
+		memmove(src + strlen(cwd) + 1, src, strlen(src) + 1);
+		memcpy(src, cwd, strlen(cwd));
+		src[strlen(cwd)] = '/';
+	}
+	if (symlink(src, dst) < 0)
+		return NULL;
+	*strrchr(src, '/') = 0;
+	*strrchr(src, '/') = 0;
+	snprintf(src + strlen(src), sizeof src - strlen(src), "/%s", weights);
+	snprintf(dst, sizeof dst, "%s/%s", dir, weights);
+	if (symlink(src, dst) < 0)
+		return NULL;
+	return dir;
+}
+
+static void remove_dir(const char *dir, const char *weights)
+{
+	char p[512];
+
+	snprintf(p, sizeof p, "%s/config.json", dir);
+	unlink(p);
+	snprintf(p, sizeof p, "%s/%s", dir, weights);
+	unlink(p);
+	rmdir(dir);
+}
+
+static void run_type(int ti, const char *weights)
+{
+	const char *type = types[ti];
+	char *dir = tmp_model_dir(type, weights);
+	lc_err err;
+	lc_model *m = dir ? model_open(dir, &err) : NULL;
+	lc_encoder *e = NULL;
+	lc_decoder *dec = NULL;
+	const lc_config *c;
+
+	if (!T_OK(m != NULL, "%s %s: %s", type, weights, dir ? err.msg : "no temporary dir"))
+		goto out;
+	c = model_config(m);
+	T_EQ_S(c->arch->name, "lsg-bart");
+	T_EQ_S(lsg_sparsity_name((enum lsg_sparsity)c->sparsity_type), type);
+	e = encoder_new(m, 2, &err);
+	dec = decoder_new(m, &err);
+	if (!T_OK(e && dec, "%s", err.msg))
+		goto out;
+	T_EQ_I(encoder_max_len(e), 4096);
+	for (size_t k = 0; k < sizeof lens / sizeof *lens; k++) {
+		size_t n, ng, nt;
+		int32_t *ids = golden(type, lens[k], "input_ids.i32", &n);
+		int32_t *din = golden("", "", "decoder_input_ids.i32", &nt);
+		int64_t L = (int64_t)n, Le = L + c->num_global_tokens, R;
+		int d = c->d_model, V = c->vocab_size, lsh = !strcmp(type, "lsh");
+		float *out = malloc((size_t)(Le * d) * sizeof *out), *g, *logits, *rows;
+		float *draw[4] = { 0 }, *layer[2] = { 0 };
+		const float *const *draws = NULL;
+		char nm[64];
+
+		if (!T_OK(ids && din && out, "%s %s inputs", type, lens[k]))
+			continue;
+		T_EQ_I(encoder_out_len(e, L), Le);
+		if (lsh && exists(type, lens[k], "lsh_randn_0.f32")) {
+			size_t nd[4];
+			for (int i = 0; i < 4; i++) {
+				snprintf(nm, sizeof nm, "lsh_randn_%d.f32", i);
+				draw[i] = golden(type, lens[k], nm, &nd[i]);
+			}
+			for (int l = 0; l < 2; l++) {
+				layer[l] = malloc((nd[2 * l] + nd[2 * l + 1]) * sizeof(float));
+				memcpy(layer[l], draw[2 * l], nd[2 * l] * sizeof(float));
+				memcpy(layer[l] + nd[2 * l], draw[2 * l + 1], nd[2 * l + 1] * sizeof(float));
+			}
+			draws = (const float *const *)layer;
+		}
+		for (int i = 0; i < c->num_layers; i++) {
+			snprintf(nm, sizeof nm, "enc_hidden_%d.f32", i);
+			if (!exists(type, lens[k], nm))
+				continue;
+			g = golden(type, lens[k], nm, &ng);
+			T_OK(lsg_encode_layers(m, draws, ids, L, i, &rows, &R, &err) == 0, "%s", err.msg);
+			if (T_OK(g && rows && ng == (size_t)(R * d), "%s %s %s rows %lld", type, lens[k], nm,
+			         (long long)R))
+				worst_enc[ti] = fmax(worst_enc[ti], cmp(nm, rows, g, ng));
+			free(g);
+			free(rows);
+		}
+		if (draws) {
+			T_OK(lsg_encode_layers(m, draws, ids, L, -1, &rows, &R, &err) == 0, "%s", err.msg);
+			if (rows)
+				memcpy(out, rows, (size_t)(Le * d) * sizeof *out);
+			free(rows);
+		} else {
+			T_OK(encoder_run(e, ids, L, out, NULL, NULL, &err) == 0, "%s", err.msg);
+		}
+		g = golden(type, lens[k], "enc_out.f32", &ng);
+		if (T_OK(g && ng == (size_t)(Le * d), "%s %s enc_out", type, lens[k]))
+			worst_enc[ti] = fmax(worst_enc[ti], cmp("enc_out", out, g, ng));
+		free(g);
+		g = golden(type, lens[k], "logits.f32", &ng);
+		logits = malloc((size_t)V * sizeof *logits);
+		if (T_OK(g && ng == nt * (size_t)V, "%s %s logits", type, lens[k])) {
+			dec_state *s = decoder_state_new(dec, out, Le, 1, (int)nt, &err);
+			for (size_t t = 0; s && t < nt; t++) {
+				if (decoder_step(s, &din[t], logits, &err) < 0)
+					break;
+				worst_logits[ti] = fmax(worst_logits[ti],
+				                        cmp("logits", logits, g + t * (size_t)V, (size_t)V));
+			}
+			decoder_state_free(s);
+		}
+		free(g);
+		free(logits);
+		if (exists(type, lens[k], "greedy_ids.i32")) {
+			generate(dec, c, out, Le, type, lens[k], "greedy_ids.i32", 1);
+			generate(dec, c, out, Le, type, lens[k], "beam_ids.i32", 4);
+		}
+		for (int i = 0; i < 4; i++)
+			free(draw[i]);
+		free(layer[0]);
+		free(layer[1]);
+		free(ids);
+		free(din);
+		free(out);
+	}
+out:
+	encoder_free(e);
+	decoder_free(dec);
+	model_free(m);
+	if (dir)
+		remove_dir(dir, weights);
+}
+
+static void test_safetensors(void)
+{
+	for (int i = 0; i < 7; i++)
+		run_type(i, "model.safetensors");
+}
+
+static void test_bin(void)
+{
+	for (int i = 0; i < 7; i++)
+		run_type(i, "pytorch_model.bin");
+}
+
+int main(void)
+{
+	T_RUN(test_safetensors);
+	T_RUN(test_bin);
+	for (int i = 0; i < 7; i++)
+		printf("# %-12s worst relative error: encoder %.3g, logits %.3g\n", types[i],
+		       worst_enc[i], worst_logits[i]);
+	return t_done();
+}
