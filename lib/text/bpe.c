@@ -225,7 +225,7 @@ struct bpe_model {
 	added *add;                 /* [nadd], longest content first */
 	int nadd;
 	unsigned char *special;     /* [nid]: 1 for special tokens */
-	int32_t bos, eos, pad, unk;
+	int32_t bos, eos, pad, unk, cls, mask;
 	int wrap, prefix, cleanup;
 	uint32_t byte_enc[256];     /* byte -> code point of the byte-level alphabet */
 	int16_t byte_dec[324];      /* code point -> byte, -1 */
@@ -631,7 +631,7 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 	}
 	snprintf(m->label, sizeof m->label, "%s", f->label ? f->label : "tokenizer");
 	byte_maps(m);
-	m->bos = m->eos = m->pad = m->unk = -1;
+	m->bos = m->eos = m->pad = m->unk = m->cls = m->mask = -1;
 	if (f->vocab_len > BPE_MAX_FILE || f->merges_len > BPE_MAX_FILE ||
 	    f->tokenizer_len > BPE_MAX_FILE || f->config_len > BPE_MAX_FILE ||
 	    f->special_len > BPE_MAX_FILE) {
@@ -757,6 +757,8 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 		m->eos = id[1];
 		m->unk = id[2];
 		m->pad = id[3];
+		m->cls = id[5];
+		m->mask = id[6];
 	}
 	for (int i = 0; i < m->nadd; i++)
 		if (m->add[i].special)
@@ -903,6 +905,8 @@ int32_t bpe_vocab_size(const bpe_model *m) { return m->nid; }
 int32_t bpe_bos_id(const bpe_model *m) { return m->bos; }
 int32_t bpe_eos_id(const bpe_model *m) { return m->eos; }
 int32_t bpe_pad_id(const bpe_model *m) { return m->pad; }
+int32_t bpe_cls_id(const bpe_model *m) { return m->cls; }
+int32_t bpe_mask_id(const bpe_model *m) { return m->mask; }
 int bpe_wraps(const bpe_model *m) { return m->wrap; }
 int bpe_add_prefix_space(const bpe_model *m) { return m->prefix; }
 int bpe_cleans_up(const bpe_model *m) { return m->cleanup; }

@@ -62,6 +62,8 @@ int32_t bpe_vocab_size(const bpe_model *m);   /* 1 + the largest id */
 int32_t bpe_bos_id(const bpe_model *m);       /* -1 when none */
 int32_t bpe_eos_id(const bpe_model *m);
 int32_t bpe_pad_id(const bpe_model *m);
+int32_t bpe_cls_id(const bpe_model *m);       /* cls_token */
+int32_t bpe_mask_id(const bpe_model *m);      /* mask_token (BART's <mask>) */
 int bpe_wraps(const bpe_model *m);            /* adds <s> ... </s> (BART, RoBERTa) */
 int bpe_add_prefix_space(const bpe_model *m);
 int bpe_cleans_up(const bpe_model *m);        /* clean_up_tokenization_spaces */

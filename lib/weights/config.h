@@ -31,4 +31,10 @@ int cfg_num(const json_t *root, const char *key, double def, double lo, double h
 int cfg_str(const json_t *root, const char *key, const char *def, const char **out,
             const char *path, lc_err *err);
 
+/* root as transformers writes config.json (json.dumps(indent=2,
+ * sort_keys=True) and a newline): keys sorted, floats as Python's repr,
+ * non-ASCII as \uXXXX when ensure_ascii (config.json; tokenizer_config.json
+ * is written without). A string to free; NULL when out of memory. */
+char *cfg_dump_hf(const json_t *root, int ensure_ascii);
+
 #endif

@@ -1,0 +1,101 @@
+/* lc-convert: a BART model directory into an LSG-BART one (or an LSG-BART
+ * one to a longer maximum length), as the LSG authors' converter does. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch/lsgconv.h"
+#include "base/cli.h"
+#include "ops/lsgattn.h"
+
+static void usage(void)
+{
+	printf("usage: lc-convert [-q] [-n MAX_LEN] [--block-size N] [--sparse-block-size N]\n"
+	       "                  [--sparsity-factor N] [--sparsity-type TYPE] [--global-tokens N]\n"
+	       "                  [--set KEY=JSON]... SRC DST\n"
+	       "\n"
+	       "Converts the BART model directory SRC into the LSG-BART directory DST (new),\n"
+	       "as ccdv-ai/convert_checkpoint_to_lsg does: positions tiled to MAX_LEN, global\n"
+	       "embeddings from the positions and the <s> and <mask> embeddings, the LSG keys\n"
+	       "in config.json. An LSG-BART SRC gets longer position tables only.\n"
+	       "\n"
+	       "  -n, --max-len N         max_position_embeddings of DST (default 4096)\n"
+	       "  --block-size N          block_size (default 128, or SRC's)\n"
+	       "  --sparse-block-size N   sparse_block_size (default 128, or SRC's)\n"
+	       "  --sparsity-factor N     sparsity_factor (default 2, or SRC's)\n"
+	       "  --sparsity-type TYPE    none, norm, pooling, stride, block_stride,\n"
+	       "                          bos_pooling or lsh (default norm, or SRC's)\n"
+	       "  --global-tokens N       num_global_tokens, 1..512 (default 1, or SRC's)\n"
+	       "  --set KEY=JSON          any other config.json key (adaptive, mask_first_token,\n"
+	       "                          pass_global_tokens_to_decoder, pool_with_global, ...)\n"
+	       "  --name NAME             _name_or_path in config.json (default DST)\n"
+	       "  -q                      no progress\n"
+	       "  --help, --version\n");
+	exit(cli_finish(0));
+}
+
+static void progress(void *ctx, const char *what)
+{
+	lc_progress *p = ctx;
+
+	cli_progress(p, "%s", what);
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_BS = 256, OPT_SBS, OPT_SF, OPT_ST, OPT_NG, OPT_SET, OPT_NAME, OPT_HELP, OPT_VER };
+	static const struct option lo[] = {
+		{ "max-len", required_argument, 0, 'n' }, { "block-size", required_argument, 0, OPT_BS },
+		{ "sparse-block-size", required_argument, 0, OPT_SBS },
+		{ "sparsity-factor", required_argument, 0, OPT_SF },
+		{ "sparsity-type", required_argument, 0, OPT_ST },
+		{ "global-tokens", required_argument, 0, OPT_NG }, { "set", required_argument, 0, OPT_SET },
+		{ "name", required_argument, 0, OPT_NAME }, { "help", no_argument, 0, OPT_HELP },
+		{ "version", no_argument, 0, OPT_VER }, { 0, 0, 0, 0 },
+	};
+	lsgconv_opts o;
+	lc_progress pr;
+	lc_err err;
+	int c, quiet = 0;
+
+	cli_init("lc-convert");
+	lsgconv_opts_default(&o);
+	while ((c = getopt_long(argc, argv, "n:q", lo, NULL)) != -1) {
+		switch (c) {
+		case 'n': o.max_len = (int)cli_int("--max-len", optarg, 1, 1 << 24); break;
+		case OPT_BS: o.block_size = (int)cli_int("--block-size", optarg, 1, 1 << 20); break;
+		case OPT_SBS:
+			o.sparse_block_size = (int)cli_int("--sparse-block-size", optarg, 0, 1 << 20);
+			break;
+		case OPT_SF: o.sparsity_factor = (int)cli_int("--sparsity-factor", optarg, 1, 1 << 20); break;
+		case OPT_ST:
+			if (lsg_sparsity_parse(optarg) < 0)
+				cli_usage_error("--sparsity-type %s: not one of none, norm, pooling, stride, "
+				                "block_stride, bos_pooling, lsh", optarg);
+			o.sparsity_type = optarg;
+			break;
+		case OPT_NG: o.num_global_tokens = (int)cli_int("--global-tokens", optarg, 1, 512); break;
+		case OPT_SET:
+			if (o.nset >= (int)(sizeof o.set / sizeof *o.set))
+				cli_usage_error("at most %d --set options", (int)(sizeof o.set / sizeof *o.set));
+			o.set[o.nset++] = optarg;
+			break;
+		case OPT_NAME: o.name = optarg; break;
+		case 'q': quiet = 1; break;
+		case OPT_HELP: usage(); break;
+		case OPT_VER: cli_version(); break;
+		default: cli_usage_error("unknown option");
+		}
+	}
+	if (argc - optind != 2)
+		cli_usage_error("expected SRC and DST directories");
+	cli_progress_init(&pr, quiet);
+	o.progress = progress;
+	o.ctx = &pr;
+	if (lsg_convert(argv[optind], argv[optind + 1], &o, &err) < 0) {
+		cli_progress_done(&pr);
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	}
+	cli_progress_done(&pr);
+	return cli_finish(0);
+}
