@@ -7,10 +7,15 @@
  * layer (global rows, tokens and adaptive padding), its output, the
  * teacher-forced logits, and greedy and beam ids at L = 1000; from
  * model.safetensors and from pytorch_model.bin. lsh uses the oracle's
- * recorded torch.randn draws.
+ * recorded torch.randn draws. The options the oracle leaves at their
+ * defaults (mask_first_token, pass_global_tokens_to_decoder false with and
+ * without pool_with_global, 4 global tokens) against goldens made with the
+ * authors' code by tests/gen/lsg_options_ref.py.
  */
 #include <stdint.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include "arch/decoder.h"
 #include "arch/encoder.h"
@@ -289,10 +294,104 @@ static void test_bin(void)
 		run_type(i, "pytorch_model.bin");
 }
 
+/* The norm model with config keys changed: mask_first_token, ... */
+static void run_option(const char *variant, const char *keys)
+{
+	char dir[] = "/tmp/lc-test-lsg-opt-XXXXXX", path[512], src[512];
+	json_error_t je;
+	json_t *cfg = NULL, *kw = json_loads(keys, 0, &je);
+	lc_err err;
+	lc_model *m = NULL;
+	lc_encoder *e = NULL;
+	lc_decoder *dec = NULL;
+	const lc_config *c;
+
+	if (!T_OK(kw && mkdtemp(dir), "%s: setup", variant))
+		goto out;
+	snprintf(path, sizeof path, "%s", t_data("lsg/norm/config.json"));
+	cfg = json_load_file(path, 0, &je);
+	if (!T_OK(cfg != NULL, "%s", je.text))
+		goto out;
+	json_object_update(cfg, kw);
+	snprintf(path, sizeof path, "%s/config.json", dir);
+	T_OK(json_dump_file(cfg, path, 0) == 0, "%s", path);
+	if (!realpath(t_data("lsg/model.safetensors"), src))
+		src[0] = 0;
+	snprintf(path, sizeof path, "%s/model.safetensors", dir);
+	T_OK(symlink(src, path) == 0, "%s", path);
+	m = model_open(dir, &err);
+	if (!T_OK(m != NULL, "%s: %s", variant, err.msg))
+		goto out;
+	c = model_config(m);
+	e = encoder_new(m, 2, &err);
+	dec = decoder_new(m, &err);
+	if (!T_OK(e && dec, "%s", err.msg))
+		goto out;
+	for (int k = 1; k <= 2; k++) {
+		char gdir[64];
+		size_t n, ng, nt;
+		int32_t *ids = golden("norm", lens[k], "input_ids.i32", &n);
+		int32_t *din = golden("", "", "decoder_input_ids.i32", &nt);
+		int64_t L = (int64_t)n, Le = encoder_out_len(e, L);
+		int d = c->d_model, V = c->vocab_size;
+		float *out = malloc((size_t)(Le * d) * sizeof *out), *g, *logits;
+
+		snprintf(gdir, sizeof gdir, "%s/%s", variant, lens[k]);
+		if (!T_OK(ids && din && out, "%s inputs", gdir))
+			continue;
+		T_OK(encoder_run(e, ids, L, out, NULL, NULL, &err) == 0, "%s", err.msg);
+		g = golden("options", gdir, "enc_out.f32", &ng);
+		if (T_OK(g && ng == (size_t)(Le * d), "%s enc_out: %lld rows, golden %zu", gdir,
+		         (long long)Le, ng / (size_t)d))
+			cmp(gdir, out, g, ng);
+		free(g);
+		g = golden("options", gdir, "logits.f32", &ng);
+		logits = malloc((size_t)V * sizeof *logits);
+		if (T_OK(g && ng == nt * (size_t)V, "%s logits", gdir)) {
+			dec_state *s = decoder_state_new(dec, out, Le, 1, (int)nt, &err);
+			for (size_t t = 0; s && t < nt; t++) {
+				if (decoder_step(s, &din[t], logits, &err) < 0)
+					break;
+				cmp(gdir, logits, g + t * (size_t)V, (size_t)V);
+			}
+			decoder_state_free(s);
+		}
+		free(g);
+		free(logits);
+		generate(dec, c, out, Le, "options", gdir, "greedy_ids.i32", 1);
+		free(ids);
+		free(din);
+		free(out);
+	}
+out:
+	encoder_free(e);
+	decoder_free(dec);
+	model_free(m);
+	json_decref(cfg);
+	json_decref(kw);
+	snprintf(path, sizeof path, "%s/config.json", dir);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/model.safetensors", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_options(void)
+{
+	run_option("mask_first", "{\"mask_first_token\": true}");
+	run_option("noglobal_pool",
+	           "{\"pass_global_tokens_to_decoder\": false, \"pool_with_global\": true}");
+	run_option("noglobal",
+	           "{\"pass_global_tokens_to_decoder\": false, \"pool_with_global\": false}");
+	run_option("g4", "{\"num_global_tokens\": 4}");
+	run_option("g4_mask_first", "{\"num_global_tokens\": 4, \"mask_first_token\": true}");
+}
+
 int main(void)
 {
 	T_RUN(test_safetensors);
 	T_RUN(test_bin);
+	T_RUN(test_options);
 	for (int i = 0; i < 7; i++)
 		printf("# %-12s worst relative error: encoder %.3g, logits %.3g\n", types[i],
 		       worst_enc[i], worst_logits[i]);
