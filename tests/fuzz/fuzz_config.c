@@ -1,8 +1,11 @@
 /* libFuzzer target: config.json on arbitrary bytes, through the registry,
  * the architecture's parser and the declaration of its parameters. A
- * configuration it accepts must declare a consistent flat layout. */
+ * configuration it accepts must declare a consistent flat layout. Any
+ * JSON it parses, written back as transformers writes it (cfg_dump_hf,
+ * lc-convert's writer), must read back equal. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "arch/arch.h"
 #include "weights/config.h"
@@ -19,6 +22,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!root)
 		return 0;
+	for (int ascii = 0; ascii < 2; ascii++) {
+		char *text = cfg_dump_hf(root, ascii);
+		json_t *back = text ? cfg_parse(text, strlen(text), "fuzz dump", &err) : NULL;
+		if (!text || !back || !json_equal(root, back))
+			abort();
+		json_decref(back);
+		free(text);
+	}
 	if (arch_config_json(root, "fuzz", &c, &err) == 0 &&
 	    (w = arch_weights_new(&c, NULL, &p, &err))) {
 		uint64_t off = 0;

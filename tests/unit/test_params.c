@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "t.h"
+#include "weights/config.h"
 #include "weights/params.h"
 #include "weights/safetensors.h"
 
@@ -266,10 +267,86 @@ static void test_flat_init_write(void)
 	free(c);
 }
 
+/* config.json written as transformers writes it (json.dumps(indent=2,
+ * sort_keys=True)): the expected texts are what Python 3 printed. */
+static void test_dump_hf(void)
+{
+	static const char src[] = "{\"b\": [1e-05, 0.02, 100.0, 1e16, 1.5e-07, 0.1, 2.0, 123456789012345.0, 0.0001, -0.0, 3.14159, 1e+300, 5e-324, 2.5e15, 1234567890123456.0, 12345678901234567.0], \"a\": {\"z\": \"caf\xc3""\xa9"" \\u0001\\t\\\"q\\\" \\ud83d\\ude00 \\u007f\", \"e\": {}, \"l\": []}, \"n\": null, \"t\": true, \"i\": -42}";
+	static const char want_ascii[] = "{\n"
+		"  \"a\": {\n"
+		"    \"e\": {},\n"
+		"    \"l\": [],\n"
+		"    \"z\": \"caf\\u00e9 \\u0001\\t\\\"q\\\" \\ud83d\\ude00 \\u007f\"\n"
+		"  },\n"
+		"  \"b\": [\n"
+		"    1e-05,\n"
+		"    0.02,\n"
+		"    100.0,\n"
+		"    1e+16,\n"
+		"    1.5e-07,\n"
+		"    0.1,\n"
+		"    2.0,\n"
+		"    123456789012345.0,\n"
+		"    0.0001,\n"
+		"    -0.0,\n"
+		"    3.14159,\n"
+		"    1e+300,\n"
+		"    5e-324,\n"
+		"    2500000000000000.0,\n"
+		"    1234567890123456.0,\n"
+		"    1.2345678901234568e+16\n"
+		"  ],\n"
+		"  \"i\": -42,\n"
+		"  \"n\": null,\n"
+		"  \"t\": true\n"
+		"}\n"
+		"";
+	static const char want_utf8[] = "{\n"
+		"  \"a\": {\n"
+		"    \"e\": {},\n"
+		"    \"l\": [],\n"
+		"    \"z\": \"caf\xc3""\xa9"" \\u0001\\t\\\"q\\\" \xf0""\x9f""\x98""\x80"" \x7f""\"\n"
+		"  },\n"
+		"  \"b\": [\n"
+		"    1e-05,\n"
+		"    0.02,\n"
+		"    100.0,\n"
+		"    1e+16,\n"
+		"    1.5e-07,\n"
+		"    0.1,\n"
+		"    2.0,\n"
+		"    123456789012345.0,\n"
+		"    0.0001,\n"
+		"    -0.0,\n"
+		"    3.14159,\n"
+		"    1e+300,\n"
+		"    5e-324,\n"
+		"    2500000000000000.0,\n"
+		"    1234567890123456.0,\n"
+		"    1.2345678901234568e+16\n"
+		"  ],\n"
+		"  \"i\": -42,\n"
+		"  \"n\": null,\n"
+		"  \"t\": true\n"
+		"}\n"
+		"";
+	lc_err err;
+	json_t *root = cfg_parse(src, strlen(src), "src", &err);
+	char *a = root ? cfg_dump_hf(root, 1) : NULL, *u = root ? cfg_dump_hf(root, 0) : NULL;
+
+	T_OK(root != NULL, "%s", err.msg);
+	T_OK(a && !strcmp(a, want_ascii), "ensure_ascii:\n%s", a ? a : "(null)");
+	T_OK(u && !strcmp(u, want_utf8), "utf-8:\n%s", u ? u : "(null)");
+	free(a);
+	free(u);
+	json_decref(root);
+}
+
 int main(void)
 {
 	T_RUN(test_declare);
 	T_RUN(test_bind);
 	T_RUN(test_flat_init_write);
+	T_RUN(test_dump_hf);
 	return t_done();
 }
