@@ -7,6 +7,7 @@
 #include "arch/lsgconv.h"
 #include "base/cli.h"
 #include "ops/lsgattn.h"
+#include "text/bpe.h"
 
 static void usage(void)
 {
@@ -89,6 +90,16 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind != 2)
 		cli_usage_error("expected SRC and DST directories");
+	/* the converter adds the embeddings of the tokenizer's <s> and <mask>
+	 * to the global tokens; an LSG source keeps its own */
+	if (bpe_dir_has(argv[optind])) {
+		bpe_model *tok = bpe_load_dir(argv[optind], &err);
+		if (!tok)
+			cli_die(LC_EXIT_DATA, "%s", err.msg);
+		o.bos_id = bpe_bos_id(tok) >= 0 ? bpe_bos_id(tok) : bpe_cls_id(tok);
+		o.mask_id = bpe_mask_id(tok);
+		bpe_free(tok);
+	}
 	cli_progress_init(&pr, quiet);
 	o.progress = progress;
 	o.ctx = &pr;

@@ -281,6 +281,40 @@ static int full_attn_fw(void *ctx, int layer, float *q, const float *k, const fl
 	return 0;
 }
 
+/* The row-wise steps of a layer, split over threads by blocks of rows:
+ * x = LN(x + t) (ln_w set), or h = act(h). Each row as computed alone. */
+#define ROWS 64
+
+typedef struct rows_job {
+	const lc_config *c;
+	float *x, *h;
+	const float *t, *ln_w, *ln_b;
+	int64_t R;
+} rows_job;
+
+static void rows_one(void *ctx, int64_t i, int tid)
+{
+	const rows_job *j = ctx;
+	int64_t r0 = i * ROWS, n = j->R - r0 < ROWS ? j->R - r0 : ROWS;
+	int d = j->c->d_model, ff = j->c->enc_ff;
+
+	(void)tid;
+	if (j->ln_w) {
+		residual_add(j->x + r0 * d, j->x + r0 * d, j->t + r0 * d, NULL, n * d);
+		layernorm_fw(j->x + r0 * d, n, d, j->ln_w, j->ln_b, j->c->eps, j->x + r0 * d, NULL, NULL);
+	} else {
+		act_fw(j->c->act, j->h + r0 * ff, NULL, n * ff, j->h + r0 * ff);
+	}
+}
+
+static void rows_run(int nth, const lc_config *c, int64_t R, float *x, const float *t,
+                     const float *ln_w, const float *ln_b, float *h)
+{
+	rows_job j = { c, x, h, t, ln_w, ln_b, R };
+
+	par_for(nth, (R + ROWS - 1) / ROWS, rows_one, &j);
+}
+
 int bart_enc_layers(const lc_config *c, const bart_weights *W, float *x, int64_t R, int nl,
                     int nth, int gemm_only, bart_attn_fn attn, void *ctx, lc_err *err)
 {
@@ -312,18 +346,14 @@ int bart_enc_layers(const lc_config *c, const bart_weights *W, float *x, int64_t
 		if (!gemm_only && attn(ctx, li, q, k, v, R, o, err) < 0)
 			goto out;
 		linear_fw(t, o, Ly->sa.wo, Ly->sa.bo, R, d, d, 0.0f, nth);
-		if (!gemm_only) {
-			residual_add(x, x, t, NULL, R * d);
-			layernorm_fw(x, R, d, Ly->sa.ln_w, Ly->sa.ln_b, c->eps, x, NULL, NULL);
-		}
+		if (!gemm_only)
+			rows_run(nth, c, R, x, t, Ly->sa.ln_w, Ly->sa.ln_b, NULL);
 		linear_fw(h, x, Ly->ff.w1, Ly->ff.b1, R, ff, d, 0.0f, nth);
 		if (!gemm_only)
-			act_fw(c->act, h, NULL, R * ff, h);
+			rows_run(nth, c, R, NULL, NULL, NULL, NULL, h);
 		linear_fw(t, h, Ly->ff.w2, Ly->ff.b2, R, d, ff, 0.0f, nth);
-		if (!gemm_only) {
-			residual_add(x, x, t, NULL, R * d);
-			layernorm_fw(x, R, d, Ly->ff.ln_w, Ly->ff.ln_b, c->eps, x, NULL, NULL);
-		}
+		if (!gemm_only)
+			rows_run(nth, c, R, x, t, Ly->ff.ln_w, Ly->ff.ln_b, NULL);
 	}
 	rc = 0;
 out:

@@ -17,7 +17,6 @@
 #include "arch/model.h"
 #include "base/fileio.h"
 #include "ops/lsgattn.h"
-#include "text/bpe.h"
 #include "weights/config.h"
 #include "weights/params.h"
 #include "weights/safetensors.h"
@@ -45,6 +44,7 @@ void lsgconv_opts_default(lsgconv_opts *o)
 	memset(o, 0, sizeof *o);
 	o->max_len = 4096;
 	o->block_size = o->sparse_block_size = o->sparsity_factor = o->num_global_tokens = -1;
+	o->bos_id = o->mask_id = -1;
 }
 
 static int set_int(json_t *root, const char *key, int v, int def, int keep)
@@ -238,7 +238,6 @@ int lsg_convert(const char *src, const char *dst, const lsgconv_opts *o, lc_err 
 	char path[PATH_MAX], tmp[PATH_MAX];
 	json_t *scfg = NULL, *dcfg = NULL, *tcfg = NULL;
 	lc_model *m = NULL;
-	bpe_model *tok = NULL;
 	lc_config c;
 	lc_params *p = NULL;
 	void *w = NULL;
@@ -264,9 +263,11 @@ int lsg_convert(const char *src, const char *dst, const lsgconv_opts *o, lc_err 
 	note(o, "reading the model");
 	if (!(m = model_open(src, err)))
 		goto out;
-	/* the converter needs the tokenizer's <s> and <mask> */
-	if (!is_lsg && !(tok = bpe_load_dir(src, err)))
+	if (!is_lsg && o->mask_id < 0) {
+		lc_fail(err, "%s: the tokenizer has no mask token (the converter adds its embedding "
+		        "to the global tokens)", src);
 		goto out;
+	}
 	if (!(dcfg = new_config(scfg, is_lsg, dst, o, err)))
 		goto out;
 	if (arch_config_json(dcfg, "the converted config.json", &c, err) < 0)
@@ -289,20 +290,14 @@ int lsg_convert(const char *src, const char *dst, const lsgconv_opts *o, lc_err 
 		if (is_glob && !is_lsg) {
 			const lc_param *pe = params_find(model_params(m), "model.encoder.embed_positions.weight");
 			const lc_param *sh = params_find(model_params(m), "model.shared.weight");
-			int32_t bos = bpe_bos_id(tok) >= 0 ? bpe_bos_id(tok) :
-			              bpe_cls_id(tok) >= 0 ? bpe_cls_id(tok) : c.bos_id;
-			if (bpe_mask_id(tok) < 0) {
-				lc_fail(err, "%s: the tokenizer has no mask token (the converter adds its "
-				        "embedding to the global tokens)", src);
-				goto out;
-			}
-			if (bos < 0 || bos >= c.vocab_size || bpe_mask_id(tok) >= c.vocab_size) {
+			int32_t bos = o->bos_id >= 0 ? o->bos_id : c.bos_id;
+			if (bos < 0 || bos >= c.vocab_size || o->mask_id >= c.vocab_size) {
 				lc_fail(err, "%s: the tokenizer's <s> %d or <mask> %d is outside the model's "
-				        "vocabulary of %d", src, bos, bpe_mask_id(tok), c.vocab_size);
+				        "vocabulary of %d", src, bos, o->mask_id, c.vocab_size);
 				goto out;
 			}
-			if (make_globals(*pe->slot, pe->dims[0], e->dims[1], *sh->slot, bos,
-			                 bpe_mask_id(tok), to, err) < 0)
+			if (make_globals(*pe->slot, pe->dims[0], e->dims[1], *sh->slot, bos, o->mask_id,
+			                 to, err) < 0)
 				goto out;
 			continue;
 		}
@@ -369,7 +364,6 @@ out:
 	free(base);
 	if (w)
 		arch_weights_free(&c, w, p);
-	bpe_free(tok);
 	model_free(m);
 	json_decref(scfg);
 	json_decref(dcfg);

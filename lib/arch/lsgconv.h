@@ -9,6 +9,7 @@
  *              original encoder positions P = old[2:] (cut to a multiple
  *              of 512 rows): every (n/512)th row, reordered with stride
  *              64 / (n/512); then row 0 += shared[<s>], rows 1.. += shared[<mask>]
+ *              (the caller reads the ids from the tokenizer: arch/ knows no text/)
  *   config     architectures LSGBartForConditionalGeneration, auto_map,
  *              base_model_prefix "lsg", the LSG keys (given or the
  *              authors' defaults), max_position_embeddings, _name_or_path
@@ -23,6 +24,8 @@
 #ifndef LC_LSGCONV_H
 #define LC_LSGCONV_H
 
+#include <stdint.h>
+
 #include "base/err.h"
 
 typedef struct lsgconv_opts {
@@ -33,6 +36,10 @@ typedef struct lsgconv_opts {
 	const char *set[16];          /* further config keys, "key=JSON value" */
 	int nset;
 	const char *name;             /* _name_or_path; NULL: dst as given */
+	/* the tokenizer's ids (the converter reads them from it): <s> (else
+	 * its cls token, else config.json's bos_token_id) and <mask>; a BART
+	 * source needs mask_id; -1: none */
+	int32_t bos_id, mask_id;
 	void (*progress)(void *ctx, const char *what);
 	void *ctx;
 } lsgconv_opts;

@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "ops/vmath.h"
+
 int act_parse(const char *s)
 {
 	if (!strcmp(s, "gelu_new") || !strcmp(s, "gelu_fast") || !strcmp(s, "gelu_pytorch_tanh"))
@@ -27,31 +29,6 @@ const char *act_name(enum lc_act a)
 	return "?";
 }
 
-/* exp(x) for x in [-87, 88], about 2 ulp; written to vectorise. */
-static inline float fast_expf(float x)
-{
-	float n, r, p;
-	int32_t i;
-	uint32_t u;
-	float f;
-
-	x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
-	n = nearbyintf(x * 1.44269504088896341f);
-	r = x - n * 0.693145751953125f;
-	r = r - n * 1.428606765330187e-06f;
-	p = 1.0f / 720;
-	p = p * r + 1.0f / 120;
-	p = p * r + 1.0f / 24;
-	p = p * r + 1.0f / 6;
-	p = p * r + 0.5f;
-	p = p * r + 1.0f;
-	p = p * r + 1.0f;
-	i = (int32_t)n;
-	u = (uint32_t)(i + 127) << 23;
-	memcpy(&f, &u, 4);
-	return p * f;
-}
-
 void act_fw(enum lc_act k, const float *a, const float *b, int64_t n, float *out)
 {
 	int64_t i;
@@ -61,15 +38,22 @@ void act_fw(enum lc_act k, const float *a, const float *b, int64_t n, float *out
 		/* 0.5 x (1 + tanh(y)) = x / (1 + exp(-2y)), y = sqrt(2/pi)(x + 0.044715 x^3) */
 		for (i = 0; i < n; i++) {
 			float x = a[i], y = 0.7978845608028654f * (x + 0.044715f * x * x * x);
-			float g = x / (1.0f + fast_expf(-2.0f * y));
+			float g = x / (1.0f + vm_expf(-2.0f * y));
 			out[i] = b ? g * b[i] : g;
 		}
 		break;
 	case ACT_GELU:
-		for (i = 0; i < n; i++) {
-			float x = a[i], g = 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-			out[i] = b ? g * b[i] : g;
+		if (b && out == b) {            /* out may be b: gate element by element */
+			for (i = 0; i < n; i++) {
+				float g;
+				vm_gelu(a + i, &g, 1);
+				out[i] = g * b[i];
+			}
+			break;
 		}
+		vm_gelu(a, out, n);
+		for (i = 0; b && i < n; i++)
+			out[i] *= b[i];
 		break;
 	case ACT_RELU:
 		for (i = 0; i < n; i++) {
@@ -79,7 +63,7 @@ void act_fw(enum lc_act k, const float *a, const float *b, int64_t n, float *out
 		break;
 	case ACT_SILU:
 		for (i = 0; i < n; i++) {
-			float x = a[i], g = x / (1.0f + fast_expf(-x));
+			float x = a[i], g = x / (1.0f + vm_expf(-x));
 			out[i] = b ? g * b[i] : g;
 		}
 		break;

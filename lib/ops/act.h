@@ -3,8 +3,9 @@
  * backward, optionally gated (T5's gated feed-forward: act(a) * b).
  *
  *   ACT_GELU_TANH  0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), written
- *                  as x / (1 + exp(-2y)) with a vectorisable exp (about 2 ulp)
- *   ACT_GELU       0.5 x (1 + erf(x / sqrt 2)) (exact GELU; BART's "gelu")
+ *                  as x / (1 + exp(-2y)) with ops/vmath.h's exp (about 2 ulp)
+ *   ACT_GELU       0.5 x (1 + erf(x / sqrt 2)) (the erf form; BART's "gelu"),
+ *                  erf within 1.5e-7 (ops/vmath.h)
  *   ACT_RELU       max(x, 0)
  *   ACT_SILU       x / (1 + exp(-x)) (same exp)
  *

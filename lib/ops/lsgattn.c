@@ -126,11 +126,13 @@ static void attend(const float *q, int64_t ldq, int64_t m, int dk, float scale, 
 	for (int i = 0; i < nseg; i++) {
 		if (g[i].n < 1)
 			continue;
+		int any = 0;
 		cmp_gemm(CMP_N, CMP_T, m, g[i].n, dk, scale, q, ldq, g[i].k, g[i].ld, 0.0f, S + col, N);
-		if (g[i].mask)
-			for (int64_t r = 0; r < m; r++)
-				for (int64_t j = 0; j < g[i].n; j++)
-					S[r * N + col + j] += g[i].mask[j];
+		for (int64_t j = 0; g[i].mask && j < g[i].n && !any; j++)
+			any = g[i].mask[j] != 0.0f;
+		for (int64_t r = 0; any && r < m; r++)
+			for (int64_t j = 0; j < g[i].n; j++)
+				S[r * N + col + j] += g[i].mask[j];
 		col += g[i].n;
 	}
 	softmax_fw(S, m, N, N);

@@ -2,25 +2,18 @@
 
 #include <math.h>
 
+#include "ops/vmath.h"
+
 void softmax_fw(float *S, int64_t rows, int64_t n, int64_t ld)
 {
 	for (int64_t r = 0; r < rows; r++) {
-		float *s = S + r * ld, mx = -INFINITY;
-		double sum = 0;
-		for (int64_t j = 0; j < n; j++)
-			if (s[j] > mx)
-				mx = s[j];
+		float *s = S + r * ld, mx = vm_max(s, n);
 		if (mx == -INFINITY) {
 			for (int64_t j = 0; j < n; j++)
 				s[j] = 0;
 			continue;
 		}
-		for (int64_t j = 0; j < n; j++) {
-			s[j] = expf(s[j] - mx);
-			sum += s[j];
-		}
-		for (int64_t j = 0; j < n; j++)
-			s[j] = (float)(s[j] / sum);
+		vm_scale(s, 1.0 / vm_exp_sum(s, mx, s, n), s, n);
 	}
 }
 

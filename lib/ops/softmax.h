@@ -2,7 +2,8 @@
  * softmax: row-wise softmax and its backward.
  *
  * Forward: subtract the row maximum (a row of -inf stays all zero), exp in
- * float, sum in double, divide in double and round once.
+ * float (ops/vmath.h), sum in double, scale by the sum's reciprocal in
+ * double and round once.
  */
 #ifndef LC_SOFTMAX_H
 #define LC_SOFTMAX_H

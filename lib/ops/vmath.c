@@ -1,0 +1,257 @@
+/*
+ * vmath.c: see vmath.h. The scalar functions are the reference; the AVX2
+ * ones compute the same formulas eight lanes at a time (with FMA), for
+ * whole blocks of 8, the rest in scalar.
+ */
+#include "ops/vmath.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#define LOG2E 1.44269504088896341f
+#define LN2_HI 0.693359375f            /* ln 2 = LN2_HI + LN2_LO, LN2_HI exact in few bits */
+#define LN2_LO (-2.12194440e-4f)
+#define EXP_LO (-87.33654f)            /* below: 0 */
+#define EXP_HI 88.0f
+/* Cephes expf's polynomial for exp(r) - 1 - r, over r^2 */
+#define P0 1.9875691500e-4f
+#define P1 1.3981999507e-3f
+#define P2 8.3334519073e-3f
+#define P3 4.1665795894e-2f
+#define P4 1.6666665459e-1f
+#define P5 5.0000001201e-1f
+/* Abramowitz and Stegun 7.1.26 */
+#define EP 0.3275911f
+#define A1 0.254829592f
+#define A2 (-0.284496736f)
+#define A3 1.421413741f
+#define A4 (-1.453152027f)
+#define A5 1.061405429f
+#define RSQRT2 0.70710678118654752f
+
+static float exp1(float x)
+{
+	float n, r, z, p, f;
+	uint32_t u;
+
+	if (x < EXP_LO)
+		return 0.0f;
+	if (x > EXP_HI)
+		x = EXP_HI;
+	n = nearbyintf(x * LOG2E);
+	r = x - n * LN2_HI;
+	r = r - n * LN2_LO;
+	z = r * r;
+	p = P0;
+	p = p * r + P1;
+	p = p * r + P2;
+	p = p * r + P3;
+	p = p * r + P4;
+	p = p * r + P5;
+	p = p * z + r + 1.0f;
+	u = (uint32_t)((int32_t)n + 127) << 23;
+	memcpy(&f, &u, sizeof f);
+	return p * f;
+}
+
+static float gelu1(float x)
+{
+	float y = x * RSQRT2, a = fabsf(y), t = 1.0f / (1.0f + EP * a), e;
+
+	e = 1.0f - t * (A1 + t * (A2 + t * (A3 + t * (A4 + t * A5)))) * exp1(-a * a);
+	return 0.5f * x * (1.0f + (y < 0 ? -e : e));
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define AVX2 __attribute__((target("avx2,fma")))
+
+AVX2 static inline __m256 exp8(__m256 x)
+{
+	__m256 under = _mm256_cmp_ps(x, _mm256_set1_ps(EXP_LO), _CMP_LT_OQ), n, r, z, p;
+	__m256i e;
+
+	x = _mm256_min_ps(x, _mm256_set1_ps(EXP_HI));
+	n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(LOG2E)),
+	                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), x);
+	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_LO), r);
+	z = _mm256_mul_ps(r, r);
+	p = _mm256_set1_ps(P0);
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(P1));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(P2));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(P3));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(P4));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(P5));
+	p = _mm256_add_ps(_mm256_fmadd_ps(p, z, r), _mm256_set1_ps(1.0f));
+	/* n >= -126 here (lanes below EXP_LO are zeroed) */
+	e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+	p = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+	return _mm256_andnot_ps(under, p);
+}
+
+AVX2 static double exp_sum_avx2(const float *x, float sub, float *y, int64_t n)
+{
+	__m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+	__m256 m = _mm256_set1_ps(sub);
+	double s[4], sum;
+	int64_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		__m256 v = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
+		_mm256_storeu_ps(y + i, v);
+		s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+		s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+	}
+	_mm256_storeu_pd(s, _mm256_add_pd(s0, s1));
+	sum = (s[0] + s[1]) + (s[2] + s[3]);
+	for (; i < n; i++) {
+		y[i] = exp1(x[i] - sub);
+		sum += y[i];
+	}
+	return sum;
+}
+
+AVX2 static void gelu_avx2(const float *x, float *y, int64_t n)
+{
+	const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
+	int64_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		__m256 v = _mm256_loadu_ps(x + i), u = _mm256_mul_ps(v, _mm256_set1_ps(RSQRT2));
+		__m256 a = _mm256_andnot_ps(sign, u), t, p, e;
+		t = _mm256_div_ps(one, _mm256_fmadd_ps(_mm256_set1_ps(EP), a, one));
+		p = _mm256_fmadd_ps(t, _mm256_set1_ps(A5), _mm256_set1_ps(A4));
+		p = _mm256_fmadd_ps(t, p, _mm256_set1_ps(A3));
+		p = _mm256_fmadd_ps(t, p, _mm256_set1_ps(A2));
+		p = _mm256_fmadd_ps(t, p, _mm256_set1_ps(A1));
+		p = _mm256_mul_ps(t, p);
+		e = _mm256_fnmadd_ps(p, exp8(_mm256_xor_ps(sign, _mm256_mul_ps(a, a))), one);
+		e = _mm256_or_ps(e, _mm256_and_ps(sign, u));      /* erf is odd */
+		_mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v),
+		                                      _mm256_add_ps(one, e)));
+	}
+	for (; i < n; i++)
+		y[i] = gelu1(x[i]);
+}
+
+AVX2 static float max_avx2(const float *x, int64_t n)
+{
+	__m256 m = _mm256_set1_ps(-INFINITY);
+	float v[8], mx = -INFINITY;
+	int64_t i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		m = _mm256_max_ps(_mm256_loadu_ps(x + i), m);
+	_mm256_storeu_ps(v, m);
+	for (int k = 0; k < 8; k++)
+		mx = v[k] > mx ? v[k] : mx;
+	for (; i < n; i++)
+		mx = x[i] > mx ? x[i] : mx;
+	return mx;
+}
+
+AVX2 static void scale_avx2(const float *x, double s, float *y, int64_t n)
+{
+	__m256d k = _mm256_set1_pd(s);
+	int64_t i = 0;
+
+	for (; i + 4 <= n; i += 4)
+		_mm_storeu_ps(y + i, _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i)), k)));
+	for (; i < n; i++)
+		y[i] = (float)(x[i] * s);
+}
+
+static atomic_int allowed = 1;
+
+int vm_simd(int on)
+{
+	if (on >= 0)
+		atomic_store_explicit(&allowed, on, memory_order_relaxed);
+	return atomic_load_explicit(&allowed, memory_order_relaxed);
+}
+
+static int have_avx2(void)
+{
+	static atomic_int have = -1;
+	int h = atomic_load_explicit(&have, memory_order_relaxed);
+
+	if (!atomic_load_explicit(&allowed, memory_order_relaxed))
+		return 0;
+	if (h < 0) {
+		__builtin_cpu_init();
+		h = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+		atomic_store_explicit(&have, h, memory_order_relaxed);
+	}
+	return h;
+}
+#else
+int vm_simd(int on)
+{
+	(void)on;
+	return 0;
+}
+
+static int have_avx2(void)
+{
+	return 0;
+}
+#endif
+
+double vm_exp_sum(const float *x, float sub, float *y, int64_t n)
+{
+	double sum = 0;
+
+#ifdef AVX2
+	if (have_avx2())
+		return exp_sum_avx2(x, sub, y, n);
+#endif
+	for (int64_t i = 0; i < n; i++) {
+		y[i] = exp1(x[i] - sub);
+		sum += y[i];
+	}
+	return sum;
+}
+
+void vm_gelu(const float *x, float *y, int64_t n)
+{
+#ifdef AVX2
+	if (have_avx2()) {
+		gelu_avx2(x, y, n);
+		return;
+	}
+#endif
+	for (int64_t i = 0; i < n; i++)
+		y[i] = gelu1(x[i]);
+}
+
+float vm_max(const float *x, int64_t n)
+{
+	float mx = -INFINITY;
+
+#ifdef AVX2
+	if (have_avx2())
+		return max_avx2(x, n);
+#endif
+	for (int64_t i = 0; i < n; i++)
+		mx = x[i] > mx ? x[i] : mx;
+	return mx;
+}
+
+void vm_scale(const float *x, double s, float *y, int64_t n)
+{
+#ifdef AVX2
+	if (have_avx2()) {
+		scale_avx2(x, s, y, n);
+		return;
+	}
+#endif
+	for (int64_t i = 0; i < n; i++)
+		y[i] = (float)(x[i] * s);
+}
+
+float vm_expf(float x)
+{
+	return exp1(x);
+}

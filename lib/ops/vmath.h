@@ -1,0 +1,39 @@
+/*
+ * vmath: the elementwise functions the layers spend their non-GEMM time
+ * in, over arrays, with AVX2 and FMA when the CPU has them (checked once
+ * at run time) and the same formulas in scalar code otherwise:
+ *
+ *   exp   Cephes' expf: n = round(x log2 e), a degree-7 polynomial in
+ *         x - n ln 2, times 2^n; within 2 ulp of exp for x in
+ *         [-87.3, 88.7], 0 below (x = -inf or -FLT_MAX included)
+ *   erf   Abramowitz and Stegun 7.1.26: 1 - t (a1 + t (a2 + ...)) e^-x^2,
+ *         t = 1 / (1 + 0.3275911 |x|), odd; the formula is within 1.5e-7
+ *         of erf, and GELU computed with it in float within 3e-7 |x|
+ *
+ * The two paths can differ in the last bit (FMA); each is deterministic.
+ */
+#ifndef LC_VMATH_H
+#define LC_VMATH_H
+
+#include <stdint.h>
+
+/* on 0: the scalar code from now on, 1: AVX2 where the CPU has it (the
+ * default), -1: no change; returns the setting. For tests. */
+int vm_simd(int on);
+
+/* exp(x), the scalar formula. */
+float vm_expf(float x);
+
+/* y[i] = exp(x[i] - sub), y may be x; returns the sum of the y[i] in double. */
+double vm_exp_sum(const float *x, float sub, float *y, int64_t n);
+
+/* y[i] = 0.5 x (1 + erf(x / sqrt 2)) (GELU), y may be x. */
+void vm_gelu(const float *x, float *y, int64_t n);
+
+/* The largest x[i] (-inf for n = 0). */
+float vm_max(const float *x, int64_t n);
+
+/* y[i] = (float)(x[i] * s), s in double; y may be x. */
+void vm_scale(const float *x, double s, float *y, int64_t n);
+
+#endif
