@@ -32,11 +32,12 @@ lc-encode -m "$D" --random-weights --seed 9
 echo "bench/lsg.sh: LSG-BART-base encoder ($TYPE, sparsity_factor $SF), $J threads, $(nproc) cores"
 printf '%8s %10s %10s %10s %8s %10s\n' tokens wall_s encode_s gemm_s ratio peak_MiB
 for L in $LENGTHS; do
-	awk -v n="$L" 'BEGIN { srand(n); printf "0"; for (i = 2; i < n; i++) printf " %d", 4 + int(rand() * 50000); print " 2" }' |
-		lc-cat -i ids >"$D/in"
+	awk -v n="$L" 'BEGIN { srand(n); printf "0"; for (i = 2; i < n; i++) printf " %d", 4 + int(rand() * 50000); print " 2" }' \
+		>"$D/ids"
+	lc-cat -i ids "$D/ids" >"$D/in"
 	g=$(lc-encode -q -j "$J" -m "$D" --gemm-only <"$D/in" | cut -f3)
 	/usr/bin/time -f '%e %M' -o "$D/time" lc-encode -q -j "$J" --stats -m "$D" <"$D/in" \
-		>/dev/null 2>"$D/stats"
+		>"$D/out" 2>"$D/stats"
 	e=$(sed -n 's/.*encode \([0-9.]*\) s/\1/p' "$D/stats")
 	set -- $(tail -1 "$D/time")
 	awk -v L="$L" -v w="$1" -v e="$e" -v g="$g" -v m="$2" \
@@ -44,9 +45,14 @@ for L in $LENGTHS; do
 	if [ "$L" = 4096 ] && [ -n "${BENCH_LSG_MODELING:-}" ] &&
 		/usr/bin/python3 -c 'import torch, transformers' 2>/dev/null; then
 		/usr/bin/time -f '%e %M' -o "$D/ttime" /usr/bin/python3 "$(dirname "$0")/lsg_torch.py" \
-			"$D" "$L" "$J" >"$D/tout" 2>"$D/terr" || { tail -3 "$D/terr"; continue; }
+			--ids "$D/ids" --dump "$D/ref.f32" "$D" "$L" "$J" >"$D/tout" 2>"$D/terr" ||
+			{ tail -3 "$D/terr"; continue; }
 		set -- $(tail -1 "$D/ttime")
 		awk -v w="$1" -v e="$(cut -f3 "$D/tout" | tail -1)" -v m="$2" \
 			'BEGIN { printf "%8s %10.2f %10.2f %10s %8s %10.0f   (the authors'"'"' PyTorch code, fp32)\n", "4096", w, e, "-", "-", m / 1024 }'
+		lc-cat -o raw "$D/out" >"$D/lc.f32"
+		/usr/bin/python3 -c 'import sys, numpy as np
+a, b = np.fromfile(sys.argv[1], "<f4"), np.fromfile(sys.argv[2], "<f4")
+print("         lc-encode vs the authors'"'"' code on these weights: max |diff| %.3g, max |value| %.3g" % (np.abs(a - b).max(), np.abs(b).max()) if a.shape == b.shape else "         shapes differ")' "$D/lc.f32" "$D/ref.f32"
 	fi
 done
