@@ -288,49 +288,48 @@ static void sparse_norm(lsg_run *r, int h)
 }
 
 /* One lsh round over a chunk: n rows (keys kk, values vv, counts cnt,
- * each [n] x dk) into out buckets; R [dk][out/2]. */
+ * each [n] x dk) into out buckets; R [dk][out/2]. X, P: scratch of
+ * n x dk and n x out/2 floats. */
 static void lsh_round(int dk, int n, const float *kk, const float *vv, const float *cnt,
-                      const float *R, int out, float *ok, float *ov, float *oc)
+                      const float *R, int out, float *ok, float *ov, float *oc, float *X,
+                      float *P)
 {
 	int nh = out / 2;
-	float x[dk];
 
 	memset(ok, 0, (size_t)out * dk * sizeof *ok);
 	memset(ov, 0, (size_t)out * dk * sizeof *ov);
 	memset(oc, 0, (size_t)out * sizeof *oc);
+	/* x = the key / max(|key|, 1e-12) times its count clamped to [0, 1] */
 	for (int j = 0; j < n; j++) {
 		const float *kr = kk + (int64_t)j * dk;
 		double ss = 0.0;
-		float nrm, best = -INFINITY, bin = cnt[j] > 1.0f ? 1.0f : cnt[j] < 0.0f ? 0.0f : cnt[j];
-		int arg = 0;
+		float nrm, bin = cnt[j] > 1.0f ? 1.0f : cnt[j] < 0.0f ? 0.0f : cnt[j];
 		for (int e = 0; e < dk; e++)
 			ss += (double)kr[e] * kr[e];
 		nrm = (float)sqrt(ss);
 		if (nrm < 1e-12f)
 			nrm = 1e-12f;
 		for (int e = 0; e < dk; e++)
-			x[e] = kr[e] / nrm * bin;
+			X[(int64_t)j * dk + e] = kr[e] / nrm * bin;
+	}
+	cmp_gemm(CMP_N, CMP_N, n, nh, dk, 1.0f, X, dk, R, nh, 0.0f, P, nh);
+	for (int j = 0; j < n; j++) {
+		const float *p = P + (int64_t)j * nh;
+		float best = -INFINITY;
+		int arg = 0;
 		/* argmax over [x R, -x R], the first of equals */
-		for (int a = 0; a < nh; a++) {
-			float p = 0.0f;
-			for (int e = 0; e < dk; e++)
-				p += x[e] * R[(int64_t)e * nh + a];
-			if (p > best) {
-				best = p;
+		for (int a = 0; a < nh; a++)
+			if (p[a] > best) {
+				best = p[a];
 				arg = a;
 			}
-		}
-		for (int a = 0; a < nh; a++) {
-			float p = 0.0f;
-			for (int e = 0; e < dk; e++)
-				p += x[e] * R[(int64_t)e * nh + a];
-			if (-p > best) {
-				best = -p;
+		for (int a = 0; a < nh; a++)
+			if (-p[a] > best) {
+				best = -p[a];
 				arg = nh + a;
 			}
-		}
 		for (int e = 0; e < dk; e++) {
-			ok[(int64_t)arg * dk + e] += kr[e];
+			ok[(int64_t)arg * dk + e] += kk[(int64_t)j * dk + e];
 			ov[(int64_t)arg * dk + e] += vv[(int64_t)j * dk + e];
 		}
 		oc[arg] += cnt[j];
@@ -343,6 +342,7 @@ static void sparse_lsh(lsg_run *r, int h, float *work)
 	int dk = s->dk, c = chunk_of(s), keep = c / s->sf;
 	float *ka = work, *va = ka + (int64_t)c * dk, *ca = va + (int64_t)c * dk;
 	float *kb = ca + c, *vb = kb + (int64_t)c * dk, *cb = vb + (int64_t)c * dk;
+	float *X = cb + c, *P = X + (int64_t)c * dk;
 
 	for (int64_t ch = 0; ch < r->T / c; ch++) {
 		const float *R = s->lsh_R;
@@ -359,7 +359,7 @@ static void sparse_lsh(lsg_run *r, int h, float *work)
 		for (int round = 0; round < s->lsh_rounds; round++) {
 			int out = round < s->lsh_rounds - 1 ? c : keep, nh = out / 2;
 			float *t;
-			lsh_round(dk, n, ka, va, ca, R + (int64_t)h * dk * nh, out, kb, vb, cb);
+			lsh_round(dk, n, ka, va, ca, R + (int64_t)h * dk * nh, out, kb, vb, cb, X, P);
 			R += (int64_t)s->heads * dk * nh;
 			n = out;
 			t = ka; ka = kb; kb = t;
@@ -514,7 +514,7 @@ int lsg_attn_fw(const lsg_spec *s, const float *q, const float *k, const float *
 	{
 		int64_t nk = (int64_t)s->ng + 2 * s->sbs + 3 * s->bs, c = chunk_of(s);
 		int64_t need = (int64_t)s->bs * nk, gl = (int64_t)s->ng * (s->ng + T);
-		int64_t lsh = type == LSG_LSH ? 2 * (2 * c * s->dk + c) : 0;
+		int64_t lsh = type == LSG_LSH ? 2 * (2 * c * s->dk + c) + c * s->dk + c * (c / 2) : 0;
 		r.scratch_n = need > gl ? need : gl;
 		if (r.scratch_n < lsh)
 			r.scratch_n = lsh;
