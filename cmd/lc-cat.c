@@ -101,7 +101,7 @@ int main(int argc, char **argv)
 	lc_err err;
 
 	cli_init("lc-cat");
-	while ((c = getopt_long(argc, argv, "Fqi:o:d:", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "Fqi:o:d:", opts)) != -1) {
 		switch (c) {
 		case 'F': force = 1; break;
 		case 'q': break;

@@ -119,6 +119,8 @@ static void run_text(const struct opts *o, const char *path, const chunk_pattern
 		else
 			rc = chunk_plan_sentences(&pl, ss, text, len, (uint64_t)o->sentences,
 			                          (uint64_t)o->overlap, &err);
+		if (rc < 0 && re)
+			cli_die(LC_EXIT_DATA, "%s: -p '%s': %s", name, o->pattern, err.msg);
 		if (rc < 0)
 			cli_die(LC_EXIT_DATA, "%s: %s", name, err.msg);
 		put_pieces(&d, "text", &pl);
@@ -148,7 +150,7 @@ int main(int argc, char **argv)
 	lc_err err;
 
 	cli_init("lc-chunk");
-	while ((c = getopt_long(argc, argv, "Fqn:o:p:d:", lopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "Fqn:o:p:d:", lopts)) != -1) {
 		switch (c) {
 		case 'F': force = 1; break;
 		case 'q': break;
@@ -191,7 +193,7 @@ int main(int argc, char **argv)
 		cli_usage_error(o.ends ? "the overlap must be smaller than the piece size less its ends"
 		                       : "the overlap must be smaller than the piece size");
 	if (o.pattern && !(re = chunk_pattern_new(o.pattern, &err)))
-		cli_usage_error("-p: %s", err.msg);
+		cli_usage_error("-p '%s': %s", o.pattern, err.msg);
 	if (o.sentences && !(ss = sentence_new(&err)))
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	cli_binary_stdout(force);

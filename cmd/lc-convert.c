@@ -61,7 +61,7 @@ int main(int argc, char **argv)
 
 	cli_init("lc-convert");
 	lsgconv_opts_default(&o);
-	while ((c = getopt_long(argc, argv, "n:q", lo, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "n:q", lo)) != -1) {
 		switch (c) {
 		case 'n': o.max_len = (int)cli_int("--max-len", optarg, 1, 1 << 24); break;
 		case OPT_BS: o.block_size = (int)cli_int("--block-size", optarg, 1, 1 << 20); break;

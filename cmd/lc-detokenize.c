@@ -1,4 +1,5 @@
 /* lc-detokenize: token ids back to text (lib/text/tokenizer.h). */
+#include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,7 +58,7 @@ static int put_doc(run *r, const char *name, const int32_t *ids, size_t n, lc_er
 		return rc;
 	}
 	if (fwrite(r->text, 1, r->len, stdout) != r->len || putchar('\n') == EOF)
-		return lc_fail(err, "write error");
+		return lc_fail(err, "write error: %s", strerror(errno));
 	return 0;
 }
 
@@ -128,7 +129,7 @@ int main(int argc, char **argv)
 
 	memset(&r, 0, sizeof r);
 	cli_init("lc-detokenize");
-	while ((c = getopt_long(argc, argv, "Fqm:f:o:", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "Fqm:f:o:", opts)) != -1) {
 		switch (c) {
 		case 'F': force = 1; break;
 		case 'q': r.quiet = 1; break;

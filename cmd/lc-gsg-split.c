@@ -119,7 +119,7 @@ int main(int argc, char **argv)
 	int c;
 
 	cli_init("lc-gsg-split");
-	while ((c = getopt_long(argc, argv, "Fqr:s:m:f:d:", lopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "Fqr:s:m:f:d:", lopts)) != -1) {
 		switch (c) {
 		case 'F': o.force = 1; break;
 		case 'q': break;

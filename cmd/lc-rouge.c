@@ -11,6 +11,7 @@
 #include "text/rouge.h"
 #include "text/rouge_report.h"
 #include "text/sentence.h"
+#include "text/utf8.h"
 
 #ifndef LC_VERSION
 #define LC_VERSION "?"
@@ -70,6 +71,32 @@ static void parse_types(rouge_report_opts *o, const char *arg)
 		cli_usage_error("-t: no type");
 }
 
+/* Warns, once per input, of a document that is not text: a NUL byte or
+ * bytes that are not UTF-8 (rouge-score reads UTF-8 text). */
+static void check_text(const char *path, const char *name, const char *text, size_t len,
+                       char *warned)
+{
+	const char *label = cli_label(path), *nul;
+	size_t good;
+	char why[64];
+
+	if (*warned)
+		return;
+	nul = memchr(text, 0, len);
+	good = utf8_valid_len(text, len);
+	if (!nul && good == len)
+		return;
+	*warned = 1;
+	if (nul && (size_t)(nul - text) < good)
+		snprintf(why, sizeof why, "a NUL byte at byte %zu", (size_t)(nul - text));
+	else
+		snprintf(why, sizeof why, "invalid UTF-8 at byte %zu", good);
+	if (strcmp(name, label) == 0)
+		cli_warn("%s: not text (%s): scored as text anyway", label, why);
+	else
+		cli_warn("%s: document \"%s\" is not text (%s): scored as text anyway", label, name, why);
+}
+
 static int is_dir(const char *p)
 {
 	struct stat st;
@@ -98,6 +125,7 @@ int main(int argc, char **argv)
 	                  .r = { .samples = 1000, .seed = 0, .ci = 0.95, .fmt = ROUGE_FMT_TABLE,
 	                         .version = LC_VERSION } };
 	textin **in;
+	char *warned;
 	rouge_doc cand, *refs;
 	rouge_vocab *v;
 	rouge_work *w;
@@ -112,7 +140,7 @@ int main(int argc, char **argv)
 
 	cli_init("lc-rouge");
 	parse_types(&o.r, "rouge1,rouge2,rougeLsum");
-	while ((c = getopt_long(argc, argv, "t:sd:b:f:qhV", lo, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "t:sd:b:f:qhV", lo)) != -1) {
 		switch (c) {
 		case 't': parse_types(&o.r, optarg); break;
 		case 's': o.r.stem = 1; break;
@@ -151,10 +179,11 @@ int main(int argc, char **argv)
 				cli_usage_error("standard input can be read only once");
 
 	in = calloc(nin, sizeof *in);
+	warned = calloc(nin, 1);
 	refs = calloc(nref, sizeof *refs);
 	v = rouge_vocab_new(o.r.stem, &err);
 	w = v ? rouge_work_new(&err) : NULL;
-	if (!in || !refs || !v || !w)
+	if (!in || !warned || !refs || !v || !w)
 		cli_die(LC_EXIT_DATA, "out of memory");
 	if (o.r.split_sentences && !(ss = sentence_new(&err)))
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
@@ -179,6 +208,8 @@ int main(int argc, char **argv)
 		rc = textin_next(in[0], &name, &text, &len, &err);
 		if (rc < 0)
 			cli_die(LC_EXIT_DATA, "%s", err.msg);
+		if (rc > 0)
+			check_text(argv[optind], name, text, len, &warned[0]);
 		if (rc > 0 && rouge_report_load(v, &cand, ss, &spans, &spcap, text, len, &err) < 0)
 			cli_die(LC_EXIT_DATA, "%s: %s", name, err.msg);
 		for (k = 0; k < nref; k++) {
@@ -194,6 +225,7 @@ int main(int argc, char **argv)
 				        rpath, ndoc, cli_label(argv[optind]), rname);
 			if (rc == 0)
 				continue;
+			check_text(argv[optind + 1 + k], rname, rtext, rlen, &warned[1 + k]);
 			if (dirs && strcmp(rname, name) != 0)
 				cli_die(LC_EXIT_DATA, "%s: document %zu is \"%s\", but the candidate is \"%s\"",
 				        rpath, ndoc + 1, rname, name);
@@ -217,6 +249,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < nin; i++)
 		textin_close(in[i]);
 	free(in);
+	free(warned);
 	rouge_doc_free(&cand);
 	for (k = 0; k < nref; k++)
 		rouge_doc_free(&refs[k]);

@@ -1,4 +1,5 @@
 /* lc-tokenize: text documents to token ids (lib/text/tokenizer.h). */
+#include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -124,7 +125,7 @@ static void one_doc(run *r, const char *name, const lc_meta *meta, const char *t
 	case F_PIECES:
 		if (fwrite(e->pieces ? e->pieces : "", 1, e->plen, stdout) != e->plen ||
 		    putchar('\n') == EOF)
-			cli_die(LC_EXIT_DATA, "write error");
+			cli_die(LC_EXIT_DATA, "%s: write error: %s", name, strerror(errno));
 		break;
 	}
 	r->ndocs++;
@@ -158,7 +159,7 @@ int main(int argc, char **argv)
 	r.fmt = F_STREAM;
 	r.flags = TOK_ENC_SPECIAL | TOK_ENC_EXTRA;
 	cli_init("lc-tokenize");
-	while ((c = getopt_long(argc, argv, "Fqm:d:f:", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "Fqm:d:f:", opts)) != -1) {
 		switch (c) {
 		case 'F': force = 1; break;
 		case 'q': quiet = 1; break;

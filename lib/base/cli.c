@@ -1,6 +1,8 @@
 #include "base/cli.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +61,80 @@ void cli_usage_error(const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "Try '%s --help'.\n", prog);
 	exit(LC_EXIT_USAGE);
+}
+
+/* The long options that arg ("--name" or "--name=value") may mean: the one
+ * named exactly, else every one that name abbreviates; with val >= 0, only
+ * those with that val. Returns how many, the first in *hit. */
+static int long_matches(const struct option *lo, const char *arg, int val,
+                        const struct option **hit)
+{
+	const char *name = arg + 2;
+	size_t len = strcspn(name, "=");
+	int n = 0;
+
+	*hit = NULL;
+	for (; lo && lo->name; lo++) {
+		if (strncmp(lo->name, name, len) != 0 || (val >= 0 && lo->val != val))
+			continue;
+		if (strlen(lo->name) == len) {
+			*hit = lo;
+			return 1;
+		}
+		if (!n++)
+			*hit = lo;
+	}
+	return n;
+}
+
+int cli_getopt(int argc, char *const argv[], const char *optstring,
+               const struct option *longopts)
+{
+	static char opts[256];
+	const struct option *o;
+	const char *arg;
+	size_t k = optstring[0] == '+' || optstring[0] == '-';
+	int c;
+
+	/* a ':' first (after any '+' or '-'): ':' for a missing argument */
+	if (strlen(optstring) + 2 > sizeof opts)
+		cli_die(LC_EXIT_USAGE, "cli_getopt: option string too long");
+	memcpy(opts, optstring, k);
+	opts[k] = ':';
+	strcpy(opts + k + 1, optstring + k + (optstring[k] == ':'));
+	opterr = 0;
+	c = getopt_long(argc, argv, opts, longopts, NULL);
+	if (c != '?' && c != ':')
+		return c;
+	/* glibc has moved optind past a long option in error, and past a short
+	 * one that misses its argument; an unknown short option may sit in the
+	 * middle of a group ("-qZ"), and only optopt names it then. */
+	arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+	if (c == ':') {
+		if (strncmp(arg, "--", 2) == 0 && long_matches(longopts, arg, optopt, &o) >= 1)
+			cli_usage_error("option --%s needs an argument", o->name);
+		cli_usage_error("option -%c needs an argument", optopt & 0x7f);
+	}
+	if (optopt == 0 && strncmp(arg, "--", 2) == 0) {
+		int len = (int)strcspn(arg, "=");
+		if (len > 2 && long_matches(longopts, arg, -1, &o) > 1) {
+			char list[512];
+			size_t n = 0;
+			list[0] = 0;
+			for (const char *name = arg + 2; o && o->name; o++)
+				if (strncmp(o->name, name, (size_t)len - 2) == 0 && n < sizeof list)
+					n += (size_t)snprintf(list + n, sizeof list - n, "%s--%s",
+					                      n ? ", " : "", o->name);
+			cli_usage_error("option '%.*s' is ambiguous: %s", len, arg, list);
+		}
+		cli_usage_error("unknown option '%.*s'", len, arg);
+	}
+	if (optopt != 0 && strncmp(arg, "--", 2) == 0 && strchr(arg, '=') &&
+	    long_matches(longopts, arg, optopt, &o) >= 1 && o->has_arg == no_argument)
+		cli_usage_error("option --%s takes no argument", o->name);
+	if (optopt > 0 && optopt < 128 && isprint(optopt))
+		cli_usage_error("unknown option '-%c'", optopt);
+	cli_usage_error("unknown option (byte %d after '-')", optopt & 0xff);
 }
 
 void cli_version(void)

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct option;   /* <getopt.h> */
+
 enum { LC_EXIT_OK = 0, LC_EXIT_DATA = 1, LC_EXIT_USAGE = 2 };
 
 void cli_init(const char *name);          /* "lc-cat" */
@@ -24,6 +26,12 @@ _Noreturn void cli_die(int code, const char *fmt, ...) __attribute__((format(pri
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints the message, then "Try 'lc-NAME --help'.", exits 2. */
 _Noreturn void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* getopt_long() for every program: the same arguments and results, except
+ * that getopt's own messages are off and a bad option (unknown, ambiguous,
+ * missing its argument, or given one it does not take) is one usage error
+ * naming it, e.g. "option -m needs an argument"; it never returns '?' or ':'. */
+int cli_getopt(int argc, char *const argv[], const char *optstring,
+               const struct option *longopts);
 /* Prints "lc-NAME (lc) VERSION" on stdout and exits 0. */
 _Noreturn void cli_version(void);
 

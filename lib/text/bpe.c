@@ -1180,8 +1180,11 @@ static int encode_text(bpe_model *m, const char *s, size_t n, unsigned flags, bp
 	while (off < n) {
 		int rc = pcre2_match(m->re, (PCRE2_SPTR)s, n, off, PCRE2_NO_UTF_CHECK, md, NULL);
 		PCRE2_SIZE *ov;
-		if (rc < 0)
-			return lc_fail(err, "pre-tokenizer failed at byte %zu (PCRE2 error %d)", off, rc);
+		if (rc < 0) {
+			PCRE2_UCHAR msg[256];
+			pcre2_get_error_message(rc, msg, sizeof msg);
+			return lc_fail(err, "pre-tokenizer failed at byte %zu: %s", off, (char *)msg);
+		}
 		ov = pcre2_get_ovector_pointer(md);
 		/* the pattern matches every character, so matches are contiguous */
 		if (ov[0] != off || ov[1] <= ov[0])

@@ -379,7 +379,8 @@ struct chunk_pattern {
 chunk_pattern *chunk_pattern_new(const char *pattern, lc_err *err)
 {
 	chunk_pattern *p = calloc(1, sizeof *p);
-	int ec;
+	pcre2_match_data *md;
+	int ec, empty;
 	PCRE2_SIZE eo;
 
 	if (!p) {
@@ -393,6 +394,21 @@ chunk_pattern *chunk_pattern_new(const char *pattern, lc_err *err)
 		pcre2_get_error_message(ec, msg, sizeof msg);
 		lc_fail(err, "at offset %zu: %s", (size_t)eo, (char *)msg);
 		free(p);
+		return NULL;
+	}
+	/* One that matches the empty string (line anchors aside: '^' still
+	 * cuts before every line) would cut before every byte. */
+	if (!(md = pcre2_match_data_create_from_pattern(p->re, NULL))) {
+		lc_fail(err, "out of memory");
+		chunk_pattern_free(p);
+		return NULL;
+	}
+	empty = pcre2_match(p->re, (PCRE2_SPTR)"", 0, 0, PCRE2_NOTBOL | PCRE2_NOTEOL, md, NULL) >= 0;
+	pcre2_match_data_free(md);
+	if (empty) {
+		lc_fail(err, "the pattern matches the empty string, so it would cut before every byte: "
+		        "give one that matches some text (e.g. '^CHAPTER ')");
+		chunk_pattern_free(p);
 		return NULL;
 	}
 	return p;
@@ -422,7 +438,9 @@ int chunk_plan_pattern(chunk_plan *pl, const chunk_pattern *p, const char *text,
 		if (m == PCRE2_ERROR_NOMATCH)
 			break;
 		if (m < 0) {
-			lc_fail(err, "pattern match failed (PCRE2 error %d)", m);
+			PCRE2_UCHAR msg[256];
+			pcre2_get_error_message(m, msg, sizeof msg);
+			lc_fail(err, "matching from byte %zu: %s", off, (char *)msg);
 			goto out;
 		}
 		ov = pcre2_get_ovector_pointer(md);

@@ -71,11 +71,13 @@ int chunk_plan_cuts(chunk_plan *pl, uint64_t total, const uint64_t *cut, size_t 
  * rather than refused. */
 typedef struct chunk_pattern chunk_pattern;
 /* NULL and err (the offset in the pattern and PCRE2's message) if it does
- * not compile. */
+ * not compile; NULL and err too if it matches the empty string (with ^ and
+ * $ not matching there), as it would cut before every byte. */
 chunk_pattern *chunk_pattern_new(const char *pattern, lc_err *err);
 void chunk_pattern_free(chunk_pattern *p);
 /* Cut text[len] before each match of p (a match at 0 cuts nothing; an
- * empty match moves on by one byte). */
+ * empty match moves on by one byte). A failed match (e.g. PCRE2's match
+ * limit) is an error with PCRE2's message. */
 int chunk_plan_pattern(chunk_plan *pl, const chunk_pattern *p, const char *text, size_t len,
                        lc_err *err);
 

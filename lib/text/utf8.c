@@ -33,18 +33,24 @@ size_t utf8_char(const unsigned char *p, size_t len, uint32_t *cp)
 	return n;
 }
 
-int utf8_valid(const char *s, size_t len)
+size_t utf8_valid_len(const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	uint32_t cp;
+	size_t i = 0;
 
-	for (size_t i = 0; i < len;) {
+	while (i < len) {
 		size_t n = utf8_char(p + i, len - i, &cp);
 		if (!n)
-			return 0;
+			break;
 		i += n;
 	}
-	return 1;
+	return i;
+}
+
+int utf8_valid(const char *s, size_t len)
+{
+	return utf8_valid_len(s, len) == len;
 }
 
 /* The length of the maximal subpart at p: the longest prefix of a

@@ -21,6 +21,8 @@ size_t utf8_char(const unsigned char *p, size_t len, uint32_t *cp);
 
 /* 1 if p[0..len) is well-formed UTF-8. */
 int utf8_valid(const char *p, size_t len);
+/* The length of the longest well-formed prefix of p[0..len): len if all is. */
+size_t utf8_valid_len(const char *p, size_t len);
 
 /* out [at most 3 len bytes]: in[len] with ill-formed subparts replaced;
  * returns the output length. */

@@ -1,5 +1,6 @@
 #include "weights/config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,8 +24,16 @@ static json_t *checked(json_t *root, const json_error_t *je, const char *path, l
 json_t *cfg_load(const char *path, lc_err *err)
 {
 	json_error_t je;
+	json_t *root;
+	FILE *f = fopen(path, "rb");
 
-	return checked(json_load_file(path, JSON_REJECT_DUPLICATES, &je), &je, path, err);
+	if (!f) {
+		lc_fail(err, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+	fclose(f);
+	return checked(root, &je, path, err);
 }
 
 json_t *cfg_parse(const char *buf, size_t len, const char *label, lc_err *err)

@@ -162,6 +162,23 @@ static int parse_entry(st_file *f, st_tensor *t, const char *key, json_t *v,
 	return 0;
 }
 
+/* torch.save's format before PyTorch 1.6 (and with
+ * _use_new_zipfile_serialization=False): pickles, not a zip, the first of
+ * them torch's magic number 0x1950a86a20f9469cfc6c, as PROTO, a FRAME from
+ * protocol 4 on, and LONG1 of 10 bytes. */
+static int is_legacy_torch(const unsigned char *p, size_t len)
+{
+	static const unsigned char magic[12] = { 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46,
+	                                         0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19 };
+	size_t at = 2;
+
+	if (len < at || p[0] != 0x80 || p[1] < 2 || p[1] > 5)
+		return 0;
+	if (len > at && p[at] == 0x95)
+		at += 9;
+	return len >= at + sizeof magic && memcmp(p + at, magic, sizeof magic) == 0;
+}
+
 st_file *st_parse(const void *buf, size_t len, const char *label, lc_err *err)
 {
 	const unsigned char *p = buf;
@@ -175,6 +192,12 @@ st_file *st_parse(const void *buf, size_t len, const char *label, lc_err *err)
 	size_t cap;
 	uint32_t i;
 
+	if (is_legacy_torch(p, len)) {
+		lc_fail(err, "%s: a legacy (non-zip) PyTorch pickle, which lc does not read: save it "
+		        "again with PyTorch 1.6 or later (torch.save(torch.load(F), F) writes the zip "
+		        "format) or as safetensors (safetensors.torch.save_file)", label);
+		return NULL;
+	}
 	if (len < 8) {
 		lc_fail(err, "%s: too short for a safetensors file (%zu bytes)", label, len);
 		return NULL;

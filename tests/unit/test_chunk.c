@@ -207,10 +207,46 @@ static void test_ends(void)
 	}
 }
 
+/* Patterns: one that matches the empty string is refused (line anchors
+ * aside); a match that fails says why in PCRE2's words. */
+static void test_pattern(void)
+{
+	static const char *refused[] = { "", "x*", "a?", "\\s*", "(?:)" };
+	chunk_pattern *p;
+	chunk_plan pl = {0};
+	lc_err err;
+	char text[64];
+
+	for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+		p = chunk_pattern_new(refused[i], &err);
+		T_OK(!p && strstr(err.msg, "matches the empty string"), "'%s': %s", refused[i],
+		     p ? "accepted" : err.msg);
+		chunk_pattern_free(p);
+	}
+	p = chunk_pattern_new("^", &err);
+	if (T_OK(p != NULL, "'^': %s", err.msg)) {
+		T_EQ_I(chunk_plan_pattern(&pl, p, "a\nb\nc\n", 6, &err), 0);
+		T_EQ_I(pl.n, 3);
+	}
+	chunk_pattern_free(p);
+	p = chunk_pattern_new("(", &err);
+	T_OK(!p && strstr(err.msg, "at offset 1"), "%s", p ? "accepted" : err.msg);
+	memset(text, 'a', sizeof text);
+	text[sizeof text - 1] = '!';
+	p = chunk_pattern_new("^(a|a)+$", &err);
+	if (T_OK(p != NULL, "%s", err.msg)) {
+		T_EQ_I(chunk_plan_pattern(&pl, p, text, sizeof text, &err), -1);
+		T_OK(strstr(err.msg, "match limit exceeded") != NULL, "%s", err.msg);
+	}
+	chunk_pattern_free(p);
+	chunk_plan_free(&pl);
+}
+
 int main(void)
 {
 	T_RUN(test_plans);
 	T_RUN(test_join);
 	T_RUN(test_ends);
+	T_RUN(test_pattern);
 	return t_done();
 }

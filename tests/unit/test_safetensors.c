@@ -77,6 +77,37 @@ static void test_header_validation(void)
 	free(p);
 }
 
+/* A legacy (pre-1.6, non-zip) torch.save file is named as such, with pickle
+ * protocol 2 and 4 (FRAME); a safetensors header of 640 bytes, whose length
+ * also begins 0x80 0x02, is not mistaken for one. */
+static void test_legacy_torch(void)
+{
+	static const unsigned char p2[] = { 0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9,
+	                                    0x20, 0x6a, 0xa8, 0x50, 0x19, 0x2e };
+	static const unsigned char p4[] = { 0x80, 0x04, 0x95, 0x0d, 0, 0, 0, 0, 0, 0, 0, 0x8a, 0x0a,
+	                                    0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50,
+	                                    0x19, 0x2e };
+	char hdr[641];
+	size_t len;
+	unsigned char *p;
+	lc_err err;
+	st_file *f;
+
+	f = st_parse(p2, sizeof p2, "x.bin", &err);
+	T_OK(!f && strstr(err.msg, "x.bin: a legacy (non-zip) PyTorch pickle"), "%s", err.msg);
+	f = st_parse(p4, sizeof p4, "x.bin", &err);
+	T_OK(!f && strstr(err.msg, "legacy (non-zip) PyTorch pickle"), "%s", err.msg);
+	memset(hdr, ' ', 640);
+	hdr[640] = 0;
+	memcpy(hdr, "{}", 2);
+	p = image(hdr, 0, &len);
+	T_OK(p[0] == 0x80 && p[1] == 0x02, "header length 640");
+	f = st_parse(p, len, "x", &err);
+	T_OK(f != NULL, "%s", err.msg);
+	st_close(f);
+	free(p);
+}
+
 static void test_roundtrip(void)
 {
 	float a[6] = { 1, 2, 3, 4, 5, 6 };
@@ -310,6 +341,7 @@ static void test_model_dirs(void)
 int main(void)
 {
 	T_RUN(test_header_validation);
+	T_RUN(test_legacy_torch);
 	T_RUN(test_roundtrip);
 	T_RUN(test_model_dirs);
 	return t_done();
