@@ -1,10 +1,13 @@
 /* lc-decode: hidden-state stream in, one summary per document out. */
+#include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/cli.h"
+#include "base/dtype.h"
 #include "stream/convert.h"
 #include "arch/decoder.h"
 #include "arch/model.h"
@@ -105,9 +108,13 @@ static const float *hidden_of(struct prog *p, const lc_doc *d, int64_t *L, lc_er
 		return NULL;
 	}
 	if (t->rank != 2 || t->dims[1] != (uint64_t)dm) {
-		lc_fail(err, "\"hidden\" must be [L, %d] for this model, not rank %u [%llu, %llu]", dm,
-		        t->rank, (unsigned long long)t->dims[0],
-		        (unsigned long long)(t->rank > 1 ? t->dims[1] : 0));
+		char shape[8 * 24] = "";
+		size_t n = 0;
+		for (uint32_t k = 0; k < t->rank && k < LC_MAX_RANK; k++)
+			n += (size_t)snprintf(shape + n, sizeof shape - n, "%s%llu", k ? ", " : "",
+			                      (unsigned long long)t->dims[k]);
+		lc_fail(err, "\"hidden\" must be [L, %d] for this model, not [%s] (rank %u)", dm,
+		        shape, (unsigned)t->rank);
 		return NULL;
 	}
 	*L = (int64_t)t->dims[0];
@@ -127,15 +134,15 @@ static int put_text(struct prog *p, lc_err *err)
 
 	if (p->nul) {
 		if (fwrite(p->text, 1, p->text_len, stdout) != p->text_len || putchar(0) == EOF)
-			return lc_fail(err, "write error");
+			return lc_fail(err, "write error: %s", strerror(errno));
 		return 0;
 	}
 	for (i = 0; i < p->text_len; i++) {
 		char ch = p->text[i];
 		if (putchar(ch == '\n' || ch == '\r' ? ' ' : ch) == EOF)
-			return lc_fail(err, "write error");
+			return lc_fail(err, "write error: %s", strerror(errno));
 	}
-	return putchar('\n') == EOF ? lc_fail(err, "write error") : 0;
+	return putchar('\n') == EOF ? lc_fail(err, "write error: %s", strerror(errno)) : 0;
 }
 
 static int put_stream(struct prog *p, const lc_doc *d, const search_result *res, lc_err *err)
@@ -199,6 +206,17 @@ static int decode_doc(lc_doc *d, void *ctx, lc_err *err)
 
 	if (!enc)
 		return -1;
+	/* no rows, or a NaN, would decode into arbitrary tokens, silently */
+	if (L == 0)
+		return lc_fail(err, "\"hidden\" has no rows (nothing was encoded)");
+	{
+		const char *what;
+		int64_t bad = lc_first_nonfinite(enc, (uint64_t)L * (uint64_t)model_config(p->model)->d_model,
+		                                 &what);
+		if (bad >= 0)
+			return lc_fail(err, "\"hidden\" row %" PRId64 " of %" PRId64 " holds %s",
+			               bad / model_config(p->model)->d_model, L, what);
+	}
 	x.s = decoder_state_new(p->dec, enc, L, p->so.num_beams, p->so.max_new, err);
 	if (!x.s || decoder_state_threads(x.s, p->threads, err) < 0 ||
 	    search_run(&p->so, &m, &res, err) < 0) {
@@ -290,7 +308,7 @@ int main(int argc, char **argv)
 	cli_init("lc-decode");
 	memset(&p, 0, sizeof p);
 	search_opts_default(&cl);
-	while ((c = getopt_long(argc, argv, "m:f:zb:t:j:Fqv", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "m:f:zb:t:j:Fqv", opts)) != -1) {
 		switch (c) {
 		case 'm': mdir = optarg; break;
 		case 'f':

@@ -9,6 +9,7 @@
 #include "arch/model.h"
 #include "base/cli.h"
 #include "base/clock.h"
+#include "base/dtype.h"
 #include "stream/convert.h"
 #include "stream/stream.h"
 
@@ -120,6 +121,13 @@ static int encode_doc(lc_doc *d, void *ctx, lc_err *err)
 		return -1;
 	}
 	free(ids);
+	{
+		const char *what;
+		int64_t bad = lc_first_nonfinite(t->data, (uint64_t)(Le * dm), &what);
+		if (bad >= 0)
+			return lc_fail(err, "the encoder's states are %s at row %" PRId64 " of %" PRId64
+			               " (the model overflows on this input)", what, bad / dm, Le);
+	}
 	if (r->stats)
 		fprintf(stderr, "lc-encode: stats: %s: %" PRId64 " tokens: encode %.3f s\n", d->name, L,
 		        clock_now() - te);
@@ -153,7 +161,7 @@ int main(int argc, char **argv)
 	double t0;
 
 	cli_init("lc-encode");
-	while ((c = getopt_long(argc, argv, "m:j:Fq", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "m:j:Fq", opts)) != -1) {
 		switch (c) {
 		case 'm': mdir = optarg; break;
 		case 'j': jopt = optarg; break;

@@ -28,7 +28,8 @@ static void usage(void)
 	       "                [--clip X] [--eval STREAM] [--holdout N] [--holdout-out PREFIX]\n"
 	       "                [--eval-every N] [--save-every N] [--log-every N] [--no-rouge]\n"
 	       "                [--rouge-max-new N] [-t TOKENIZER]\n"
-	       "                [--seed N] [--restart] [-j THREADS] [-q] [TRAIN_STREAM...]\n"
+	       "                [--seed N] [--restart] [--force-resume] [-j THREADS] [-q]\n"
+	       "                [TRAIN_STREAM...]\n"
 	       "\n"
 	       "Trains a LOCOST model on (source, target) pairs: documents with i32 \"source\"\n"
 	       "and \"target\" tensors (lc-gsg-split -m output, or a tokenized summarization\n"
@@ -62,6 +63,8 @@ static void usage(void)
 	       "                        INIT/spiece.model, else $LC_SHARE/spiece.model)\n"
 	       "      --seed N          data order, dropout and random weights (default 1)\n"
 	       "      --restart         ignore a checkpoint already in OUTDIR\n"
+	       "      --force-resume    resume even with other data or options than the\n"
+	       "                        checkpoint's (otherwise refused, saying what changed)\n"
 	       "  -j, --threads N       threads (default $LC_THREADS or the number of cores)\n"
 	       "  -q, --quiet           no progress or log lines on standard error\n"
 	       "      --help, --version\n");
@@ -89,6 +92,21 @@ static void read_pairs(const char *path, int64_t ms, int64_t mt, int32_t eos, tr
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	if (f != stdin)
 		fclose(f);
+}
+
+/* Dies naming path unless lc can make a model of that config.json. */
+static void check_config(const char *path)
+{
+	lc_config c;
+	lc_params *p = NULL;
+	void *w;
+	lc_err err;
+
+	if (arch_config(path, &c, &err) < 0)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	if (!(w = arch_weights_new(&c, NULL, &p, &err)))
+		cli_die(LC_EXIT_DATA, "%s: %s", path, err.msg);
+	arch_weights_free(&c, w, p);
 }
 
 /* PREFIX.src.lc / PREFIX.tgt.lc: the held-out pairs as "tokens" streams. */
@@ -150,7 +168,7 @@ int main(int argc, char **argv)
 {
 	enum { O_CONFIG = 256, O_STEPS, O_LR, O_SCHED, O_WARMUP, O_BATCH, O_MAXSRC, O_MAXTGT,
 	       O_DROPOUT, O_WD, O_CLIP, O_EVAL, O_HOLDOUT, O_HOLDOUT_OUT, O_EVAL_EVERY,
-	       O_SAVE_EVERY, O_LOG_EVERY, O_SEED, O_RESTART, O_NO_ROUGE, O_ROUGE_MAX, O_HELP, O_VERSION };
+	       O_SAVE_EVERY, O_LOG_EVERY, O_SEED, O_RESTART, O_FORCE_RESUME, O_NO_ROUGE, O_ROUGE_MAX, O_HELP, O_VERSION };
 	static const struct option lo[] = {
 		{ "model", required_argument, NULL, 'm' },
 		{ "config", required_argument, NULL, O_CONFIG },
@@ -176,6 +194,7 @@ int main(int argc, char **argv)
 		{ "tokenizer", required_argument, NULL, 't' },
 		{ "seed", required_argument, NULL, O_SEED },
 		{ "restart", no_argument, NULL, O_RESTART },
+		{ "force-resume", no_argument, NULL, O_FORCE_RESUME },
 		{ "threads", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, O_HELP },
@@ -187,7 +206,7 @@ int main(int argc, char **argv)
 	int64_t steps = 1000, batch = 8192, maxsrc = 1024, maxtgt = 256, warmup = -1;
 	int64_t holdout = 0, eval_every = 100, save_every = 500, log_every = 10;
 	double lr = -1, dropout = 0, wd = 0.01, clip = 1.0;
-	int sched = -1, quiet = 0, restart = 0, seed_given = 0, no_rouge = 0, rouge_max = 128, c;
+	int sched = -1, quiet = 0, restart = 0, force_resume = 0, seed_given = 0, no_rouge = 0, rouge_max = 128, c;
 	uint64_t seed = 1;
 	char cfgpath[4096], spath[4096], logpath[4096];
 	lc_model *m;
@@ -208,7 +227,7 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	while ((c = getopt_long(argc, argv, "m:o:t:j:q", lo, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "m:o:t:j:q", lo)) != -1) {
 		switch (c) {
 		case 'm': init = optarg; break;
 		case O_CONFIG: config = optarg; break;
@@ -238,6 +257,7 @@ int main(int argc, char **argv)
 		case 't': tok = optarg; break;
 		case O_SEED: seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); seed_given = 1; break;
 		case O_RESTART: restart = 1; break;
+		case O_FORCE_RESUME: force_resume = 1; break;
 		case O_NO_ROUGE: no_rouge = 1; break;
 		case O_ROUGE_MAX: rouge_max = (int)cli_int("--rouge-max-new", optarg, 1, 1 << 16); break;
 		case 'j': jopt = optarg; break;
@@ -256,9 +276,11 @@ int main(int argc, char **argv)
 	if (hout && !holdout)
 		cli_usage_error("--holdout-out needs --holdout N");
 
-	if (mkdir(outdir, 0777) < 0 && errno != EEXIST)
-		cli_die(LC_EXIT_DATA, "%s: %s", outdir, strerror(errno));
 	snprintf(spath, sizeof spath, "%s/trainer_state.json", outdir);
+	/* a save killed after its commit is finished, a mixed set refused,
+	 * before anything reads OUTDIR */
+	if (!restart && exists(outdir) && checkpoint_recover(outdir, &err) < 0)
+		cli_die(LC_EXIT_DATA, "resume: %s (--restart starts over)", err.msg);
 	if (!restart && exists(spath)) {
 		/* resume: OUTDIR is the model */
 		init = outdir;
@@ -266,6 +288,10 @@ int main(int argc, char **argv)
 	} else if (!init && !config) {
 		cli_usage_error("%s holds no checkpoint: give -m INIT or --config JSON", outdir);
 	}
+	if (config)
+		check_config(config);   /* before anything is created */
+	if (mkdir(outdir, 0777) < 0 && errno != EEXIST)
+		cli_die(LC_EXIT_DATA, "%s: %s", outdir, strerror(errno));
 	/* the model to start from */
 	if (config) {
 		lc_err e2;
@@ -345,8 +371,16 @@ int main(int argc, char **argv)
 		if (hout)
 			write_holdout(hout, &ed);
 	}
-	if (evalp)
+	if (evalp) {
 		read_pairs(evalp, maxsrc, maxtgt, model_config(m)->eos_id, &ed);
+		if (ed.n == 0 && ed.skipped == 0)
+			cli_die(LC_EXIT_DATA, "%s: no documents, so no pairs to evaluate on (--eval)",
+			        cli_label(evalp));
+		if (ed.n == 0)
+			cli_die(LC_EXIT_DATA, "%s: no (source, target) pairs to evaluate on (--eval): %zu "
+			        "document%s without both i32 \"source\" and \"target\"", cli_label(evalp),
+			        ed.skipped, ed.skipped == 1 ? "" : "s");
+	}
 	if (td.n == 0)
 		cli_die(LC_EXIT_DATA, "no (source, target) pairs in the training input (%zu documents "
 		        "without both i32 \"source\" and \"target\")", td.skipped);
@@ -357,6 +391,19 @@ int main(int argc, char **argv)
 				        "model's vocabulary of %d", td.p[i].name, k, (long)td.p[i].src[k],
 				        model_config(m)->vocab_size);
 
+	to.data_pairs = td.n;
+	to.data_crc = train_data_crc(&td);
+	if (init == outdir) {
+		char diff[1024];
+		int nd = train_state_check(outdir, &to, diff, sizeof diff, &err);
+		if (nd < 0)
+			cli_die(LC_EXIT_DATA, "resume: %s", err.msg);
+		if (nd > 0 && !force_resume)
+			cli_die(LC_EXIT_DATA, "resume: %s was trained with other data or options: %s "
+			        "(--force-resume continues with these, --restart starts over)", outdir, diff);
+		if (nd > 0)
+			cli_warn("resuming %s with other data or options (--force-resume): %s", outdir, diff);
+	}
 	if (!(tr = trainer_new(m, &to, &err)))
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	if (init == outdir && trainer_resume(tr, outdir, &err) < 0)
@@ -387,7 +434,8 @@ int main(int argc, char **argv)
 		int64_t done;
 
 		if (trainer_step(tr, &td, &s, &err) < 0)
-			cli_die(LC_EXIT_DATA, "step %" PRId64 ": %s", trainer_step_count(tr) + 1, err.msg);
+			cli_die(LC_EXIT_DATA, "step %" PRId64 ": %s; the last checkpoint in %s is kept",
+			        trainer_step_count(tr) + 1, err.msg, outdir);
 		tok_done += (double)s.tokens;
 		el = clock_now() - t0;
 		done = s.step - start_step;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/dtype.h"
 #include "compute/compute.h"
 #include "weights/config.h"
 #include "weights/safetensors.h"
@@ -196,6 +197,14 @@ lc_model *model_open(const char *dir, lc_err *err)
 	}
 	for (uint32_t i = 0; i < params_count(m->params); i++) {
 		const lc_param *e = params_at(m->params, i);
+		const char *what;
+		int64_t bad = *e->slot ? lc_first_nonfinite(*e->slot, e->numel, &what) : -1;
+		/* a NaN weight would make every output NaN, silently */
+		if (bad >= 0) {
+			lc_fail(err, "%s: tensor \"%s\": element %lld is %s", wfile, e->name,
+			        (long long)bad, what);
+			goto fail;
+		}
 		m->nparams += e->numel;
 		h = hash_bytes(h, e->name, strlen(e->name));
 		if (e->src) {   /* absent optional parameters are zeros */

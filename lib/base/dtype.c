@@ -63,3 +63,17 @@ void lc_f32_to_bf16_n(const float *in, uint64_t n, uint16_t *out)
 		out[i] = lc_f32_to_bf16(f);
 	}
 }
+
+int64_t lc_first_nonfinite(const float *x, uint64_t n, const char **what)
+{
+	/* a running test on the exponent bits: cheap next to reading the data */
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t u;
+		memcpy(&u, x + i, 4);
+		if ((u & 0x7f800000u) == 0x7f800000u) {
+			*what = (u & 0x007fffffu) ? "NaN" : (u >> 31) ? "-inf" : "inf";
+			return (int64_t)i;
+		}
+	}
+	return -1;
+}

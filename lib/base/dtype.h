@@ -25,4 +25,8 @@ void lc_f16_to_f32_n(const void *p, uint64_t n, float *out);
  * front to back and never overtake the floats still to be read). */
 void lc_f32_to_bf16_n(const float *in, uint64_t n, uint16_t *out);
 
+/* The index of the first NaN or infinity of x[n], or -1 when all are
+ * finite; *what is "NaN" or "inf" (or "-inf") when one is found. */
+int64_t lc_first_nonfinite(const float *x, uint64_t n, const char **what);
+
 #endif

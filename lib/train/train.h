@@ -67,6 +67,9 @@ typedef struct train_opts {
 	adamw_opts adam;
 	int threads;
 	uint64_t seed;
+	/* the training data, recorded in checkpoints and checked on resume */
+	uint64_t data_pairs;
+	uint32_t data_crc;        /* train_data_crc */
 } train_opts;
 
 typedef struct train_stats {
@@ -90,6 +93,13 @@ int trainer_resume(trainer *t, const char *dir, lc_err *err);
 /* Reads the options a checkpoint was trained with (lr, schedule, warmup,
  * seed) from dir/trainer_state.json into o, for resuming with the same. */
 int train_state_opts(const char *dir, train_opts *o, lc_err *err);
+/* CRC-32C of the pairs' lengths and ids, in order. */
+uint32_t train_data_crc(const train_data *d);
+/* Compares dir/trainer_state.json with the options and data of now:
+ * returns how many differ (the data, --lr, --seed, --schedule, --warmup,
+ * --batch-tokens, --dropout, --clip), each described in diff[n] as
+ * "what was -> now"; -1 and err when the state cannot be read. */
+int train_state_check(const char *dir, const train_opts *now, char *diff, size_t n, lc_err *err);
 int64_t trainer_step_count(const trainer *t);
 uint64_t trainer_nparams(const trainer *t);
 
@@ -101,8 +111,17 @@ int trainer_eval(trainer *t, const train_data *d, double *loss, int64_t *labels,
 
 /* Writes a checkpoint into dir (created if needed): config.json copied
  * from config_path, model.safetensors, spiece.model copied from spiece
- * (if non-NULL), and with optimizer non-zero the optimizer state. */
+ * (if non-NULL), and with optimizer non-zero the optimizer state; then
+ * checkpoint.json names each file with its size and CRC-32C. The set is
+ * replaced as a whole (write-ahead: NAME.tmp files, then the manifest,
+ * then the renames, each fsynced), so a crash anywhere leaves the old set
+ * or the new one, after checkpoint_recover. */
 int trainer_save(trainer *t, const char *dir, const char *config_path, const char *spiece,
                  int optimizer, lc_err *err);
+
+/* Before dir is read: finishes a save that crashed after its commit, then
+ * checks every file against checkpoint.json; a file that differs (a mixed
+ * or damaged set) is an error naming it. 0 when dir has no manifest. */
+int checkpoint_recover(const char *dir, lc_err *err);
 
 #endif

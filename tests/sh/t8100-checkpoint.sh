@@ -1,0 +1,82 @@
+#!/bin/sh
+# Checkpoints are one atomic set: lc-train is killed (LC_FAULT, SIGKILL) at
+# every write and rename of its saves, and the same command run again
+# always finishes with the very weights of an uninterrupted run; a mixed
+# set (a trainer_state.json from another step) is refused, naming the
+# file; resuming with other data or options is refused unless
+# --force-resume, saying what changed.
+. tests/sh/lib.sh
+need lc-train || skip_all "lc-train is not built"
+SPM=${LC_SHARE:-share}/spiece.model
+[ -f "$SPM" ] || skip_all "no share/spiece.model"
+
+awk 'NF && !/^CHAPTER|^THE BOOK/ { printf "%s%s", $0, (++n % 10 ? " " : "\n\n") }' \
+	"${LC_SHARE:-share}/samples/sample.txt" | lc-cat -i text -d blank |
+	lc-gsg-split -r 0.3 -m "$SPM" >"$T/pairs.lc" 2>/dev/null
+cat >"$T/config.json" <<'JSON'
+{"d_model": 8, "d_ff": 16, "d_kv": 4, "d_state": 4, "num_layers": 1,
+ "num_decoder_layers": 1, "num_heads": 2, "vocab_size": 32000,
+ "feed_forward_proj": "gated-gelu", "tie_word_embeddings": true}
+JSON
+train() {   # train OUTDIR [options]: two steps, a checkpoint after each
+	o=$1
+	shift
+	lc-train --config "$T/config.json" -o "$o" --steps 2 --save-every 1 --batch-tokens 500 \
+		-t "$SPM" -j 1 -q "$@" "$T/pairs.lc"
+}
+ok "an uninterrupted run" train "$T/ref"
+is "checkpoint.json names the set" \
+	"$(grep -c '"crc32c"' "$T/ref/checkpoint.json")" 5
+
+# every fault point of both saves: 5 files written, the manifest, the
+# commit, 5 renames
+k=1
+bad=
+while [ $k -le 24 ]; do
+	rm -rf "$T/k"
+	LC_FAULT=ckpt:$k train "$T/k" >/dev/null 2>&1
+	r=$?
+	train "$T/k" >"$T/k.out" 2>&1 && cmp -s "$T/k/model.safetensors" "$T/ref/model.safetensors" &&
+		cmp -s "$T/k/optimizer.safetensors" "$T/ref/optimizer.safetensors" &&
+		grep -q '"step": 2' "$T/k/trainer_state.json" && [ $r = 137 ] ||
+		bad="$bad $k"
+	k=$((k + 1))
+done
+is "killed at each of the 24 points, the rerun ends with the uninterrupted weights" "$bad" ""
+is "no temporary files are left" "$(ls "$T/k" | grep -c '\.tmp$')" 0
+
+# a mixed set
+cp -r "$T/ref" "$T/mixed"
+LC_FAULT=ckpt:100 train "$T/one" --steps 1 >/dev/null 2>&1
+cp "$T/one/trainer_state.json" "$T/mixed/trainer_state.json"
+fails 1 "a trainer_state.json of another step" train "$T/mixed" --steps 3
+grep -q 'trainer_state.json is not the one checkpoint.json names for step 2' "$T/err"
+_res $? "is refused, naming the file"
+
+# resuming with other data or options
+cp -r "$T/ref" "$T/re"
+fails 1 "resuming with another --lr" train "$T/re" --steps 3 --lr 0.5
+grep -q 'was trained with other data or options: --lr 0.001 -> 0.5' "$T/err"
+_res $? "is refused, saying what changed"
+fails 1 "resuming with another --batch-tokens" train "$T/re" --steps 3 --batch-tokens 400
+grep -q -- '--batch-tokens 500 -> 400' "$T/err"; _res $? "says so"
+awk 'NF && !/^CHAPTER|^THE BOOK/ { printf "%s%s", $0, (++n % 5 ? " " : "\n\n") }' \
+	"${LC_SHARE:-share}/samples/sample.txt" | lc-cat -i text -d blank |
+	lc-gsg-split -r 0.3 -m "$SPM" >"$T/other.lc" 2>/dev/null
+fails 1 "resuming on other data" lc-train --config "$T/config.json" -o "$T/re" --steps 3 \
+	--save-every 1 --batch-tokens 500 -t "$SPM" -j 1 -q "$T/other.lc"
+grep -q 'the training data .* pairs -> .* pairs' "$T/err"; _res $? "names the data change"
+ok "--force-resume" lc-train --config "$T/config.json" -o "$T/re" --steps 3 --save-every 1 \
+	--batch-tokens 500 -t "$SPM" -j 1 -q --force-resume "$T/other.lc"
+grep -q 'with other data or options (--force-resume)' "$T/err"; _res $? "warns"
+grep -q '"step": 3' "$T/re/trainer_state.json"; _res $? "and trains on"
+sed 's/"position": [0-9]*/"position": 1000000000/' "$T/ref/trainer_state.json" >"$T/state"
+cp -r "$T/ref" "$T/pos"
+cp "$T/state" "$T/pos/trainer_state.json"
+rm "$T/pos/checkpoint.json"
+fails 1 "an impossible position in trainer_state.json" train "$T/pos" --steps 3
+grep -q 'an impossible state (step 2, epoch .*, position 1000000000 of' "$T/err"; _res $? "says so"
+sed 's/"step": [0-9]*/"step": -4/' "$T/ref/trainer_state.json" >"$T/pos/trainer_state.json"
+fails 1 "a negative step" train "$T/pos" --steps 3
+grep -q 'an impossible state (step -4' "$T/err"; _res $? "says so (not an empty message)"
+done_testing
