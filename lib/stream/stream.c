@@ -14,6 +14,7 @@
 #include "stream/stream.h"
 
 #include "base/crc32c.h"
+#include "base/fault.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -836,6 +837,7 @@ struct lc_writer {
 
 static int wr(lc_writer *w, const void *p, size_t n, lc_err *err)
 {
+	lc_fault_point("stream");      /* tests: a producer killed mid-stream */
 	if (n && fwrite(p, 1, n, w->f) != n)
 		return lc_fail(err, "write error: %s", strerror(errno));
 	return 0;

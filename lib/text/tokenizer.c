@@ -6,6 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <jansson.h>
+
 #include "text/bpe.h"
 #include "text/spm.h"
 
@@ -78,6 +80,48 @@ static lc_tokenizer *load_bpe(const char *dir, lc_err *err)
 	return t;
 }
 
+/* The ids a model must have rows for: every id but the special tokens
+ * that close the table (BART's <mask> lies beyond bart-large-cnn's
+ * vocab_size of 50264; T5's sentinels are checked by lc-encode when used). */
+static int32_t ordinary_size(const lc_tokenizer *t)
+{
+	int32_t n;
+
+	if (t->spm)
+		return spm_npieces(t->spm);
+	n = bpe_vocab_size(t->bpe);
+	while (n > 0 && bpe_is_special(t->bpe, n - 1))
+		n--;
+	return n;
+}
+
+/* A model directory's tokenizer and config.json must be one model's. */
+static lc_tokenizer *check_config(lc_tokenizer *t, const char *dir, lc_err *err)
+{
+	char p[4096];
+	json_t *root, *v;
+	json_error_t je;
+
+	snprintf(p, sizeof p, "%s/config.json", dir);
+	if (!t || !is_file(p))
+		return t;
+	if (!(root = json_load_file(p, JSON_REJECT_DUPLICATES, &je))) {
+		lc_fail(err, "%s: %s (line %d)", p, je.text, je.line);
+		tok_free(t);
+		return NULL;
+	}
+	v = json_object_get(root, "vocab_size");
+	if (json_is_integer(v) && json_integer_value(v) < ordinary_size(t)) {
+		lc_fail(err, "%s: the tokenizer's ids go to %ld but config.json's vocab_size is %lld: "
+		        "they are not one model's", dir, (long)ordinary_size(t) - 1,
+		        (long long)json_integer_value(v));
+		tok_free(t);
+		t = NULL;
+	}
+	json_decref(root);
+	return t;
+}
+
 lc_tokenizer *tok_open_dir(const char *dir, int *none, lc_err *err)
 {
 	char p[4096];
@@ -88,9 +132,9 @@ lc_tokenizer *tok_open_dir(const char *dir, int *none, lc_err *err)
 		return NULL;
 	}
 	if (is_file(p))
-		return load_spm(p, err);
+		return check_config(load_spm(p, err), dir, err);
 	if (bpe_dir_has(dir))
-		return load_bpe(dir, err);
+		return check_config(load_bpe(dir, err), dir, err);
 	*none = 1;
 	lc_fail(err, "%s: no tokenizer (spiece.model, vocab.json + merges.txt or tokenizer.json)", dir);
 	return NULL;

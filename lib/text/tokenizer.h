@@ -28,7 +28,10 @@ enum tok_kind { TOK_SPM = 1, TOK_BPE = 2 };
  * spiece.model. Messages name the file and where its name came from. */
 lc_tokenizer *tok_open(const char *opt, lc_err *err);
 /* The tokenizer of model directory dir; NULL with *none set (and err
- * saying so) when dir holds no tokenizer files. */
+ * saying so) when dir holds no tokenizer files. When dir has a
+ * config.json, its vocab_size must cover the tokenizer's ids (all but
+ * the special tokens at the end of the table, like bart-large-cnn's
+ * <mask>): else an error naming both. */
 lc_tokenizer *tok_open_dir(const char *dir, int *none, lc_err *err);
 void tok_free(lc_tokenizer *t);
 

@@ -167,4 +167,22 @@ fails 1 "lc-decode: a rank-1 \"hidden\"" lc-decode -m "$LOCOST" -f ids "$T/rank1
 is "prints its shape" "$(cat "$T/err")" "lc-decode: $T/rank1.lc: document \"rank1\": \"hidden\" \
 must be [L, 64] for this model, not [3] (rank 1)"
 
+# a model directory's tokenizer and config.json must agree
+mkdir "$T/mix"
+cp "${LC_SHARE:-share}/spiece.model" "$T/mix/"
+printf '{"vocab_size": 1000}\n' >"$T/mix/config.json"
+fails 1 "a tokenizer with more ids than the config's vocab_size" sh -c "echo a b | lc-tokenize -m '$T/mix'"
+grep -q "mix: the tokenizer's ids go to 31999 but config.json's vocab_size is 1000" "$T/err"
+_res $? "names both"
+mkdir "$T/cnn"
+cp "$DATA/bart/tiny_bart/vocab.json" "$DATA/bart/tiny_bart/merges.txt" "$T/cnn/"
+sed 's/"vocab_size": 1000/"vocab_size": 999/' "$DATA/bart/tiny_bart/config.json" >"$T/cnn/config.json"
+ok "only a special token (<mask>) past vocab_size, as bart-large-cnn" sh -c "echo a b | lc-tokenize -m '$T/cnn' -f ids"
+# the bundled tokenizer's sentinels fit the bundled model
+ok "a sentinel through the bundled tokenizer and model" sh -c \
+	"echo 'a <extra_id_0> b' | lc-tokenize | lc-encode -q | lc-decode -q --max-new 3"
+printf 'In the beginning was the word. And the word was with God. And the word was God.\nThe same was in the beginning with God. All things were made by him.\n' |
+	lc-cat -i text | lc-gsg-split -r 0.4 --mask sentence -m "${LC_SHARE:-share}/spiece.model" >"$T/masked.lc" 2>/dev/null
+ok "lc-gsg-split --mask sentence pairs train the bundled model" lc-train -m "${LC_SHARE:-share}/models/demo" \
+	-o "$T/masked" --steps 1 --batch-tokens 64 -q "$T/masked.lc"
 done_testing

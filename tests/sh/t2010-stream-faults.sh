@@ -1,0 +1,28 @@
+#!/bin/sh
+# A producer killed at any write of its stream (LC_FAULT=stream:K, SIGKILL,
+# as a crash or the OOM killer would) never leaves a stream that reads as
+# complete: every reader refuses it, naming where it broke.
+. tests/sh/lib.sh
+
+awk 'BEGIN { for (d = 1; d <= 12; d++) { for (i = 0; i < 40 * d; i++) printf "%d ", (i * 7 + d) % 1000; print "" } }' \
+	>"$T/ids.txt"
+ok "the whole stream" sh -c "lc-cat -i ids '$T/ids.txt' >'$T/full.lc'"
+n=$(lc-cat -o info "$T/full.lc" | grep -c '^doc')
+is "12 documents" "$n" 12
+k=1 bad= killed=0
+while [ $k -le 80 ]; do
+	LC_FAULT=stream:$k lc-cat -i ids "$T/ids.txt" >"$T/part.lc" 2>/dev/null
+	r=$?
+	if [ $r = 137 ]; then
+		killed=$((killed + 1))
+		lc-cat "$T/part.lc" >/dev/null 2>"$T/part.err" && bad="$bad $k"
+		grep -q 'lc-cat: .*part.lc: .*\(truncated\|empty input\|no end-of-stream\)' "$T/part.err" ||
+			bad="$bad $k(message)"
+	else
+		cmp -s "$T/part.lc" "$T/full.lc" || bad="$bad $k(rc $r)"
+	fi
+	k=$((k + 1))
+done
+is "killed at each of the first 80 writes, no partial stream reads as whole" "$bad" ""
+[ $killed -ge 40 ]; _res $? "the kills landed ($killed of 80)"
+done_testing
