@@ -12,7 +12,7 @@
 #include "base/clock.h"
 #include "base/parallel.h"
 #include "compute/compute.h"
-#include "ops/attn.h"
+#include "ops/lsgattn.h"
 #include "ops/dropout.h"
 #include "ops/linear.h"
 #include "ops/norm.h"
@@ -242,43 +242,15 @@ static int64_t enc_max_len(const void *p)
 	return ((const benc *)p)->c->max_positions;
 }
 
-/* BART's self-attention: every query to every key, one head per thread;
- * P: [threads, R, R] scores. */
-typedef struct full_attn {
-	int d, H, dk, nth;
-	float *P;
-	const float *q, *k, *v;
-	float *o;
-	int64_t R;
-} full_attn;
-
-static void head_one(void *ctx, int64_t h, int tid)
-{
-	full_attn *j = ctx;
-	int64_t off = h * j->dk;
-	attn_spec sp = { .causal = 0, .heads = 1, .dk = j->dk, .scale = 1.0f };
-
-	attn_fw(&sp, j->q + off, j->d, j->k + off, j->v + off, j->d, j->R, 0, j->o + off, j->d,
-	        j->P + (int64_t)tid * j->R * j->R);
-}
-
+/* BART's self-attention: every query to every key (ops/lsgattn.h). */
 static int full_attn_fw(void *ctx, int layer, float *q, const float *k, const float *v, int64_t R,
                         float *o, lc_err *err)
 {
-	full_attn *j = ctx;
-	float qs = 1.0f / sqrtf((float)j->dk);
+	const benc *e = ctx;
 
 	(void)layer;
-	(void)err;
-	for (int64_t i = 0; i < R * j->d; i++)
-		q[i] *= qs;
-	j->q = q;
-	j->k = k;
-	j->v = v;
-	j->o = o;
-	j->R = R;
-	par_for(j->nth, j->H, head_one, j);
-	return 0;
+	return attn_full_fw(e->H, e->dk, 1.0f / sqrtf((float)e->dk), q, k, v, e->d, R, NULL, o,
+	                    e->threads, err);
 }
 
 /* The row-wise steps of a layer, split over threads by blocks of rows:
@@ -376,8 +348,6 @@ static int encode(benc *e, const int32_t *ids, int64_t L, float *out, int nlayer
 	const bart_weights *W = e->W;
 	int d = e->d;
 	float scale = c->scale_embedding ? sqrtf((float)d) : 1.0f;
-	full_attn fa = { d, e->H, e->dk, e->threads, NULL, NULL, NULL, NULL, NULL, 0 };
-	int rc;
 
 	if (L < 1)
 		return lc_fail(err, "empty input (no tokens)");
@@ -392,12 +362,7 @@ static int encode(benc *e, const int32_t *ids, int64_t L, float *out, int nlayer
 		bart_embed_row(c, W->shared, W->enc_pos, ids[i], i, scale, out + i * d);
 	if (!gemm_only)
 		layernorm_fw(out, L, d, W->enc_ln_w, W->enc_ln_b, c->eps, out, NULL, NULL);
-	if (nlayers != 0 && c->num_layers > 0 &&
-	    !(fa.P = malloc((size_t)e->threads * (size_t)(L * L) * sizeof *fa.P)))
-		return lc_fail(err, "out of memory (%lld tokens)", (long long)L);
-	rc = bart_enc_layers(c, W, out, L, nlayers, e->threads, gemm_only, full_attn_fw, &fa, err);
-	free(fa.P);
-	return rc;
+	return bart_enc_layers(c, W, out, L, nlayers, e->threads, gemm_only, full_attn_fw, e, err);
 }
 
 static int enc_run(void *p, const int32_t *ids, int64_t L, float *out,

@@ -449,7 +449,8 @@ static void block_job(void *ctx, int64_t j, int tid)
 #define DENSE_ROWS 64
 
 typedef struct dense_run {
-	const lsg_spec *s;
+	int dk;
+	float scale;
 	const float *q, *k, *v, *kmask;
 	int64_t ld, R, nq;
 	float *out, *scratch;
@@ -461,11 +462,27 @@ static void dense_job(void *ctx, int64_t j, int tid)
 	dense_run *r = ctx;
 	int h = (int)(j / r->nq);
 	int64_t r0 = (j % r->nq) * DENSE_ROWS, m = r->R - r0 < DENSE_ROWS ? r->R - r0 : DENSE_ROWS;
-	int64_t off = (int64_t)h * r->s->dk;
+	int64_t off = (int64_t)h * r->dk;
 	seg g = { r->k + off, r->v + off, r->ld, r->R, r->kmask };
 
-	attend(r->q + r0 * r->ld + off, r->ld, m, r->s->dk, r->s->scale, &g, 1,
+	attend(r->q + r0 * r->ld + off, r->ld, m, r->dk, r->scale, &g, 1,
 	       r->out + r0 * r->ld + off, r->ld, r->scratch + (int64_t)tid * r->scratch_n);
+}
+
+int attn_full_fw(int heads, int dk, float scale, const float *q, const float *k, const float *v,
+                 int64_t ld, int64_t R, const float *kmask, float *out, int nth, lc_err *err)
+{
+	dense_run d = { dk, scale, q, k, v, kmask, ld, R, 0, out, NULL, 0 };
+
+	if (nth < 1)
+		nth = 1;
+	d.nq = (R + DENSE_ROWS - 1) / DENSE_ROWS;
+	d.scratch_n = DENSE_ROWS * R;
+	if (!(d.scratch = malloc((size_t)(nth * d.scratch_n) * sizeof(float))))
+		return lc_fail(err, "out of memory (attention over %lld rows)", (long long)R);
+	par_for(nth, heads * d.nq, dense_job, &d);
+	free(d.scratch);
+	return 0;
 }
 
 int lsg_attn_fw(const lsg_spec *s, const float *q, const float *k, const float *v, int64_t ld,
@@ -481,16 +498,9 @@ int lsg_attn_fw(const lsg_spec *s, const float *q, const float *k, const float *
 	if (why)
 		return lc_fail(err, "LSG attention: %s (block_size %d, sparse_block_size %d, "
 		               "sparsity_factor %d)", why, s->bs, s->sbs, s->sf);
-	if (T <= 2 * (int64_t)s->bs) {
-		dense_run d = { s, q, k, v, kmask, ld, s->ng + T, 0, out, NULL, 0 };
-		d.nq = (d.R + DENSE_ROWS - 1) / DENSE_ROWS;
-		d.scratch_n = DENSE_ROWS * d.R;
-		if (!(d.scratch = malloc((size_t)(nth * d.scratch_n) * sizeof(float))))
-			return lc_fail(err, "out of memory (LSG attention, %lld rows)", (long long)d.R);
-		par_for(nth, s->heads * d.nq, dense_job, &d);
-		free(d.scratch);
-		return 0;
-	}
+	if (T <= 2 * (int64_t)s->bs)
+		return attn_full_fw(s->heads, s->dk, s->scale, q, k, v, ld, s->ng + T, kmask, out, nth,
+		                    err);
 	if (T % s->bs)
 		return lc_fail(err, "LSG attention: %lld tokens are not a multiple of block_size %d "
 		               "(adaptive padding is off)", (long long)T, s->bs);

@@ -63,6 +63,13 @@ const char *lsg_spec_invalid(int bs, int sbs, int sf, enum lsg_sparsity type);
 /* Floats of one lsh draw of round r (0-based; the last is the final round). */
 int64_t lsg_lsh_draw_len(const lsg_spec *s, int round);
 
+/* Full attention, every query row to every key row (R rows; kmask
+ * additive [R] or NULL), by blocks of 64 query rows: one matrix product
+ * for the scores of a block, one for its output, no R x R matrix. LSG's
+ * dense case and BART's encoder. */
+int attn_full_fw(int heads, int dk, float scale, const float *q, const float *k, const float *v,
+                 int64_t ld, int64_t R, const float *kmask, float *out, int nth, lc_err *err);
+
 /* The attention of q over k, v (rows ng + T) into out; nth threads.
  * T > 2 bs needs T % bs == 0 (and, for norm and lsh, T % c == 0). */
 int lsg_attn_fw(const lsg_spec *s, const float *q, const float *k, const float *v, int64_t ld,
