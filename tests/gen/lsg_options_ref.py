@@ -4,9 +4,12 @@ running the authors' modeling_lsg_bart.py (ccdv-ai/convert_checkpoint_to_lsg
 c56734b) on transformers 4.36.2 with Debian's python3-torch:
 mask_first_token, pass_global_tokens_to_decoder false with and without
 pool_with_global, and 4 global tokens, on the oracle's converted tiny model
-(sparsity_type norm) at L = 33 (dense) and 100 (sparse, padded to 128).
+(sparsity_type norm) at L = 33 (dense) and 100 (sparse, padded to 128),
+and block geometries other than the oracle's (block, sparse block and
+sparsity factor 16/8/4, 64/32/8, 8/8/8, 32/64/2, with 1 to 3 global tokens)
+at L = 100 and 1000.
 
-usage: PYTHONPATH=<transformers 4.36.2 and stubs> lsg_options_ref.py MODELING_PY DATA_LSG OUT
+usage: PYTHONPATH=<transformers 4.36.2 and stubs> lsg_options_ref.py MODELING_PY DATA_LSG OUT [VARIANT...]
   MODELING_PY  the authors' modeling_lsg_bart.py (not part of lc)
   DATA_LSG     tests/data/lsg (model.safetensors, norm/config.json, norm/len*/input_ids.i32)
   OUT          where <variant>/<len>/{enc_out.f32,logits.f32,greedy_ids.i32} go
@@ -27,16 +30,36 @@ mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
 torch.set_grad_enabled(False)
 
+SHORT = ("len0033", "len0100")
+LONG = ("len0100", "len1000")
 variants = {
-    "mask_first": {"mask_first_token": True},
-    "noglobal_pool": {"pass_global_tokens_to_decoder": False, "pool_with_global": True},
-    "noglobal": {"pass_global_tokens_to_decoder": False, "pool_with_global": False},
-    "g4": {"num_global_tokens": 4},
-    "g4_mask_first": {"num_global_tokens": 4, "mask_first_token": True},
+    "mask_first": ({"mask_first_token": True}, SHORT),
+    "noglobal_pool": ({"pass_global_tokens_to_decoder": False, "pool_with_global": True}, SHORT),
+    "noglobal": ({"pass_global_tokens_to_decoder": False, "pool_with_global": False}, SHORT),
+    "g4": ({"num_global_tokens": 4}, SHORT),
+    "g4_mask_first": ({"num_global_tokens": 4, "mask_first_token": True}, SHORT),
+    # block geometries other than the oracle's 32/32/2: a sparse block smaller
+    # than the block, a larger factor, a block of one slot per block (odd
+    # step 1), several global tokens
+    "b16s8f4_norm": ({"block_size": 16, "sparse_block_size": 8, "sparsity_factor": 4,
+                      "sparsity_type": "norm", "num_global_tokens": 3}, LONG),
+    "b16s8f4_bos_pooling": ({"block_size": 16, "sparse_block_size": 8, "sparsity_factor": 4,
+                             "sparsity_type": "bos_pooling"}, LONG),
+    "b64s32f8_stride": ({"block_size": 64, "sparse_block_size": 32, "sparsity_factor": 8,
+                         "sparsity_type": "stride"}, LONG),
+    "b64s32f8_block_stride": ({"block_size": 64, "sparse_block_size": 32, "sparsity_factor": 8,
+                               "sparsity_type": "block_stride", "num_global_tokens": 2}, LONG),
+    "b8s8f8_pooling": ({"block_size": 8, "sparse_block_size": 8, "sparsity_factor": 8,
+                        "sparsity_type": "pooling"}, LONG),
+    "b32s64f2_pooling": ({"block_size": 32, "sparse_block_size": 64, "sparsity_factor": 2,
+                          "sparsity_type": "pooling"}, LONG),
 }
 base = json.load(open(os.path.join(data, "norm", "config.json")))
 dec_in = torch.from_numpy(np.fromfile(os.path.join(data, "decoder_input_ids.i32"), "<i4").astype(np.int64))[None]
-for name, kw in variants.items():
+only = sys.argv[4:]          # variant names to (re)make; all by default
+for name, (kw, lens) in variants.items():
+    if only and name not in only:
+        continue
     tmp = tempfile.mkdtemp()
     cfg = dict(base, **kw)
     json.dump(cfg, open(os.path.join(tmp, "config.json"), "w"))
@@ -44,7 +67,7 @@ for name, kw in variants.items():
     model = mod.LSGBartForConditionalGeneration.from_pretrained(tmp).eval()
     gc = model.generation_config
     gc.forced_bos_token_id = gc.forced_eos_token_id = None
-    for L in ("len0033", "len0100"):
+    for L in lens:
         ids = torch.from_numpy(np.fromfile(os.path.join(data, "norm", L, "input_ids.i32"), "<i4").astype(np.int64))[None]
         d = os.path.join(out, name, L)
         os.makedirs(d, exist_ok=True)

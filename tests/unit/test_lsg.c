@@ -295,7 +295,7 @@ static void test_bin(void)
 }
 
 /* The norm model with config keys changed: mask_first_token, ... */
-static void run_option(const char *variant, const char *keys)
+static void run_option(const char *variant, const char *keys, int k0)
 {
 	char dir[] = "/tmp/lc-test-lsg-opt-XXXXXX", path[512], src[512];
 	json_error_t je;
@@ -327,7 +327,7 @@ static void run_option(const char *variant, const char *keys)
 	dec = decoder_new(m, &err);
 	if (!T_OK(e && dec, "%s", err.msg))
 		goto out;
-	for (int k = 1; k <= 2; k++) {
+	for (int k = k0; k <= k0 + 1; k++) {   /* lens[k0], lens[k0 + 1] */
 		char gdir[64];
 		size_t n, ng, nt;
 		int32_t *ids = golden("norm", lens[k], "input_ids.i32", &n);
@@ -378,13 +378,28 @@ out:
 
 static void test_options(void)
 {
-	run_option("mask_first", "{\"mask_first_token\": true}");
+	/* L = 33 and 100 */
+	run_option("mask_first", "{\"mask_first_token\": true}", 1);
 	run_option("noglobal_pool",
-	           "{\"pass_global_tokens_to_decoder\": false, \"pool_with_global\": true}");
+	           "{\"pass_global_tokens_to_decoder\": false, \"pool_with_global\": true}", 1);
 	run_option("noglobal",
-	           "{\"pass_global_tokens_to_decoder\": false, \"pool_with_global\": false}");
-	run_option("g4", "{\"num_global_tokens\": 4}");
-	run_option("g4_mask_first", "{\"num_global_tokens\": 4, \"mask_first_token\": true}");
+	           "{\"pass_global_tokens_to_decoder\": false, \"pool_with_global\": false}", 1);
+	run_option("g4", "{\"num_global_tokens\": 4}", 1);
+	run_option("g4_mask_first", "{\"num_global_tokens\": 4, \"mask_first_token\": true}", 1);
+	/* other block geometries, L = 100 and 1000 */
+	run_option("b16s8f4_norm", "{\"block_size\": 16, \"sparse_block_size\": 8, "
+	           "\"sparsity_factor\": 4, \"sparsity_type\": \"norm\", \"num_global_tokens\": 3}", 2);
+	run_option("b16s8f4_bos_pooling", "{\"block_size\": 16, \"sparse_block_size\": 8, "
+	           "\"sparsity_factor\": 4, \"sparsity_type\": \"bos_pooling\"}", 2);
+	run_option("b64s32f8_stride", "{\"block_size\": 64, \"sparse_block_size\": 32, "
+	           "\"sparsity_factor\": 8, \"sparsity_type\": \"stride\"}", 2);
+	run_option("b64s32f8_block_stride", "{\"block_size\": 64, \"sparse_block_size\": 32, "
+	           "\"sparsity_factor\": 8, \"sparsity_type\": \"block_stride\", "
+	           "\"num_global_tokens\": 2}", 2);
+	run_option("b8s8f8_pooling", "{\"block_size\": 8, \"sparse_block_size\": 8, "
+	           "\"sparsity_factor\": 8, \"sparsity_type\": \"pooling\"}", 2);
+	run_option("b32s64f2_pooling", "{\"block_size\": 32, \"sparse_block_size\": 64, "
+	           "\"sparsity_factor\": 2, \"sparsity_type\": \"pooling\"}", 2);
 }
 
 int main(void)
