@@ -184,7 +184,7 @@ install: all
 	for s in 1 5 7; do mkdir -p $(DESTDIR)$(MANPREFIX)/man$$s; \
 		for m in man/man$$s/*.$$s; do [ -f $$m ] && cp -f $$m $(DESTDIR)$(MANPREFIX)/man$$s/; done; \
 	done
-	cd share && find . -type f ! -name '*.sh' | while read f; do \
+	cd share && find . -type f ! -name '*.sh' ! -name '*.py' | while read f; do \
 		mkdir -p "$(DESTDIR)$(SHAREDIR)/$$(dirname "$$f")"; \
 		cp -f "$$f" "$(DESTDIR)$(SHAREDIR)/$$f"; done
 
