@@ -14,6 +14,7 @@
 #include "arch/model.h"
 #include "gen/search.h"
 #include "t.h"
+#include "t_dec.h"
 
 #define TOL 1e-4
 
@@ -32,51 +33,21 @@ static void *golden(const char *dir, const char *name, size_t *n)
 	return p;
 }
 
-/* max |got - want| <= TOL max |want| */
-static double cmp(const char *what, const float *got, const float *want, size_t n)
-{
-	double m = 0, e = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		m = fmax(m, fabs((double)want[i]));
-		e = fmax(e, fabs((double)got[i] - want[i]));
-		if (got[i] != got[i])
-			e = INFINITY;
-	}
-	T_OK(e <= TOL * m, "%s: max error %.3g, max value %.3g (relative %.3g)", what, e, m, e / m);
-	return m > 0 ? e / m : e;
-}
-
-typedef struct ctx {
-	dec_state *s;
-} ctx;
-
-static int cb_step(void *c, const int32_t *tok, float *logits, lc_err *err)
-{
-	return decoder_step(((ctx *)c)->s, tok, logits, err);
-}
-
-static int cb_reorder(void *c, const int32_t *src, lc_err *err)
-{
-	return decoder_reorder(((ctx *)c)->s, src, err);
-}
-
 /* Generation as the oracle's generation_*.json ask: max_new_tokens 24. */
 static void generate(lc_decoder *dec, const lc_model *m, const float *enc, int64_t L,
                      const char *dir, const char *which, int beams, int forced)
 {
 	const lc_config *c = model_config(m);
 	search_opts o;
-	search_result res;
-	search_model sm;
-	ctx cx;
-	lc_err err;
-	size_t n;
+	size_t n, ns;
 	int32_t *want = golden(dir, which, &n);
-	int ok;
+	float *ws = beams > 1 ? golden(dir, forced ? "beam_forced_scores.f32" : "beam_scores.f32",
+	                               &ns) : NULL;
+	char what[96];
 
-	if (!T_OK(want != NULL, "%s/%s", dir, which))
-		return;
+	snprintf(what, sizeof what, "%s %s", dir, which);
+	if (!T_OK(want != NULL && (beams == 1 || ws), "%s: goldens", what))
+		goto out;
 	search_opts_default(&o);
 	o.vocab = c->vocab_size;
 	o.start_id = c->decoder_start_id;
@@ -92,32 +63,10 @@ static void generate(lc_decoder *dec, const lc_model *m, const float *enc, int64
 		o.forced_bos = model_generation(m)->forced_bos;
 		o.forced_eos = model_generation(m)->forced_eos;
 	}
-	cx.s = decoder_state_new(dec, enc, L, beams, o.max_new, &err);
-	if (!T_OK(cx.s != NULL, "%s", err.msg)) {
-		free(want);
-		return;
-	}
-	sm = (search_model){ &cx, cb_step, cb_reorder };
-	ok = search_run(&o, &sm, &res, &err) == 0;
-	T_OK(ok, "%s", err.msg);
-	/* the goldens hold the start token first */
-	if (ok) {
-		int same = (size_t)res.n + 1 == n && want[0] == c->decoder_start_id;
-		for (int i = 0; same && i < res.n; i++)
-			same = res.ids[i] == want[i + 1];
-		T_OK(same, "%s %s: %d ids, want %zu (first %d, want %d)", dir, which, res.n + 1, n,
-		     res.n ? res.ids[0] : -1, n > 1 ? want[1] : -1);
-		if (beams > 1) {
-			size_t ns;
-			float *ws = golden(dir, forced ? "beam_forced_scores.f32" : "beam_scores.f32", &ns);
-			T_OK(ws && fabs(res.score - ws[0]) <= 1e-4 * fabs(ws[0]),
-			     "%s %s score %.7g, want %.7g", dir, which, res.score, ws ? ws[0] : NAN);
-			free(ws);
-		}
-		search_result_free(&res);
-	}
-	decoder_state_free(cx.s);
+	t_dec_generate(dec, enc, L, &o, want, n, ws, what);
+out:
 	free(want);
+	free(ws);
 }
 
 static void run_model(const char *what)
@@ -145,7 +94,7 @@ static void run_model(const char *what)
 		int32_t *din = golden("", "decoder_input_ids.i32", &nt);
 		int64_t L = (int64_t)n;
 		int d = c->d_model, V = c->vocab_size;
-		float *out = malloc((size_t)(L * d) * sizeof *out), *g, *logits;
+		float *out = malloc((size_t)(L * d) * sizeof *out), *g;
 		char nm[64];
 
 		if (!T_OK(ids && din && out, "%s inputs", lens[k]))
@@ -155,29 +104,20 @@ static void run_model(const char *what)
 			snprintf(nm, sizeof nm, "enc_hidden_%d.f32", i);
 			g = golden(lens[k], nm, &ng);
 			if (T_OK(g && ng == (size_t)(L * d), "%s %s", lens[k], nm))
-				worst_enc = fmax(worst_enc, cmp(nm, out, g, ng));
+				worst_enc = fmax(worst_enc, t_rel_err(nm, out, g, ng, TOL));
 			free(g);
 		}
 		T_OK(encoder_run(e, ids, L, out, NULL, NULL, &err) == 0, "%s", err.msg);
 		g = golden(lens[k], "enc_out.f32", &ng);
 		if (T_OK(g && ng == (size_t)(L * d), "%s enc_out", lens[k]))
-			worst_enc = fmax(worst_enc, cmp("enc_out", out, g, ng));
+			worst_enc = fmax(worst_enc, t_rel_err("enc_out", out, g, ng, TOL));
 		free(g);
 		/* teacher forcing: one step per decoder input */
 		g = golden(lens[k], "logits.f32", &ng);
-		logits = malloc((size_t)V * sizeof *logits);
-		if (T_OK(g && ng == nt * (size_t)V, "%s logits", lens[k])) {
-			dec_state *s = decoder_state_new(dec, out, L, 1, (int)nt, &err);
-			for (size_t t = 0; s && t < nt; t++) {
-				if (decoder_step(s, &din[t], logits, &err) < 0)
-					break;
-				worst_logits = fmax(worst_logits, cmp("logits", logits, g + t * (size_t)V,
-				                                       (size_t)V));
-			}
-			decoder_state_free(s);
-		}
+		if (T_OK(g && ng == nt * (size_t)V, "%s logits", lens[k]))
+			worst_logits = fmax(worst_logits, t_dec_teacher(dec, out, L, din, nt, g, V, TOL,
+			                                                 "logits"));
 		free(g);
-		free(logits);
 		generate(dec, m, out, L, lens[k], "greedy_ids.i32", 1, 0);
 		generate(dec, m, out, L, lens[k], "beam_ids.i32", 4, 0);
 		generate(dec, m, out, L, lens[k], "beam_forced_ids.i32", 4, 1);

@@ -11,6 +11,7 @@
 #include "arch/model.h"
 #include "gen/search.h"
 #include "t.h"
+#include "t_dec.h"
 
 static const char *cases[] = { "L0001", "L0002", "L0007", "L0064", "L0300", "L1000" };
 static lc_model *model;
@@ -23,20 +24,6 @@ static float *load_f32(const char *rel, size_t *n)
 
 	*n = p ? len / sizeof(float) : 0;
 	return p;
-}
-
-typedef struct ctx {
-	dec_state *s;
-} ctx;
-
-static int cb_step(void *c, const int32_t *tok, float *logits, lc_err *err)
-{
-	return decoder_step(((ctx *)c)->s, tok, logits, err);
-}
-
-static int cb_reorder(void *c, const int32_t *src, lc_err *err)
-{
-	return decoder_reorder(((ctx *)c)->s, src, err);
 }
 
 static void test_buckets(void)
@@ -71,7 +58,7 @@ static void test_parity(void)
 		int64_t L;
 		search_opts o;
 		search_result res;
-		ctx cx;
+		t_dec_ctx cx;
 		lc_err err = { "" };
 
 		snprintf(rel, sizeof rel, "locost/cases/%s/enc_out.f32", cases[k]);
@@ -97,7 +84,7 @@ static void test_parity(void)
 		/* threads split the encoder rows: 2 threads here, 1..3 below */
 		T_OK(cx.s && decoder_state_threads(cx.s, 2, &err) == 0, "%s", err.msg);
 		if (cx.s) {
-			search_model m = { &cx, cb_step, cb_reorder };
+			search_model m = { &cx, t_dec_step, t_dec_reorder };
 			int rc = search_run(&o, &m, &res, &err);
 			T_OK(rc == 0, "%s", err.msg);
 			if (rc == 0) {
@@ -232,7 +219,7 @@ static void test_search_goldens(void)
 		float *enc;
 		search_opts o;
 		search_result res;
-		ctx cx;
+		t_dec_ctx cx;
 		lc_err err = { "" };
 
 		if (sscanf(line, "%15s beams=%d max=%d min=%d lp=%lf ngram=%d rep=%lf early=%15s",
@@ -258,7 +245,7 @@ static void test_search_goldens(void)
 		o.vocab = c->vocab_size;
 		cx.s = decoder_state_new(dec, enc, (int64_t)(ne / c->d_model), beams, max, &err);
 		if (T_OK(cx.s != NULL, "%s", err.msg)) {
-			search_model m = { &cx, cb_step, cb_reorder };
+			search_model m = { &cx, t_dec_step, t_dec_reorder };
 			if (T_OK(search_run(&o, &m, &res, &err) == 0, "%s", err.msg)) {
 				int same = res.n == nwant, i;
 				for (i = 0; same && i < nwant; i++)

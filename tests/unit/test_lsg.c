@@ -24,6 +24,7 @@
 #include "gen/search.h"
 #include "ops/lsgattn.h"
 #include "t.h"
+#include "t_dec.h"
 
 #define TOL 1e-4
 
@@ -54,49 +55,19 @@ static int exists(const char *type, const char *dir, const char *name)
 	return access(t_data(rel), R_OK) == 0;
 }
 
-static double cmp(const char *what, const float *got, const float *want, size_t n)
-{
-	double m = 0, e = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		m = fmax(m, fabs((double)want[i]));
-		e = fmax(e, fabs((double)got[i] - want[i]));
-		if (got[i] != got[i])
-			e = INFINITY;
-	}
-	T_OK(e <= TOL * m, "%s: max error %.3g, max value %.3g (relative %.3g)", what, e, m, e / m);
-	return m > 0 ? e / m : e;
-}
-
-typedef struct ctx {
-	dec_state *s;
-} ctx;
-
-static int cb_step(void *c, const int32_t *tok, float *logits, lc_err *err)
-{
-	return decoder_step(((ctx *)c)->s, tok, logits, err);
-}
-
-static int cb_reorder(void *c, const int32_t *src, lc_err *err)
-{
-	return decoder_reorder(((ctx *)c)->s, src, err);
-}
-
 /* generation_greedy.json / generation_beam.json of the oracle */
 static void generate(lc_decoder *dec, const lc_config *c, const float *enc, int64_t Le,
                      const char *type, const char *dir, const char *which, int beams)
 {
 	search_opts o;
-	search_result res;
-	search_model sm;
-	ctx cx;
-	lc_err err;
-	size_t n;
+	size_t n, ns;
 	int32_t *want = golden(type, dir, which, &n);
-	int ok;
+	float *ws = beams > 1 ? golden(type, dir, "beam_scores.f32", &ns) : NULL;
+	char what[128];
 
-	if (!T_OK(want != NULL, "%s %s/%s", type, dir, which))
-		return;
+	snprintf(what, sizeof what, "%s %s %s", type, dir, which);
+	if (!T_OK(want != NULL && (beams == 1 || ws), "%s: goldens", what))
+		goto out;
 	search_opts_default(&o);
 	o.vocab = c->vocab_size;
 	o.start_id = c->decoder_start_id;
@@ -108,30 +79,10 @@ static void generate(lc_decoder *dec, const lc_config *c, const float *enc, int6
 		o.no_repeat_ngram = 3;
 		o.early_stopping = SEARCH_EARLY_TRUE;
 	}
-	cx.s = decoder_state_new(dec, enc, Le, beams, o.max_new, &err);
-	if (!T_OK(cx.s != NULL, "%s", err.msg)) {
-		free(want);
-		return;
-	}
-	sm = (search_model){ &cx, cb_step, cb_reorder };
-	ok = search_run(&o, &sm, &res, &err) == 0;
-	T_OK(ok, "%s", err.msg);
-	if (ok) {
-		int same = (size_t)res.n + 1 == n && want[0] == c->decoder_start_id;
-		for (int i = 0; same && i < res.n; i++)
-			same = res.ids[i] == want[i + 1];
-		T_OK(same, "%s %s %s: %d ids, want %zu", type, dir, which, res.n + 1, n);
-		if (beams > 1) {
-			size_t ns;
-			float *ws = golden(type, dir, "beam_scores.f32", &ns);
-			T_OK(ws && fabs(res.score - ws[0]) <= 1e-4 * fabs(ws[0]),
-			     "%s %s score %.7g, want %.7g", type, dir, res.score, ws ? ws[0] : NAN);
-			free(ws);
-		}
-		search_result_free(&res);
-	}
-	decoder_state_free(cx.s);
+	t_dec_generate(dec, enc, Le, &o, want, n, ws, what);
+out:
 	free(want);
+	free(ws);
 }
 
 /* A model directory of the type's config.json and one weight file. */
@@ -203,7 +154,7 @@ static void run_type(int ti, const char *weights)
 		int32_t *din = golden("", "", "decoder_input_ids.i32", &nt);
 		int64_t L = (int64_t)n, Le = L + c->num_global_tokens, R;
 		int d = c->d_model, V = c->vocab_size, lsh = !strcmp(type, "lsh");
-		float *out = malloc((size_t)(Le * d) * sizeof *out), *g, *logits, *rows;
+		float *out = malloc((size_t)(Le * d) * sizeof *out), *g, *rows;
 		float *draw[4] = { 0 }, *layer[2] = { 0 };
 		const float *const *draws = NULL;
 		char nm[64];
@@ -232,7 +183,7 @@ static void run_type(int ti, const char *weights)
 			T_OK(lsg_encode_layers(m, draws, ids, L, i, &rows, &R, &err) == 0, "%s", err.msg);
 			if (T_OK(g && rows && ng == (size_t)(R * d), "%s %s %s rows %lld", type, lens[k], nm,
 			         (long long)R))
-				worst_enc[ti] = fmax(worst_enc[ti], cmp(nm, rows, g, ng));
+				worst_enc[ti] = fmax(worst_enc[ti], t_rel_err(nm, rows, g, ng, TOL));
 			free(g);
 			free(rows);
 		}
@@ -246,22 +197,13 @@ static void run_type(int ti, const char *weights)
 		}
 		g = golden(type, lens[k], "enc_out.f32", &ng);
 		if (T_OK(g && ng == (size_t)(Le * d), "%s %s enc_out", type, lens[k]))
-			worst_enc[ti] = fmax(worst_enc[ti], cmp("enc_out", out, g, ng));
+			worst_enc[ti] = fmax(worst_enc[ti], t_rel_err("enc_out", out, g, ng, TOL));
 		free(g);
 		g = golden(type, lens[k], "logits.f32", &ng);
-		logits = malloc((size_t)V * sizeof *logits);
-		if (T_OK(g && ng == nt * (size_t)V, "%s %s logits", type, lens[k])) {
-			dec_state *s = decoder_state_new(dec, out, Le, 1, (int)nt, &err);
-			for (size_t t = 0; s && t < nt; t++) {
-				if (decoder_step(s, &din[t], logits, &err) < 0)
-					break;
-				worst_logits[ti] = fmax(worst_logits[ti],
-				                        cmp("logits", logits, g + t * (size_t)V, (size_t)V));
-			}
-			decoder_state_free(s);
-		}
+		if (T_OK(g && ng == nt * (size_t)V, "%s %s logits", type, lens[k]))
+			worst_logits[ti] = fmax(worst_logits[ti],
+			                        t_dec_teacher(dec, out, Le, din, nt, g, V, TOL, "logits"));
 		free(g);
-		free(logits);
 		if (exists(type, lens[k], "greedy_ids.i32")) {
 			generate(dec, c, out, Le, type, lens[k], "greedy_ids.i32", 1);
 			generate(dec, c, out, Le, type, lens[k], "beam_ids.i32", 4);
@@ -334,7 +276,7 @@ static void run_option(const char *variant, const char *keys, int k0)
 		int32_t *din = golden("", "", "decoder_input_ids.i32", &nt);
 		int64_t L = (int64_t)n, Le = encoder_out_len(e, L);
 		int d = c->d_model, V = c->vocab_size;
-		float *out = malloc((size_t)(Le * d) * sizeof *out), *g, *logits;
+		float *out = malloc((size_t)(Le * d) * sizeof *out), *g;
 
 		snprintf(gdir, sizeof gdir, "%s/%s", variant, lens[k]);
 		if (!T_OK(ids && din && out, "%s inputs", gdir))
@@ -343,21 +285,12 @@ static void run_option(const char *variant, const char *keys, int k0)
 		g = golden("options", gdir, "enc_out.f32", &ng);
 		if (T_OK(g && ng == (size_t)(Le * d), "%s enc_out: %lld rows, golden %zu", gdir,
 		         (long long)Le, ng / (size_t)d))
-			cmp(gdir, out, g, ng);
+			t_rel_err(gdir, out, g, ng, TOL);
 		free(g);
 		g = golden("options", gdir, "logits.f32", &ng);
-		logits = malloc((size_t)V * sizeof *logits);
-		if (T_OK(g && ng == nt * (size_t)V, "%s logits", gdir)) {
-			dec_state *s = decoder_state_new(dec, out, Le, 1, (int)nt, &err);
-			for (size_t t = 0; s && t < nt; t++) {
-				if (decoder_step(s, &din[t], logits, &err) < 0)
-					break;
-				cmp(gdir, logits, g + t * (size_t)V, (size_t)V);
-			}
-			decoder_state_free(s);
-		}
+		if (T_OK(g && ng == nt * (size_t)V, "%s logits", gdir))
+			t_dec_teacher(dec, out, Le, din, nt, g, V, TOL, gdir);
 		free(g);
-		free(logits);
 		generate(dec, c, out, Le, "options", gdir, "greedy_ids.i32", 1);
 		free(ids);
 		free(din);
