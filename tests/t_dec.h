@@ -65,6 +65,24 @@ static inline double t_dec_teacher(lc_decoder *dec, const float *enc, int64_t L,
 	return worst;
 }
 
+/* The oracle's generation configs (bart/goldens/generation_*.json):
+ * max_new_tokens 24; with beams > 1 length_penalty 2, no_repeat_ngram 3,
+ * early stopping; no forced tokens. */
+static inline void t_dec_oracle_opts(search_opts *o, const lc_config *c, int beams)
+{
+	search_opts_default(o);
+	o->vocab = c->vocab_size;
+	o->start_id = c->decoder_start_id;
+	o->eos_id = c->eos_id;
+	o->max_new = 24;
+	o->num_beams = beams;
+	if (beams > 1) {
+		o->length_penalty = 2.0;
+		o->no_repeat_ngram = 3;
+		o->early_stopping = SEARCH_EARLY_TRUE;
+	}
+}
+
 /* Runs search o over enc [L rows] and compares with want [nwant] (the
  * oracle's sequences: the start token first) and, if want_score, the
  * beam score within 1e-4. */

@@ -48,17 +48,7 @@ static void generate(lc_decoder *dec, const lc_model *m, const float *enc, int64
 	snprintf(what, sizeof what, "%s %s", dir, which);
 	if (!T_OK(want != NULL && (beams == 1 || ws), "%s: goldens", what))
 		goto out;
-	search_opts_default(&o);
-	o.vocab = c->vocab_size;
-	o.start_id = c->decoder_start_id;
-	o.eos_id = c->eos_id;
-	o.max_new = 24;
-	o.num_beams = beams;
-	if (beams > 1) {
-		o.length_penalty = 2.0;
-		o.no_repeat_ngram = 3;
-		o.early_stopping = SEARCH_EARLY_TRUE;
-	}
+	t_dec_oracle_opts(&o, c, beams);
 	if (forced) {
 		o.forced_bos = model_generation(m)->forced_bos;
 		o.forced_eos = model_generation(m)->forced_eos;
