@@ -1,13 +1,11 @@
 /* lc-decode: hidden-state stream in, one summary per document out. */
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/cli.h"
-#include "base/dtype.h"
 #include "stream/convert.h"
 #include "arch/decoder.h"
 #include "arch/model.h"
@@ -206,17 +204,6 @@ static int decode_doc(lc_doc *d, void *ctx, lc_err *err)
 
 	if (!enc)
 		return -1;
-	/* no rows, or a NaN, would decode into arbitrary tokens, silently */
-	if (L == 0)
-		return lc_fail(err, "\"hidden\" has no rows (nothing was encoded)");
-	{
-		const char *what;
-		int64_t bad = lc_first_nonfinite(enc, (uint64_t)L * (uint64_t)model_config(p->model)->d_model,
-		                                 &what);
-		if (bad >= 0)
-			return lc_fail(err, "\"hidden\" row %" PRId64 " of %" PRId64 " holds %s",
-			               bad / model_config(p->model)->d_model, L, what);
-	}
 	x.s = decoder_state_new(p->dec, enc, L, p->so.num_beams, p->so.max_new, err);
 	if (!x.s || decoder_state_threads(x.s, p->threads, err) < 0 ||
 	    search_run(&p->so, &m, &res, err) < 0) {

@@ -9,7 +9,6 @@
 #include "arch/model.h"
 #include "base/cli.h"
 #include "base/clock.h"
-#include "base/dtype.h"
 #include "stream/convert.h"
 #include "stream/stream.h"
 
@@ -121,13 +120,6 @@ static int encode_doc(lc_doc *d, void *ctx, lc_err *err)
 		return -1;
 	}
 	free(ids);
-	{
-		const char *what;
-		int64_t bad = lc_first_nonfinite(t->data, (uint64_t)(Le * dm), &what);
-		if (bad >= 0)
-			return lc_fail(err, "the encoder's states are %s at row %" PRId64 " of %" PRId64
-			               " (the model overflows on this input)", what, bad / dm, Le);
-	}
 	if (r->stats)
 		fprintf(stderr, "lc-encode: stats: %s: %" PRId64 " tokens: encode %.3f s\n", d->name, L,
 		        clock_now() - te);

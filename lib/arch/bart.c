@@ -419,7 +419,7 @@ static void *dec_open(lc_model *m, lc_err *err)
 	return bartdec_open(model_config(m), model_weights(m), err);
 }
 
-static const lc_dec_ops bart_dec_ops = {
+const lc_dec_ops bart_dec_ops = {
 	dec_open, bartdec_close, bartdec_state_new, bartdec_state_free, bartdec_state_threads,
 	bartdec_step, bartdec_reorder, bartdec_pos,
 };

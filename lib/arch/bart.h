@@ -87,7 +87,9 @@ typedef int (*bart_attn_fn)(void *ctx, int layer, float *q, const float *k, cons
 int bart_enc_layers(const lc_config *c, const bart_weights *W, float *x, int64_t R, int nl,
                     int nth, int gemm_only, bart_attn_fn attn, void *ctx, lc_err *err);
 
-/* The decoder (arch/bartdec.c): generation over encoder states. */
+/* The decoder (arch/bartdec.c): generation over encoder states; its
+ * lc_dec_ops, shared by the architectures built on BART. */
+extern const lc_dec_ops bart_dec_ops;
 void *bartdec_open(const lc_config *c, const bart_weights *w, lc_err *err);
 void bartdec_close(void *d);
 void *bartdec_state_new(const void *d, const float *enc, int64_t L, int nrow, int max_steps,

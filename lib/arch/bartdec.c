@@ -160,14 +160,9 @@ void *bartdec_state_new(const void *dp, const float *enc, int64_t L, int nrow, i
 int bartdec_state_threads(void *p, int nthreads, lc_err *err)
 {
 	bstate *s = p;
-	xattn_work *w;
 
-	if (nthreads < 1 || nthreads > 1024)
-		return lc_fail(err, "decoder: bad thread count %d", nthreads);
-	if (!(w = xattn_work_new((int64_t)s->nrow * s->b->H, s->b->d, nthreads, err)))
+	if (xattn_work_renew(&s->xw, (int64_t)s->nrow * s->b->H, s->b->d, nthreads, err) < 0)
 		return -1;
-	xattn_work_free(s->xw);
-	s->xw = w;
 	s->nth = nthreads;
 	return 0;
 }

@@ -2,6 +2,8 @@
 
 #include <stdlib.h>
 
+#include "base/dtype.h"
+
 struct lc_decoder {
 	const lc_dec_ops *ops;
 	const lc_config *cfg;
@@ -51,9 +53,22 @@ const lc_config *decoder_config(const lc_decoder *d)
 dec_state *decoder_state_new(const lc_decoder *d, const float *enc, int64_t L, int nrow,
                              int max_steps, lc_err *err)
 {
-	dec_state *s = calloc(1, sizeof *s);
+	dec_state *s;
+	const char *what;
+	int64_t bad;
 
-	if (!s) {
+	/* no rows, or a NaN, would decode into arbitrary tokens, silently */
+	if (L == 0) {
+		lc_fail(err, "the encoder states have no rows (nothing was encoded)");
+		return NULL;
+	}
+	if (enc && (bad = lc_first_nonfinite(enc, (uint64_t)L * (uint64_t)d->cfg->d_model,
+	                                     &what)) >= 0) {
+		lc_fail(err, "the encoder states' row %lld of %lld holds %s",
+		        (long long)(bad / d->cfg->d_model), (long long)L, what);
+		return NULL;
+	}
+	if (!(s = calloc(1, sizeof *s))) {
 		lc_fail(err, "decoder: out of memory");
 		return NULL;
 	}
@@ -75,6 +90,8 @@ void decoder_state_free(dec_state *s)
 
 int decoder_state_threads(dec_state *s, int nthreads, lc_err *err)
 {
+	if (nthreads < 1 || nthreads > 1024)
+		return lc_fail(err, "decoder: bad thread count %d", nthreads);
 	return s->ops->state_threads(s->impl, nthreads, err);
 }
 

@@ -2,6 +2,8 @@
 
 #include <stdlib.h>
 
+#include "base/dtype.h"
+
 struct lc_encoder {
 	const lc_enc_ops *ops;
 	const lc_config *cfg;
@@ -58,7 +60,17 @@ int64_t encoder_truncate(const lc_encoder *e, int32_t *ids, int64_t L)
 int encoder_run(lc_encoder *e, const int32_t *ids, int64_t L, float *out,
                 encoder_progress_fn progress, void *ctx, lc_err *err)
 {
-	return e->ops->run(e->impl, ids, L, out, progress, ctx, err);
+	const char *what;
+	int64_t bad, n = e->ops->out_len(e->impl, L);
+
+	if (e->ops->run(e->impl, ids, L, out, progress, ctx, err) < 0)
+		return -1;
+	/* never hand on states a model overflowed into */
+	if ((bad = lc_first_nonfinite(out, (uint64_t)n * (uint64_t)e->cfg->d_model, &what)) >= 0)
+		return lc_fail(err, "the encoder's states are %s at row %lld of %lld (the model "
+		               "overflows on this input)", what, (long long)(bad / e->cfg->d_model),
+		               (long long)n);
+	return 0;
 }
 
 int encoder_gemm_only(lc_encoder *e, int64_t L, double *seconds, lc_err *err)

@@ -328,18 +328,6 @@ static const lc_enc_ops lsg_enc_ops = {
 	.run = enc_run, .gemm_only = enc_gemm_only,
 };
 
-/* ------------------------------------------------------------- decoder */
-
-static void *dec_open(lc_model *m, lc_err *err)
-{
-	return bartdec_open(model_config(m), model_weights(m), err);
-}
-
-static const lc_dec_ops lsg_dec_ops = {
-	dec_open, bartdec_close, bartdec_state_new, bartdec_state_free, bartdec_state_threads,
-	bartdec_step, bartdec_reorder, bartdec_pos,
-};
-
 /* ------------------------------------------------------------- the arch */
 
 static const char *const hf_classes[] = { "LSGBartForConditionalGeneration", NULL };
@@ -353,6 +341,6 @@ const lc_arch arch_lsg_bart = {
 	.weights_free = bart_weights_free,
 	.info = lsg_info,
 	.enc = &lsg_enc_ops,
-	.dec = &lsg_dec_ops,
+	.dec = &bart_dec_ops,             /* BART's decoder */
 	.train = NULL,
 };

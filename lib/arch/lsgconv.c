@@ -153,49 +153,28 @@ static int make_globals(const float *pos, uint64_t n, uint64_t d, const float *s
 	return 0;
 }
 
-static int write_text(const char *path, const char *s, lc_err *err)
+/* root written to dir/name as transformers writes its JSON files */
+static int write_json(const char *dir, const char *name, const json_t *root, int ascii,
+                      lc_err *err)
 {
-	FILE *f = fopen(path, "wb");
-	size_t n = strlen(s);
+	char path[PATH_MAX];
+	char *s = cfg_dump_hf(root, ascii);
+	FILE *f;
+	size_t n;
+	int rc = 0;
 
-	if (!f)
-		return lc_fail(err, "%s: %s", path, strerror(errno));
-	if (fwrite(s, 1, n, f) != n) {
-		fclose(f);
-		return lc_fail(err, "%s: %s", path, strerror(errno));
-	}
-	if (fclose(f) != 0)
-		return lc_fail(err, "%s: %s", path, strerror(errno));
-	return 0;
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(((const st_tensor *)a)->name, ((const st_tensor *)b)->name);
-}
-
-/* The tensors in name order, as transformers' save_pretrained writes them. */
-static int write_weights(const lc_params *p, const float *base, const char *path, lc_err *err)
-{
-	uint32_t n = params_count(p);
-	st_tensor *t = calloc(n ? n : 1, sizeof *t);
-	int rc;
-
-	if (!t)
+	if (!s)
 		return lc_fail(err, "out of memory");
-	for (uint32_t k = 0; k < n; k++) {
-		const lc_param *e = params_at(p, k);
-		t[k].name = (char *)e->name;
-		t[k].dtype = ST_F32;
-		t[k].rank = e->rank;
-		memcpy(t[k].dims, e->dims, e->rank * sizeof *e->dims);
-		t[k].numel = e->numel;
-		t[k].nbytes = 4 * e->numel;
-		t[k].data = (const unsigned char *)(base + e->off);
-	}
-	qsort(t, n, sizeof *t, cmp_name);
-	rc = st_write(path, t, n, err);
-	free(t);
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	n = strlen(s);
+	if (!(f = fopen(path, "wb")))
+		rc = lc_fail(err, "%s: %s", path, strerror(errno));
+	else if (fwrite(s, 1, n, f) != n) {
+		rc = lc_fail(err, "%s: %s", path, strerror(errno));
+		fclose(f);
+	} else if (fclose(f) != 0)
+		rc = lc_fail(err, "%s: %s", path, strerror(errno));
+	free(s);
 	return rc;
 }
 
@@ -217,17 +196,19 @@ static int copy_if(const char *src, const char *tmp, const char *name, lc_err *e
 	return lc_copy_file(a, b, err);
 }
 
+/* What a failed conversion wrote into dir, then dir. */
 static void remove_tree(const char *dir)
 {
-	static const char *const files[] = {
-		"config.json", "model.safetensors", "tokenizer_config.json", "vocab.json", "merges.txt",
-		"tokenizer.json", "special_tokens_map.json", "added_tokens.json",
-		"generation_config.json",
-	};
+	static const char *const written[] = { "config.json", "model.safetensors",
+	                                        "tokenizer_config.json" };
 	char p[PATH_MAX];
 
-	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-		snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+	for (size_t i = 0; i < sizeof written / sizeof *written; i++) {
+		snprintf(p, sizeof p, "%s/%s", dir, written[i]);
+		unlink(p);
+	}
+	for (size_t i = 0; i < sizeof copied / sizeof *copied; i++) {
+		snprintf(p, sizeof p, "%s/%s", dir, copied[i]);
 		unlink(p);
 	}
 	rmdir(dir);
@@ -242,7 +223,6 @@ int lsg_convert(const char *src, const char *dst, const lsgconv_opts *o, lc_err 
 	lc_params *p = NULL;
 	void *w = NULL;
 	float *base = NULL;
-	char *text = NULL;
 	int is_lsg, made = 0, rc = -1;
 	struct stat st;
 
@@ -324,28 +304,16 @@ int lsg_convert(const char *src, const char *dst, const lsgconv_opts *o, lc_err 
 	made = 1;
 	note(o, "writing");
 	snprintf(path, sizeof path, "%s/model.safetensors", tmp);
-	if (write_weights(p, base, path, err) < 0)
+	if (params_write(p, base, path, err) < 0)
 		goto out;
-	if (!(text = cfg_dump_hf(dcfg, 1))) {
-		lc_fail(err, "out of memory");
+	if (write_json(tmp, "config.json", dcfg, 1, err) < 0)
 		goto out;
-	}
-	snprintf(path, sizeof path, "%s/config.json", tmp);
-	if (write_text(path, text, err) < 0)
-		goto out;
-	free(text);
-	text = NULL;
 	snprintf(path, sizeof path, "%s/tokenizer_config.json", src);
 	if (access(path, F_OK) == 0) {
 		if (!(tcfg = cfg_load(path, err)))
 			goto out;
 		json_object_set_new(tcfg, "model_max_length", json_integer(o->max_len));
-		if (!(text = cfg_dump_hf(tcfg, 0))) {
-			lc_fail(err, "out of memory");
-			goto out;
-		}
-		snprintf(path, sizeof path, "%s/tokenizer_config.json", tmp);
-		if (write_text(path, text, err) < 0)
+		if (write_json(tmp, "tokenizer_config.json", tcfg, 0, err) < 0)
 			goto out;
 	}
 	for (size_t i = 0; i < sizeof copied / sizeof *copied; i++)
@@ -360,7 +328,6 @@ int lsg_convert(const char *src, const char *dst, const lsgconv_opts *o, lc_err 
 out:
 	if (made)
 		remove_tree(tmp);
-	free(text);
 	free(base);
 	if (w)
 		arch_weights_free(&c, w, p);

@@ -421,14 +421,9 @@ void *t5dec_state_new(const void *dp, const float *enc, int64_t L, int nrow, int
 int t5dec_state_threads(void *p, int nthreads, lc_err *err)
 {
 	dstate *s = p;
-	xattn_work *w;
 
-	if (nthreads < 1 || nthreads > 1024)
-		return lc_fail(err, "decoder: bad thread count %d", nthreads);
-	if (!(w = xattn_work_new((int64_t)s->f.nrow * s->t->nh, s->t->d, nthreads, err)))
+	if (xattn_work_renew(&s->f.xw, (int64_t)s->f.nrow * s->t->nh, s->t->d, nthreads, err) < 0)
 		return -1;
-	xattn_work_free(s->f.xw);
-	s->f.xw = w;
 	s->f.nth = nthreads;
 	return 0;
 }

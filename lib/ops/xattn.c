@@ -43,6 +43,17 @@ xattn_work *xattn_work_new(int64_t R, int d, int nth, lc_err *err)
 	return w;
 }
 
+int xattn_work_renew(xattn_work **w, int64_t R, int d, int nth, lc_err *err)
+{
+	xattn_work *n = xattn_work_new(R, d, nth, err);
+
+	if (!n)
+		return -1;
+	xattn_work_free(*w);
+	*w = n;
+	return 0;
+}
+
 void xattn_work_free(xattn_work *w)
 {
 	if (!w)

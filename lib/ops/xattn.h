@@ -32,6 +32,8 @@ typedef struct xattn_work xattn_work;
 /* Scratch for up to R query rows of width d, split over nth threads. */
 xattn_work *xattn_work_new(int64_t R, int d, int nth, lc_err *err);
 void xattn_work_free(xattn_work *w);
+/* *w replaced by scratch for nth threads (left as it was on failure). */
+int xattn_work_renew(xattn_work **w, int64_t R, int d, int nth, lc_err *err);
 
 /* ctx [R, d]; lse [R] (may be NULL) receives log sum_j exp(qp[r] . E[j]).
  * L may be 0: the context is then zero (and lse -inf). */

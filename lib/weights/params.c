@@ -403,6 +403,11 @@ void params_init(const lc_params *p, float *base, uint64_t seed)
 	}
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const st_tensor *)a)->name, ((const st_tensor *)b)->name);
+}
+
 int params_write(const lc_params *p, const float *base, const char *path, lc_err *err)
 {
 	st_tensor *t = calloc(p->n ? p->n : 1, sizeof *t);
@@ -420,6 +425,8 @@ int params_write(const lc_params *p, const float *base, const char *path, lc_err
 		t[k].nbytes = 4 * e->numel;
 		t[k].data = (const unsigned char *)(base ? base + e->off : *e->slot);
 	}
+	/* name order, as transformers' save_pretrained writes them */
+	qsort(t, p->n, sizeof *t, by_name);
 	rc = st_write(path, t, p->n, err);
 	free(t);
 	return rc;

@@ -103,7 +103,8 @@ void params_copy_to_flat(const lc_params *p, float *base);
 /* Initial values of every parameter into base, deterministic in seed. */
 void params_init(const lc_params *p, float *base, uint64_t seed);
 /* Writes base's parameters (or, base NULL, the slots' data) as float32
- * safetensors in declaration order, without aliases. */
+ * safetensors without aliases, the tensors in name order (as transformers'
+ * save_pretrained writes them). */
 int params_write(const lc_params *p, const float *base, const char *path, lc_err *err);
 
 #endif

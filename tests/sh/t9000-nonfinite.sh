@@ -48,11 +48,11 @@ grep -q 'document "stdin:1": the encoder.s states are .* at row 0 of 5' "$T/err"
 _res $? "are refused, naming the document and the row"
 
 fails 1 "NaN states" lc-decode -m "$B" -f ids --max-new 4 "$DATA/nonfinite/hidden_bad.lcs"
-grep -q 'document "nan-row1": "hidden" row 1 of 3 holds NaN' "$T/err"
+grep -q 'document "nan-row1": the encoder states. row 1 of 3 holds NaN' "$T/err"
 _res $? "name the document and the row"
 is "nothing is printed for it" "$(cat "$T/out")" ""
 fails 1 "empty states" lc-decode -m "$B" -f ids "$DATA/nonfinite/hidden_empty.lcs"
-grep -q 'document "no-rows": "hidden" has no rows' "$T/err"; _res $? "say so"
+grep -q 'document "no-rows": the encoder states have no rows' "$T/err"; _res $? "say so"
 
 # a non-finite loss stops training before the update
 SPM=${LC_SHARE:-share}/spiece.model
