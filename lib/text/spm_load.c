@@ -11,6 +11,8 @@
  */
 #include "text/spm_int.h"
 
+#include "base/hash.h"
+
 #include <errno.h>
 #include <float.h>
 #include <stdio.h>
@@ -343,21 +345,13 @@ static int parse_model(parse *ps, const uint8_t *buf, size_t len)
 
 /* --- piece maps --- */
 
-static uint32_t hash_bytes(const char *p, size_t n)
-{
-	uint32_t h = 2166136261u;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (uint8_t)p[i]) * 16777619u;
-	return h;
-}
-
 static int32_t map_find(const spm_model *m, const spm_map *map, const char *s, size_t n)
 {
 	uint32_t i;
 
 	if (!map->cap)
 		return -1;
-	for (i = hash_bytes(s, n) & (map->cap - 1);; i = (i + 1) & (map->cap - 1)) {
+	for (i = (uint32_t)lc_hash_bytes(s, n) & (map->cap - 1);; i = (i + 1) & (map->cap - 1)) {
 		int32_t id = map->slot[i];
 		if (id < 0)
 			return -1;
@@ -373,7 +367,7 @@ static int map_insert(spm_model *m, spm_map *map, int32_t id)
 	size_t n = m->pieces[id].len;
 	uint32_t i;
 
-	for (i = hash_bytes(s, n) & (map->cap - 1);; i = (i + 1) & (map->cap - 1)) {
+	for (i = (uint32_t)lc_hash_bytes(s, n) & (map->cap - 1);; i = (i + 1) & (map->cap - 1)) {
 		int32_t o = map->slot[i];
 		if (o < 0) {
 			map->slot[i] = id;

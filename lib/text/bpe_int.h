@@ -1,0 +1,92 @@
+/*
+ * bpe_int: what the parts of the byte-level BPE tokenizer share (not part
+ * of lib's interface): the model struct, its hash maps (bpe_map.c), the
+ * byte-level alphabet and messages (bpe.c); bpe_load.c reads the files,
+ * bpe.c encodes and decodes.
+ */
+#ifndef LC_BPE_INT_H
+#define LC_BPE_INT_H
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pcre2.h>
+
+#include "base/err.h"
+#include "text/bpe.h"
+
+#define MAX_ID (1 << 24)            /* ids accepted: [0, 2^24) */
+#define CACHE_MAX_IDS (1u << 22)    /* ids kept in the word cache before it is cleared */
+
+/* Byte strings -> int64 values; keys live in one pool. */
+typedef struct smap {
+	uint64_t *slot;             /* [cap]: 0 empty, else index + 1 into ent */
+	uint64_t cap, n;
+	struct sent { uint64_t off, len, hash; int64_t val; } *ent;
+	uint64_t ecap;
+	char *pool;
+	uint64_t plen, pcap;
+} smap;
+
+/* uint64 keys -> uint64 values (the merges: a pair of symbols). */
+typedef struct umap {
+	uint64_t *key, *val;        /* [cap]; key 0 is empty (keys are stored + 1) */
+	uint64_t cap, n;
+} umap;
+
+void smap_free(smap *m);
+/* The value of k[len], or -1. */
+int64_t smap_get(const smap *m, const void *k, size_t len);
+/* Sets k -> v (replacing); -1 when out of memory. */
+int smap_put(smap *m, const void *k, size_t len, int64_t v);
+/* The key of entry e (in insertion order). */
+const char *smap_key(const smap *m, int64_t e, size_t *len);
+void umap_free(umap *m);
+/* 1 and *v when k is present, else 0. */
+int umap_get(const umap *m, uint64_t k, uint64_t *v);
+/* Sets k -> v; -1 when out of memory. */
+int umap_put(umap *m, uint64_t k, uint64_t v);
+
+typedef struct added {
+	char *content;              /* UTF-8 */
+	size_t len;
+	int32_t id;
+	int lstrip, rstrip, special;
+} added;
+
+struct bpe_model {
+	char label[256];
+	/* the vocabulary: token (byte-level alphabet, UTF-8) -> id, and back */
+	smap vocab;
+	char **tok;                 /* [nid] or NULL */
+	size_t *toklen;
+	int32_t nid;
+	/* symbols: raw byte strings that BPE builds, and their vocabulary ids */
+	smap sym;
+	int32_t *sym_id;            /* [nsym]: vocabulary id, or -1 */
+	uint64_t nsym, symcap;
+	umap merge;                 /* (a << 32 | b) -> rank << 32 | result symbol */
+	added *add;                 /* [nadd], longest content first */
+	int nadd;
+	unsigned char *special;     /* [nid]: 1 for special tokens */
+	int32_t bos, eos, pad, unk, cls, mask;
+	int wrap, prefix, cleanup;
+	uint32_t byte_enc[256];     /* byte -> code point of the byte-level alphabet */
+	int16_t byte_dec[324];      /* code point -> byte, -1 */
+	pcre2_code *re;
+	char fp[17];
+	/* the word cache: raw bytes -> offset into ids (count first) */
+	smap cache;
+	int32_t *cids;
+	uint64_t ncids, ccap;
+};
+
+/* "LABEL: message" into err (LABEL names the tokenizer files). */
+void fail_label(const bpe_model *m, lc_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Raw bytes as a byte-level token: out [2 len] (each code point < 0x800). */
+size_t to_alphabet(const bpe_model *m, const unsigned char *b, size_t len, char *out);
+
+#endif

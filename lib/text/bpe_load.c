@@ -1,0 +1,627 @@
+/*
+ * bpe_load.c: reading a byte-level BPE tokenizer's files (vocab.json +
+ * merges.txt, or tokenizer.json; tokenizer_config.json and
+ * special_tokens_map.json for the special tokens and options).
+ */
+#include "text/bpe_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#include "text/utf8.h"
+
+/* GPT-2's bytes_to_unicode: printable bytes stand for themselves, the
+ * others for U+0100 upwards in byte order. */
+static void byte_maps(bpe_model *m)
+{
+	int n = 0;
+
+	for (int i = 0; i < 324; i++)
+		m->byte_dec[i] = -1;
+	for (int b = 0; b < 256; b++) {
+		int printable = (b >= '!' && b <= '~') || (b >= 0xa1 && b <= 0xac) || (b >= 0xae);
+		m->byte_enc[b] = printable ? (uint32_t)b : (uint32_t)(256 + n++);
+		m->byte_dec[m->byte_enc[b]] = (int16_t)b;
+	}
+}
+
+/* A byte-level token (UTF-8 of the alphabet) as raw bytes: out [len]; -1
+ * if a character is not of the alphabet. */
+static int64_t to_raw(const bpe_model *m, const char *s, size_t len, unsigned char *out)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, o = 0;
+
+	while (i < len) {
+		uint32_t cp;
+		size_t n = utf8_char(p + i, len - i, &cp);
+		if (!n || cp >= 324 || m->byte_dec[cp] < 0)
+			return -1;
+		out[o++] = (unsigned char)m->byte_dec[cp];
+		i += n;
+	}
+	return (int64_t)o;
+}
+
+/* The symbol of raw bytes b[len], interned; -1 when out of memory. */
+static int64_t intern(bpe_model *m, const unsigned char *b, size_t len)
+{
+	int64_t s = smap_get(&m->sym, b, len);
+	char *alpha;
+	int64_t id;
+
+	if (s >= 0)
+		return s;
+	if (m->nsym == m->symcap) {
+		uint64_t nc = m->symcap ? 2 * m->symcap : 4096;
+		int32_t *n = realloc(m->sym_id, nc * sizeof *n);
+		if (!n)
+			return -1;
+		m->sym_id = n;
+		m->symcap = nc;
+	}
+	if (!(alpha = malloc(2 * len + 1)))
+		return -1;
+	id = smap_get(&m->vocab, alpha, to_alphabet(m, b, len, alpha));
+	free(alpha);
+	s = (int64_t)m->nsym;
+	if (smap_put(&m->sym, b, len, s) < 0)
+		return -1;
+	m->sym_id[m->nsym++] = (int32_t)id;
+	return s;
+}
+
+static json_t *parse_json(const bpe_model *m, const char *buf, size_t len, const char *what,
+                          lc_err *err)
+{
+	json_error_t je;
+	json_t *j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+
+	if (!j)
+		fail_label(m, err, "%s: %s (line %d)", what, je.text, je.line);
+	else if (!json_is_object(j)) {
+		fail_label(m, err, "%s: not a JSON object", what);
+		json_decref(j);
+		j = NULL;
+	}
+	return j;
+}
+
+static int set_vocab(bpe_model *m, const json_t *v, const char *what, lc_err *err)
+{
+	const char *k;
+	json_t *x;
+	int32_t max = -1;
+
+	if (!json_is_object(v))
+		return fail_label(m, err, "%s: the vocabulary is not a JSON object", what), -1;
+	if (json_object_size(v) == 0 || json_object_size(v) > MAX_ID)
+		return fail_label(m, err, "%s: %zu vocabulary entries (1 to %d accepted)", what,
+		                  json_object_size(v), MAX_ID), -1;
+	json_object_foreach((json_t *)v, k, x) {
+		json_int_t id;
+		if (!json_is_integer(x) || (id = json_integer_value(x)) < 0 || id >= MAX_ID)
+			return fail_label(m, err, "%s: token \"%.40s\": id must be an integer in [0, %d)",
+			                  what, k, MAX_ID), -1;
+		if (smap_put(&m->vocab, k, strlen(k), id) < 0)
+			return lc_fail(err, "out of memory"), -1;
+		if (id > max)
+			max = (int32_t)id;
+	}
+	m->nid = max + 1;
+	m->tok = calloc((size_t)m->nid, sizeof *m->tok);
+	m->toklen = calloc((size_t)m->nid, sizeof *m->toklen);
+	if (!m->tok || !m->toklen)
+		return lc_fail(err, "out of memory"), -1;
+	json_object_foreach((json_t *)v, k, x) {
+		int32_t id = (int32_t)json_integer_value(x);
+		if (m->tok[id])
+			return fail_label(m, err, "%s: id %ld is given to two tokens", what, (long)id), -1;
+		if (!(m->tok[id] = strdup(k)))
+			return lc_fail(err, "out of memory"), -1;
+		m->toklen[id] = strlen(k);
+	}
+	return 0;
+}
+
+/* One merge "a b" (rank r): the symbols in the byte-level alphabet. */
+static int add_merge(bpe_model *m, const char *a, size_t al, const char *b, size_t bl,
+                     uint64_t r, const char *what, lc_err *err)
+{
+	unsigned char *raw = malloc(al + bl + 1);
+	int64_t la, lb, sa, sb, sab;
+
+	if (!raw)
+		return lc_fail(err, "out of memory");
+	la = to_raw(m, a, al, raw);
+	lb = la < 0 ? -1 : to_raw(m, b, bl, raw + la);
+	if (la <= 0 || lb <= 0) {
+		free(raw);
+		return fail_label(m, err, "%s: merge %llu (\"%.*s %.*s\"): not two symbols of the "
+		                  "byte-level alphabet", what, (unsigned long long)r + 1,
+		                  (int)(al > 40 ? 40 : al), a, (int)(bl > 40 ? 40 : bl), b), -1;
+	}
+	sa = intern(m, raw, (size_t)la);
+	sb = sa < 0 ? -1 : intern(m, raw + la, (size_t)lb);
+	sab = sb < 0 ? -1 : intern(m, raw, (size_t)(la + lb));
+	free(raw);
+	if (sab < 0 || sab > UINT32_MAX ||
+	    umap_put(&m->merge, (uint64_t)sa << 32 | (uint64_t)sb, r << 32 | (uint64_t)sab) < 0)
+		return lc_fail(err, "out of memory");
+	return 0;
+}
+
+/* merges.txt as GPT2Tokenizer reads it: split on "\n", the first line (the
+ * "#version" header) and the last (empty after the final newline) dropped,
+ * each line exactly two symbols separated by white space; a repeated pair
+ * takes its last rank. */
+static int read_merges_txt(bpe_model *m, const char *p, size_t len, lc_err *err)
+{
+	size_t i = 0, nl = 0, r = 0;
+	const char *line;
+
+	for (size_t k = 0; k < len; k++)
+		if (p[k] == '\n')
+			nl++;
+	/* lines are nl + 1 pieces; keep pieces 1 .. nl - 1 */
+	while (i < len && p[i] != '\n')
+		i++;
+	i++;
+	for (size_t ln = 1; ln + 1 <= nl; ln++) {
+		size_t end = i, f[4], fl[4], nf = 0, k;
+		line = p + i;
+		while (end < len && p[end] != '\n')
+			end++;
+		for (k = i; k < end;) {
+			while (k < end && (p[k] == ' ' || p[k] == '\t' || p[k] == '\r' || p[k] == '\v' ||
+			                   p[k] == '\f'))
+				k++;
+			if (k >= end)
+				break;
+			if (nf < 4)
+				f[nf] = k;
+			while (k < end && !(p[k] == ' ' || p[k] == '\t' || p[k] == '\r' || p[k] == '\v' ||
+			                    p[k] == '\f'))
+				k++;
+			if (nf < 4)
+				fl[nf] = k - f[nf];
+			nf++;
+		}
+		if (nf != 2)
+			return fail_label(m, err, "merges.txt: line %zu: %zu symbols (\"%.*s\"); a merge is "
+			                  "two", ln + 1, nf, (int)((end - i) > 40 ? 40 : (end - i)), line), -1;
+		if (add_merge(m, p + f[0], fl[0], p + f[1], fl[1], r++, "merges.txt", err) < 0)
+			return -1;
+		i = end + 1;
+	}
+	return 0;
+}
+
+static int read_merges_json(bpe_model *m, const json_t *a, lc_err *err)
+{
+	size_t r;
+	json_t *x;
+
+	if (!json_is_array(a))
+		return fail_label(m, err, "tokenizer.json: model.merges is not a list"), -1;
+	json_array_foreach((json_t *)a, r, x) {
+		const char *s, *sp;
+		if (json_is_string(x)) {
+			s = json_string_value(x);
+			if (!(sp = strchr(s, ' ')) || strchr(sp + 1, ' ') || sp == s || !sp[1])
+				return fail_label(m, err, "tokenizer.json: merge %zu (\"%.40s\") is not two "
+				                  "symbols", r + 1, s), -1;
+			if (add_merge(m, s, (size_t)(sp - s), sp + 1, strlen(sp + 1), r, "tokenizer.json",
+			              err) < 0)
+				return -1;
+		} else if (json_is_array(x) && json_array_size(x) == 2 &&
+		           json_is_string(json_array_get(x, 0)) && json_is_string(json_array_get(x, 1))) {
+			const char *a0 = json_string_value(json_array_get(x, 0));
+			const char *a1 = json_string_value(json_array_get(x, 1));
+			if (add_merge(m, a0, strlen(a0), a1, strlen(a1), r, "tokenizer.json", err) < 0)
+				return -1;
+		} else {
+			return fail_label(m, err, "tokenizer.json: merge %zu is not two symbols", r + 1), -1;
+		}
+	}
+	return 0;
+}
+
+/* Adds or updates an added token. */
+static int add_token(bpe_model *m, const char *content, int32_t id, int lstrip, int rstrip,
+                     int special, lc_err *err)
+{
+	added *a = NULL;
+
+	if (!*content)
+		return fail_label(m, err, "an added token is empty"), -1;
+	if (id < 0 || id >= m->nid)
+		return fail_label(m, err, "added token \"%.40s\": id %ld outside the vocabulary [0, %ld)",
+		                  content, (long)id, (long)m->nid), -1;
+	for (int i = 0; i < m->nadd; i++)
+		if (!strcmp(m->add[i].content, content))
+			a = &m->add[i];
+	if (!a) {
+		added *n = realloc(m->add, (size_t)(m->nadd + 1) * sizeof *n);
+		if (!n)
+			return lc_fail(err, "out of memory");
+		m->add = n;
+		a = &m->add[m->nadd++];
+		memset(a, 0, sizeof *a);
+		if (!(a->content = strdup(content)))
+			return lc_fail(err, "out of memory");
+		a->len = strlen(content);
+	}
+	a->id = id;
+	a->lstrip = lstrip;
+	a->rstrip = rstrip;
+	a->special = special;
+	if (!m->tok[id]) {
+		/* an added token outside vocab.json gets its content as its token */
+		if (!(m->tok[id] = strdup(content)))
+			return lc_fail(err, "out of memory");
+		m->toklen[id] = strlen(content);
+	}
+	return 0;
+}
+
+static int flag(const json_t *o, const char *key)
+{
+	return json_is_true(json_object_get(o, key));
+}
+
+/* "name_token" of a config: a string or {"content": ..., "lstrip": ...}.
+ * Registers it as a special added token (lstrip from the object, or the
+ * given default) and returns its id, or -1 when absent or not in the
+ * vocabulary. */
+static int32_t role(bpe_model *m, const json_t *cfg, const char *key, int dflt_lstrip,
+                    lc_err *err, int *fail)
+{
+	const json_t *v = cfg ? json_object_get(cfg, key) : NULL;
+	const char *content;
+	int lstrip = dflt_lstrip, rstrip = 0;
+	int64_t id;
+
+	if (!v || json_is_null(v))
+		return -1;
+	if (json_is_string(v)) {
+		content = json_string_value(v);
+	} else if (json_is_object(v) && json_is_string(json_object_get(v, "content"))) {
+		content = json_string_value(json_object_get(v, "content"));
+		lstrip = flag(v, "lstrip");
+		rstrip = flag(v, "rstrip");
+	} else {
+		fail_label(m, err, "\"%s\" must be a string or an object with \"content\"", key);
+		*fail = 1;
+		return -1;
+	}
+	for (int i = 0; i < m->nadd; i++)
+		if (!strcmp(m->add[i].content, content))
+			return m->add[i].id;
+	if ((id = smap_get(&m->vocab, content, strlen(content))) < 0)
+		return -1;
+	if (add_token(m, content, (int32_t)id, lstrip, rstrip, 1, err) < 0)
+		*fail = 1;
+	return (int32_t)id;
+}
+
+static int32_t by_content(const bpe_model *m, const char *s)
+{
+	for (int i = 0; i < m->nadd; i++)
+		if (!strcmp(m->add[i].content, s))
+			return m->add[i].id;
+	return (int32_t)smap_get(&m->vocab, s, strlen(s));
+}
+
+static int cmp_added(const void *a, const void *b)
+{
+	const added *x = a, *y = b;
+	return x->len < y->len ? 1 : x->len > y->len ? -1 : strcmp(x->content, y->content);
+}
+
+/* \s of Python's regex module: Unicode White_Space. */
+#define WS "\\t\\n\\x{0b}\\x{0c}\\r\\x{20}\\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}" \
+           "\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}"
+
+static const char pattern[] =
+	"'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^" WS "\\p{L}\\p{N}]+|[" WS "]+(?![^" WS
+	"])|[" WS "]+";
+
+const char *bpe_unicode_version(void)
+{
+	static char v[32];
+
+	if (!v[0] && pcre2_config(PCRE2_CONFIG_UNICODE_VERSION, v) < 0)
+		snprintf(v, sizeof v, "?");
+	return v;
+}
+
+bpe_model *bpe_load(const bpe_files *f, lc_err *err)
+{
+	bpe_model *m = calloc(1, sizeof *m);
+	json_t *voc = NULL, *tj = NULL, *cfg = NULL, *sm = NULL;
+	const json_t *merges_json = NULL, *vocab_json;
+	uint64_t h = 0xcbf29ce484222325ull;
+	int fail = 0, ec;
+	PCRE2_SIZE eo;
+	const char *cls = NULL;
+
+	if (!m) {
+		lc_fail(err, "out of memory");
+		return NULL;
+	}
+	snprintf(m->label, sizeof m->label, "%s", f->label ? f->label : "tokenizer");
+	byte_maps(m);
+	m->bos = m->eos = m->pad = m->unk = m->cls = m->mask = -1;
+	if (f->vocab_len > BPE_MAX_FILE || f->merges_len > BPE_MAX_FILE ||
+	    f->tokenizer_len > BPE_MAX_FILE || f->config_len > BPE_MAX_FILE ||
+	    f->special_len > BPE_MAX_FILE) {
+		fail_label(m, err, "a tokenizer file is larger than %u MiB", BPE_MAX_FILE >> 20);
+		goto fail;
+	}
+	/* the fingerprint: FNV-1a over the files that decide the ids */
+	{
+		const char *b[3] = { f->vocab, f->vocab ? f->merges : f->tokenizer, f->config };
+		size_t l[3] = { f->vocab_len, f->vocab ? f->merges_len : f->tokenizer_len, f->config_len };
+		for (int i = 0; i < 3; i++)
+			for (size_t k = 0; b[i] && k < l[i]; k++)
+				h = (h ^ (unsigned char)b[i][k]) * 0x100000001b3ull;
+		snprintf(m->fp, sizeof m->fp, "%016llx", (unsigned long long)h);
+	}
+	if (f->vocab && !f->merges) {
+		fail_label(m, err, "vocab.json without merges.txt");
+		goto fail;
+	}
+	if (f->vocab) {
+		if (!(voc = parse_json(m, f->vocab, f->vocab_len, "vocab.json", err)))
+			goto fail;
+		vocab_json = voc;
+	} else if (f->tokenizer) {
+		const json_t *model, *type;
+		if (!(tj = parse_json(m, f->tokenizer, f->tokenizer_len, "tokenizer.json", err)))
+			goto fail;
+		model = json_object_get(tj, "model");
+		type = model ? json_object_get(model, "type") : NULL;
+		if (!json_is_object(model) || (type && !(json_is_string(type) &&
+		                                          !strcmp(json_string_value(type), "BPE")))) {
+			fail_label(m, err, "tokenizer.json: not a BPE model");
+			goto fail;
+		}
+		vocab_json = json_object_get(model, "vocab");
+		merges_json = json_object_get(model, "merges");
+	} else {
+		fail_label(m, err, "no vocab.json and merges.txt, and no tokenizer.json");
+		goto fail;
+	}
+	if (set_vocab(m, vocab_json, f->vocab ? "vocab.json" : "tokenizer.json", err) < 0)
+		goto fail;
+	/* every single byte is a symbol */
+	for (int b = 0; b < 256; b++) {
+		unsigned char c = (unsigned char)b;
+		if (intern(m, &c, 1) < 0) {
+			lc_fail(err, "out of memory");
+			goto fail;
+		}
+	}
+	if (f->vocab ? read_merges_txt(m, f->merges, f->merges_len, err) < 0
+	             : read_merges_json(m, merges_json, err) < 0)
+		goto fail;
+	if (!(m->special = calloc((size_t)m->nid, 1))) {
+		lc_fail(err, "out of memory");
+		goto fail;
+	}
+	if (f->config && !(cfg = parse_json(m, f->config, f->config_len, "tokenizer_config.json", err)))
+		goto fail;
+	if (f->special && !(sm = parse_json(m, f->special, f->special_len,
+	                                    "special_tokens_map.json", err)))
+		goto fail;
+	/* added tokens: tokenizer_config.json's added_tokens_decoder, or tokenizer.json's */
+	{
+		const json_t *ad = cfg ? json_object_get(cfg, "added_tokens_decoder") : NULL, *x;
+		const char *k;
+		size_t i;
+		if (ad && json_is_object(ad)) {
+			json_object_foreach((json_t *)ad, k, x) {
+				char *end;
+				long id = strtol(k, &end, 10);
+				if (*end || !json_is_object(x) || !json_is_string(json_object_get(x, "content"))) {
+					fail_label(m, err, "tokenizer_config.json: added_tokens_decoder \"%.20s\" "
+					           "is not an id with a content", k);
+					goto fail;
+				}
+				if (add_token(m, json_string_value(json_object_get(x, "content")), (int32_t)id,
+				              flag(x, "lstrip"), flag(x, "rstrip"), flag(x, "special"), err) < 0)
+					goto fail;
+			}
+		} else if (tj && json_is_array(json_object_get(tj, "added_tokens"))) {
+			json_array_foreach(json_object_get(tj, "added_tokens"), i, x) {
+				const json_t *id = json_object_get(x, "id"), *c = json_object_get(x, "content");
+				if (!json_is_integer(id) || !json_is_string(c) || json_integer_value(id) < 0 ||
+				    json_integer_value(id) >= MAX_ID) {
+					fail_label(m, err, "tokenizer.json: added token %zu has no id or content",
+					           i + 1);
+					goto fail;
+				}
+				if (add_token(m, json_string_value(c), (int32_t)json_integer_value(id),
+				              flag(x, "lstrip"), flag(x, "rstrip"), flag(x, "special"), err) < 0)
+					goto fail;
+			}
+		}
+	}
+	/* the roles, from special_tokens_map.json, else tokenizer_config.json,
+	 * else BART's and GPT-2's names */
+	{
+		static const char *const keys[] = { "bos_token", "eos_token", "unk_token", "pad_token",
+		                                    "sep_token", "cls_token", "mask_token" };
+		int32_t id[7];
+		for (int k = 0; k < 7; k++) {
+			id[k] = role(m, sm, keys[k], k == 6, err, &fail);
+			if (id[k] < 0 && !fail)
+				id[k] = role(m, cfg, keys[k], k == 6, err, &fail);
+			if (fail)
+				goto fail;
+		}
+		if (!sm && !cfg) {
+			static const char *const bart[] = { "<s>", "</s>", "<unk>", "<pad>", "</s>", "<s>",
+			                                    "<mask>" };
+			int32_t eot = by_content(m, "<|endoftext|>");
+			for (int k = 0; k < 7; k++) {
+				int32_t i = by_content(m, bart[k]);
+				if (i < 0 && k < 3)
+					i = eot;
+				if (i >= 0 && add_token(m, m->tok[i], i, k == 6, 0, 1, err) < 0)
+					goto fail;
+				id[k] = i;
+			}
+		}
+		m->bos = id[0];
+		m->eos = id[1];
+		m->unk = id[2];
+		m->pad = id[3];
+		m->cls = id[5];
+		m->mask = id[6];
+	}
+	for (int i = 0; i < m->nadd; i++)
+		if (m->add[i].special)
+			m->special[m->add[i].id] = 1;
+	if (m->nadd > 1)	/* qsort(NULL, 0, ...) is undefined */
+		qsort(m->add, (size_t)m->nadd, sizeof *m->add, cmp_added);
+	/* wrapping, add_prefix_space, clean-up */
+	if (cfg && json_is_string(json_object_get(cfg, "tokenizer_class")))
+		cls = json_string_value(json_object_get(cfg, "tokenizer_class"));
+	if (cls)
+		m->wrap = !strncmp(cls, "Bart", 4) || !strncmp(cls, "Roberta", 7) ||
+		          !strncmp(cls, "LED", 3) || !strncmp(cls, "Longformer", 10);
+	else if (tj && json_is_object(json_object_get(tj, "post_processor")))
+		m->wrap = json_is_string(json_object_get(json_object_get(tj, "post_processor"), "type")) &&
+		          !strcmp(json_string_value(json_object_get(json_object_get(tj, "post_processor"),
+		                                                    "type")), "RobertaProcessing");
+	else
+		m->wrap = m->bos >= 0 && m->eos >= 0 && m->bos != m->eos;
+	if (m->wrap && (m->bos < 0 || m->eos < 0)) {
+		fail_label(m, err, "a %s tokenizer needs <s> and </s>", cls ? cls : "BART");
+		goto fail;
+	}
+	if (cfg && json_is_boolean(json_object_get(cfg, "add_prefix_space")))
+		m->prefix = flag(cfg, "add_prefix_space");
+	else if (tj && json_is_object(json_object_get(tj, "pre_tokenizer")))
+		m->prefix = flag(json_object_get(tj, "pre_tokenizer"), "add_prefix_space");
+	m->cleanup = !(cfg && json_is_false(json_object_get(cfg, "clean_up_tokenization_spaces")));
+	m->re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, PCRE2_UTF, &ec, &eo, NULL);
+	if (!m->re) {
+		lc_fail(err, "the GPT-2 pattern does not compile (PCRE2 error %d)", ec);
+		goto fail;
+	}
+	pcre2_jit_compile(m->re, PCRE2_JIT_COMPLETE);   /* falls back to the interpreter */
+	json_decref(voc);
+	json_decref(tj);
+	json_decref(cfg);
+	json_decref(sm);
+	return m;
+fail:
+	json_decref(voc);
+	json_decref(tj);
+	json_decref(cfg);
+	json_decref(sm);
+	bpe_free(m);
+	return NULL;
+}
+
+/* ------------------------------------------------------------ files */
+
+static char *slurp(const char *dir, const char *name, size_t *len, int *missing, lc_err *err)
+{
+	char path[4096];
+	struct stat sb;
+	FILE *fp;
+	char *p;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	*len = 0;
+	if (stat(path, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		*missing = 1;
+		return NULL;
+	}
+	*missing = 0;
+	if ((uint64_t)sb.st_size > BPE_MAX_FILE) {
+		lc_fail(err, "%s: %lld bytes, more than the %u MiB a tokenizer file may have", path,
+		        (long long)sb.st_size, BPE_MAX_FILE >> 20);
+		return NULL;
+	}
+	if (!(fp = fopen(path, "rb"))) {
+		lc_fail(err, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (!(p = malloc((size_t)sb.st_size + 1))) {
+		fclose(fp);
+		lc_fail(err, "%s: out of memory", path);
+		return NULL;
+	}
+	*len = fread(p, 1, (size_t)sb.st_size, fp);
+	if (ferror(fp) || *len != (size_t)sb.st_size) {
+		fclose(fp);
+		free(p);
+		lc_fail(err, "%s: read error", path);
+		return NULL;
+	}
+	fclose(fp);
+	p[*len] = 0;
+	return p;
+}
+
+int bpe_dir_has(const char *dir)
+{
+	char path[4096];
+	struct stat sb;
+
+	snprintf(path, sizeof path, "%s/vocab.json", dir);
+	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+		return 1;
+	snprintf(path, sizeof path, "%s/tokenizer.json", dir);
+	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+bpe_model *bpe_load_dir(const char *dir, lc_err *err)
+{
+	bpe_files f;
+	char *buf[5] = { NULL };
+	int miss[5], bad = 0;
+	static const char *const names[5] = { "vocab.json", "merges.txt", "tokenizer.json",
+	                                      "tokenizer_config.json", "special_tokens_map.json" };
+	bpe_model *m = NULL;
+	size_t len[5];
+
+	for (int i = 0; i < 5; i++) {
+		if (i == 2 && buf[0])
+			continue;   /* the slow tokenizer's files win */
+		buf[i] = slurp(dir, names[i], &len[i], &miss[i], err);
+		if (!buf[i] && !miss[i])
+			bad = 1;
+		if (!buf[i])
+			len[i] = 0;
+	}
+	if (!bad) {
+		memset(&f, 0, sizeof f);
+		f.vocab = buf[0];
+		f.vocab_len = len[0];
+		f.merges = buf[1];
+		f.merges_len = len[1];
+		f.tokenizer = buf[2];
+		f.tokenizer_len = buf[2] ? len[2] : 0;
+		f.config = buf[3];
+		f.config_len = len[3];
+		f.special = buf[4];
+		f.special_len = len[4];
+		f.label = dir;
+		m = bpe_load(&f, err);
+	}
+	for (int i = 0; i < 5; i++)
+		free(buf[i]);
+	return m;
+}
+
