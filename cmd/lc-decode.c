@@ -106,11 +106,8 @@ static const float *hidden_of(struct prog *p, const lc_doc *d, int64_t *L, lc_er
 		return NULL;
 	}
 	if (t->rank != 2 || t->dims[1] != (uint64_t)dm) {
-		char shape[8 * 24] = "";
-		size_t n = 0;
-		for (uint32_t k = 0; k < t->rank && k < LC_MAX_RANK; k++)
-			n += (size_t)snprintf(shape + n, sizeof shape - n, "%s%llu", k ? ", " : "",
-			                      (unsigned long long)t->dims[k]);
+		char shape[LC_MAX_RANK * 21];
+		tensor_shape(t, shape, sizeof shape);
 		lc_fail(err, "\"hidden\" must be [L, %d] for this model, not [%s] (rank %u)", dm,
 		        shape, (unsigned)t->rank);
 		return NULL;
@@ -143,53 +140,32 @@ static int put_text(struct prog *p, lc_err *err)
 	return putchar('\n') == EOF ? lc_fail(err, "write error: %s", strerror(errno)) : 0;
 }
 
+/* The document with its summary: "hidden" consumed, "tokens" and "text"
+ * replaced, everything else passed through in order. */
 static int put_stream(struct prog *p, const lc_doc *d, const search_result *res, lc_err *err)
 {
+	static const char *const ours[] = { "hidden", "tokens", "text", NULL };
 	lc_tensor tok = {0}, txt = {0};
-	lc_doc out = *d;
-	uint32_t i, k = 0;
 	uint64_t n = (uint64_t)res->n, tl = p->text_len;
+	int rc = -1;
 
-	/* everything that is not ours passes through, in order (records of
-	 * unknown kinds included); "hidden" is consumed, "tokens" and "text"
-	 * are replaced by the summary's */
-	out.rec = calloc((size_t)d->nrec + 2, sizeof *out.rec);
-	if (!out.rec)
-		return lc_fail(err, "out of memory");
-	for (i = 0; i < d->nrec; i++) {
-		const lc_rec *r = &d->rec[i];
-		if (r->kind == LC_REC_TENSOR && (!strcmp(r->t.name, "hidden") ||
-		    !strcmp(r->t.name, "tokens") || !strcmp(r->t.name, "text")))
-			continue;
-		out.rec[k++] = *r;
-	}
 	if (tensor_init(&tok, "tokens", LC_I32, 1, &n, err) < 0 ||
-	    meta_set(&tok.meta, "model", model_fingerprint(p->model), err) < 0)
-		goto fail;
+	    meta_set(&tok.meta, "model", model_fingerprint(p->model), err) < 0 ||
+	    (p->tok && tensor_init(&txt, "text", LC_U8, 1, &tl, err) < 0))
+		goto out;
 	if (n)
 		memcpy(tok.data, res->ids, n * sizeof(int32_t));
-	out.rec[k].kind = LC_REC_TENSOR;
-	out.rec[k++].t = tok;
-	if (p->tok) {
-		if (tensor_init(&txt, "text", LC_U8, 1, &tl, err) < 0)
-			goto fail;
-		if (tl)
-			memcpy(txt.data, p->text, tl);
-		out.rec[k].kind = LC_REC_TENSOR;
-		out.rec[k++].t = txt;
-	}
-	out.nrec = k;
-	if (stream_write_doc(p->w, &out, err) < 0)
-		goto fail;
+	if (p->tok && tl)
+		memcpy(txt.data, p->text, tl);
+	if (stream_write_begin(p->w, d->name, &d->meta, err) < 0 ||
+	    stream_write_records(p->w, d, ours, err) < 0 || stream_write_tensor(p->w, &tok, err) < 0 ||
+	    (p->tok && stream_write_tensor(p->w, &txt, err) < 0) || stream_write_end(p->w, err) < 0)
+		goto out;
+	rc = 0;
+out:
 	tensor_free(&tok);
 	tensor_free(&txt);
-	free(out.rec);
-	return 0;
-fail:
-	tensor_free(&tok);
-	tensor_free(&txt);
-	free(out.rec);
-	return -1;
+	return rc;
 }
 
 static int decode_doc(lc_doc *d, void *ctx, lc_err *err)
@@ -237,23 +213,16 @@ static int decode_doc(lc_doc *d, void *ctx, lc_err *err)
 	return rc;
 }
 
-/* The tokenizer: -t, else the model directory's, else tok_open's defaults. */
+/* The tokenizer: -t, else the model directory's, else the defaults. */
 static void open_tokenizer(struct prog *p, const char *topt, const char *mdir)
 {
 	static char why[1200];
 	lc_err err;
 	int none;
 
-	if (topt) {
-		if (!(p->tok = tok_open(topt, &err)))
-			cli_die(LC_EXIT_DATA, "%s", err.msg);
-		return;
-	}
-	if ((p->tok = tok_open_dir(mdir, &none, &err)))
-		return;
-	if (!none)
+	if (!(p->tok = tok_open_model(topt, mdir, &none, &err)) && !none)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	if (!(p->tok = tok_open(NULL, &err))) {
+	if (!p->tok) {
 		snprintf(why, sizeof why, "%s", err.msg);
 		p->tok_why = why;
 	}
@@ -372,17 +341,7 @@ int main(int argc, char **argv)
 		cli_die(LC_EXIT_DATA, "%s: %s", mdir, err.msg);
 	/* lc's defaults, then the model's files, then the command line */
 	gen_settings_init(&gs, p.model);
-#define CL(key, field) do { if (given[key]) { gs.o.field = cl.field; gen_settings_cli(&gs, key); } } while (0)
-	CL(GEN_BEAMS, num_beams);
-	CL(GEN_MAX_NEW, max_new);
-	CL(GEN_MIN_NEW, min_new);
-	CL(GEN_LENGTH_PENALTY, length_penalty);
-	CL(GEN_NO_REPEAT_NGRAM, no_repeat_ngram);
-	CL(GEN_REPETITION_PENALTY, repetition_penalty);
-	CL(GEN_EARLY_STOPPING, early_stopping);
-	CL(GEN_FORCED_BOS, forced_bos);
-	CL(GEN_FORCED_EOS, forced_eos);
-#undef CL
+	gen_settings_override(&gs, &cl, given);
 	p.so = gs.o;
 	if (search_opts_check(&p.so, &err) < 0)
 		cli_usage_error("%s", err.msg);

@@ -34,6 +34,23 @@ void gen_settings_cli(gen_settings *g, enum gen_key k)
 	g->src[k] = "command line";
 }
 
+void gen_settings_override(gen_settings *g, const search_opts *cl, const int given[GEN_NKEYS])
+{
+	search_opts *o = &g->o;
+
+#define SET(key, field) do { if (given[key]) { o->field = cl->field; gen_settings_cli(g, key); } } while (0)
+	SET(GEN_BEAMS, num_beams);
+	SET(GEN_MAX_NEW, max_new);
+	SET(GEN_MIN_NEW, min_new);
+	SET(GEN_LENGTH_PENALTY, length_penalty);
+	SET(GEN_NO_REPEAT_NGRAM, no_repeat_ngram);
+	SET(GEN_REPETITION_PENALTY, repetition_penalty);
+	SET(GEN_EARLY_STOPPING, early_stopping);
+	SET(GEN_FORCED_BOS, forced_bos);
+	SET(GEN_FORCED_EOS, forced_eos);
+#undef SET
+}
+
 void gen_settings_print(const gen_settings *g, FILE *f)
 {
 	static const char *const early[] = { "false", "true", "never" };

@@ -28,6 +28,9 @@ typedef struct gen_settings {
 void gen_settings_init(gen_settings *g, const lc_model *m);
 /* Marks key as set on the command line (after changing g->o). */
 void gen_settings_cli(gen_settings *g, enum gen_key k);
+/* The command line's values: for each key with given[key], its field of
+ * cl replaces g's, marked as from the command line. */
+void gen_settings_override(gen_settings *g, const search_opts *cl, const int given[GEN_NKEYS]);
 /* key\tvalue\tsource lines. */
 void gen_settings_print(const gen_settings *g, FILE *f);
 

@@ -144,11 +144,10 @@ int convert_print_info(FILE *f, const lc_doc *d, lc_err *err)
 		if (fputc('\t', f) == EOF || put_escaped(f, r->t.name) < 0 ||
 		    fprintf(f, "\t%s\t", lc_dtype_name(r->t.dtype)) < 0)
 			return werr(err);
-		if (r->t.rank == 0 && fputc('-', f) == EOF)
+		char shape[LC_MAX_RANK * 21];
+		tensor_shape(&r->t, shape, sizeof shape);
+		if (fputs(shape, f) == EOF)
 			return werr(err);
-		for (uint32_t k = 0; k < r->t.rank; k++)
-			if (fprintf(f, k ? "x%" PRIu64 : "%" PRIu64, r->t.dims[k]) < 0)
-				return werr(err);
 		if (put_meta(f, &r->t.meta) < 0)
 			return werr(err);
 	}

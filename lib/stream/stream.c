@@ -982,14 +982,20 @@ int stream_write_end(lc_writer *w, lc_err *err)
 	return wr_u64_record(w, LC_REC_DOC_END, w->nrec, err);
 }
 
-int stream_write_doc(lc_writer *w, const lc_doc *d, lc_err *err)
+static int named(const char *name, const char *const *skip)
 {
-	if (stream_write_begin(w, d->name, &d->meta, err) < 0)
-		return -1;
+	for (; skip && *skip; skip++)
+		if (!strcmp(name, *skip))
+			return 1;
+	return 0;
+}
+
+int stream_write_records(lc_writer *w, const lc_doc *d, const char *const *skip, lc_err *err)
+{
 	for (uint32_t i = 0; i < d->nrec; i++) {
 		const lc_rec *r = &d->rec[i];
 		if (r->kind == LC_REC_TENSOR) {
-			if (stream_write_tensor(w, &r->t, err) < 0)
+			if (!named(r->t.name, skip) && stream_write_tensor(w, &r->t, err) < 0)
 				return -1;
 		} else {
 			if (wr_record(w, r->kind, r->flags, r->body, r->body_len, err) < 0)
@@ -997,7 +1003,28 @@ int stream_write_doc(lc_writer *w, const lc_doc *d, lc_err *err)
 			w->nrec++;
 		}
 	}
+	return 0;
+}
+
+int stream_write_doc(lc_writer *w, const lc_doc *d, lc_err *err)
+{
+	if (stream_write_begin(w, d->name, &d->meta, err) < 0 ||
+	    stream_write_records(w, d, NULL, err) < 0)
+		return -1;
 	return stream_write_end(w, err);
+}
+
+int tensor_shape(const lc_tensor *t, char *buf, size_t n)
+{
+	size_t o = 0;
+
+	buf[0] = 0;
+	if (t->rank == 0)
+		return snprintf(buf, n, "-");
+	for (uint32_t k = 0; k < t->rank && k < LC_MAX_RANK && o < n; k++)
+		o += (size_t)snprintf(buf + o, n - o, k ? "x%llu" : "%llu",
+		                      (unsigned long long)t->dims[k]);
+	return (int)o;
 }
 
 int stream_writer_close(lc_writer *w, lc_err *err)

@@ -103,6 +103,9 @@ void meta_free(lc_meta *m);
 int tensor_init(lc_tensor *t, const char *name, enum lc_dtype dtype,
                 uint32_t rank, const uint64_t *dims, lc_err *err);
 uint64_t tensor_numel(const lc_tensor *t);
+/* The shape as lc-cat -o info prints it ("3x64"; "-" for a scalar) into
+ * buf[n]; returns the length. */
+int tensor_shape(const lc_tensor *t, char *buf, size_t n);
 void tensor_free(lc_tensor *t);
 
 int doc_init(lc_doc *d, const char *name, lc_err *err);
@@ -150,6 +153,10 @@ int stream_write_doc(lc_writer *w, const lc_doc *d, lc_err *err);
 int stream_write_begin(lc_writer *w, const char *name, const lc_meta *meta, lc_err *err);
 int stream_write_tensor(lc_writer *w, const lc_tensor *t, lc_err *err);
 int stream_write_end(lc_writer *w, lc_err *err);
+/* Between begin and end: d's records in order (records of unknown kinds
+ * included), except the tensors named in skip (NULL-ended; NULL: none);
+ * a program that replaces some of a document's tensors passes the rest on. */
+int stream_write_records(lc_writer *w, const lc_doc *d, const char *const *skip, lc_err *err);
 /* Writes EOS and flushes (does not fclose). Frees w. */
 int stream_writer_close(lc_writer *w, lc_err *err);
 /* Frees w without writing EOS (after an error: the stream stays truncated, on purpose). */

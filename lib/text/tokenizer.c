@@ -164,6 +164,18 @@ static lc_tokenizer *open_path(const char *path, const char *what, lc_err *err)
 	return load_spm(path, err);
 }
 
+lc_tokenizer *tok_open_model(const char *opt, const char *dir, int *none, lc_err *err)
+{
+	lc_tokenizer *t;
+
+	*none = 0;
+	if (opt)
+		return tok_open(opt, err);
+	if ((t = tok_open_dir(dir, none, err)) || !*none)
+		return t;
+	return tok_open(NULL, err);     /* *none stays 1: err says why there is none */
+}
+
 lc_tokenizer *tok_open(const char *opt, lc_err *err)
 {
 	const char *env;

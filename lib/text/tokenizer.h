@@ -33,6 +33,11 @@ lc_tokenizer *tok_open(const char *opt, lc_err *err);
  * the special tokens at the end of the table, like bart-large-cnn's
  * <mask>): else an error naming both. */
 lc_tokenizer *tok_open_dir(const char *dir, int *none, lc_err *err);
+/* The tokenizer for model directory dir: opt if given (as tok_open),
+ * else dir's, else tok_open's defaults. NULL and err when it fails; with
+ * *none set, the failure is that there is no tokenizer anywhere (rather
+ * than a broken one). */
+lc_tokenizer *tok_open_model(const char *opt, const char *dir, int *none, lc_err *err);
 void tok_free(lc_tokenizer *t);
 
 enum tok_kind tok_kind(const lc_tokenizer *t);
