@@ -19,6 +19,7 @@
 #include "stream/stream.h"
 #include "train/train.h"
 #include "train/traineval.h"
+#include "train/trainlog.h"
 
 static void usage(void)
 {
@@ -94,34 +95,6 @@ static void read_pairs(const char *path, int64_t ms, int64_t mt, int32_t eos, tr
 		fclose(f);
 }
 
-/* Dies naming path unless lc can make a model of that config.json. */
-static void check_config(const char *path)
-{
-	lc_config c;
-	lc_params *p = NULL;
-	void *w;
-	lc_err err;
-
-	if (arch_config(path, &c, &err) < 0)
-		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	if (!(w = arch_weights_new(&c, NULL, &p, &err)))
-		cli_die(LC_EXIT_DATA, "%s: %s", path, err.msg);
-	arch_weights_free(&c, w, p);
-}
-
-/* PREFIX.src.lc / PREFIX.tgt.lc: the held-out pairs as "tokens" streams. */
-static void write_holdout(const char *prefix, const train_data *d)
-{
-	for (int side = 0; side < 2; side++) {
-		char path[4096];
-		lc_err err;
-
-		snprintf(path, sizeof path, "%s.%s.lc", prefix, side ? "tgt" : "src");
-		if (train_data_write(d, side, path, &err) < 0)
-			cli_die(LC_EXIT_DATA, "%s", err.msg);
-	}
-}
-
 /* Saves a checkpoint; with an evaluation set and a tokenizer, scores greedy
  * summaries of it and logs them to OUTDIR/rouge.tsv and standard error. */
 static void checkpoint(trainer *tr, const char *outdir, const char *cfgpath, const char *tok,
@@ -129,9 +102,6 @@ static void checkpoint(trainer *tr, const char *outdir, const char *cfgpath, con
 {
 	lc_err err;
 	train_rouge r;
-	char path[4096];
-	FILE *f;
-	int fresh;
 
 	if (trainer_save(tr, outdir, cfgpath, tok, 1, &err) < 0)
 		cli_die(LC_EXIT_DATA, "checkpoint: %s", err.msg);
@@ -139,16 +109,8 @@ static void checkpoint(trainer *tr, const char *outdir, const char *cfgpath, con
 		return;
 	if (train_eval_rouge(outdir, tok, ed, max_new, threads, &r, &err) < 0)
 		cli_die(LC_EXIT_DATA, "ROUGE evaluation: %s", err.msg);
-	snprintf(path, sizeof path, "%s/rouge.tsv", outdir);
-	fresh = !exists(path) || trainer_step_count(tr) == 0;
-	if (!(f = fopen(path, fresh ? "w" : "a")))
-		cli_die(LC_EXIT_DATA, "%s: %s", path, strerror(errno));
-	if (fresh)
-		fprintf(f, "step\tpairs\trouge1\trouge2\trougeLsum\n");
-	fprintf(f, "%" PRId64 "\t%zu\t%.2f\t%.2f\t%.2f\n", trainer_step_count(tr), r.n, r.r1,
-	        r.r2, r.rlsum);
-	if (fclose(f) != 0)
-		cli_die(LC_EXIT_DATA, "%s: write error", path);
+	if (train_log_rouge(outdir, trainer_step_count(tr) == 0, trainer_step_count(tr), &r, &err) < 0)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	if (!quiet)
 		fprintf(stderr, "step %" PRId64 "  greedy summaries of %zu evaluation pairs: "
 		        "ROUGE-1 %.2f  ROUGE-2 %.2f  ROUGE-Lsum %.2f\n", trainer_step_count(tr), r.n,
@@ -208,7 +170,7 @@ int main(int argc, char **argv)
 	double lr = -1, dropout = 0, wd = 0.01, clip = 1.0;
 	int sched = -1, quiet = 0, restart = 0, force_resume = 0, seed_given = 0, no_rouge = 0, rouge_max = 128, c;
 	uint64_t seed = 1;
-	char cfgpath[4096], spath[4096], logpath[4096];
+	char cfgpath[4096], spath[4096];
 	lc_model *m;
 	lc_err err;
 	train_opts to;
@@ -288,8 +250,8 @@ int main(int argc, char **argv)
 	} else if (!init && !config) {
 		cli_usage_error("%s holds no checkpoint: give -m INIT or --config JSON", outdir);
 	}
-	if (config)
-		check_config(config);   /* before anything is created */
+	if (config && arch_config_check(config, &err) < 0)   /* before anything is created */
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	if (mkdir(outdir, 0777) < 0 && errno != EEXIST)
 		cli_die(LC_EXIT_DATA, "%s: %s", outdir, strerror(errno));
 	/* the model to start from */
@@ -368,8 +330,8 @@ int main(int argc, char **argv)
 			        holdout, td.n);
 		if (train_data_split(&td, (size_t)holdout, &ed, &err) < 0)
 			cli_die(LC_EXIT_DATA, "%s", err.msg);
-		if (hout)
-			write_holdout(hout, &ed);
+		if (hout && train_data_write_pairs(&ed, hout, &err) < 0)
+			cli_die(LC_EXIT_DATA, "%s", err.msg);
 	}
 	if (evalp) {
 		read_pairs(evalp, maxsrc, maxtgt, model_config(m)->eos_id, &ed);
@@ -384,13 +346,8 @@ int main(int argc, char **argv)
 	if (td.n == 0)
 		cli_die(LC_EXIT_DATA, "no (source, target) pairs in the training input (%zu documents "
 		        "without both i32 \"source\" and \"target\")", td.skipped);
-	for (size_t i = 0; i < td.n; i++)
-		for (int64_t k = 0; k < td.p[i].ns; k++)
-			if (td.p[i].src[k] < 0 || td.p[i].src[k] >= model_config(m)->vocab_size)
-				cli_die(LC_EXIT_DATA, "%s: source token %" PRId64 " (id %ld) is outside the "
-				        "model's vocabulary of %d", td.p[i].name, k, (long)td.p[i].src[k],
-				        model_config(m)->vocab_size);
-
+	if (train_data_check_vocab(&td, model_config(m)->vocab_size, &err) < 0)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	to.data_pairs = td.n;
 	to.data_crc = train_data_crc(&td);
 	if (init == outdir) {
@@ -416,14 +373,8 @@ int main(int argc, char **argv)
 		        (unsigned long long)trainer_nparams(tr), td.n, td.skipped ? " (some skipped), " : ", ",
 		        ed.n, lr_sched_name(to.sched), to.lr, to.warmup, to.threads,
 		        start_step ? "resuming" : "starting", start_step);
-	snprintf(logpath, sizeof logpath, "%s/loss.tsv", outdir);
-	{
-		int fresh = !exists(logpath) || start_step == 0;
-		if (!(logf = fopen(logpath, fresh ? "w" : "a")))
-			cli_die(LC_EXIT_DATA, "%s: %s", logpath, strerror(errno));
-		if (fresh)
-			fprintf(logf, "step\tepoch\tlr\tloss\tgrad_norm\ttokens_per_s\teval_loss\n");
-	}
+	if (!(logf = train_log_open(outdir, start_step == 0, &err)))
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
 
 	cli_progress_init(&pr, quiet);
 	t0 = clock_now();
@@ -448,13 +399,8 @@ int main(int argc, char **argv)
 			if (trainer_eval(tr, &ed, &last_eval, &nl, &err) < 0)
 				cli_die(LC_EXIT_DATA, "evaluation: %s", err.msg);
 		}
-		fprintf(logf, "%" PRId64 "\t%" PRId64 "\t%.6g\t%.6f\t%.4g\t%.1f\t", s.step, s.epoch,
-		        s.lr, s.loss, s.gnorm, tps);
-		if (isnan(last_eval))
-			fprintf(logf, "\n");
-		else
-			fprintf(logf, "%.6f\n", last_eval);
-		fflush(logf);
+		if (train_log_step(logf, &s, tps, last_eval, &err) < 0)
+			cli_die(LC_EXIT_DATA, "%s", err.msg);
 		cli_progress(&pr, "step %" PRId64 "/%" PRId64 "  loss %.4f  lr %.2e  %.0f tok/s  ETA %s",
 		             s.step, steps, s.loss, s.lr, tps, etas);
 		if (!quiet && (s.step % log_every == 0 || !isnan(last_eval) || s.step == steps)) {
@@ -470,8 +416,8 @@ int main(int argc, char **argv)
 			checkpoint(tr, outdir, cfgpath, tok, &ed, !no_rouge, rouge_max, to.threads, quiet);
 	}
 	cli_progress_done(&pr);
-	if (fclose(logf) != 0)
-		cli_die(LC_EXIT_DATA, "%s: write error", logpath);
+	if (train_log_close(logf, outdir, &err) < 0)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	checkpoint(tr, outdir, cfgpath, tok, &ed, !no_rouge && !stop_signal, rouge_max, to.threads,
 	           quiet);
 	if (!quiet || stop_signal)

@@ -102,3 +102,17 @@ void arch_weights_free(const lc_config *c, void *w, lc_params *p)
 		c->arch->weights_free(w);
 	params_free(p);
 }
+
+int arch_config_check(const char *path, lc_err *err)
+{
+	lc_config c;
+	lc_params *p = NULL;
+	void *w;
+
+	if (arch_config(path, &c, err) < 0)
+		return -1;
+	if (!(w = arch_weights_new(&c, NULL, &p, err)))
+		return lc_prefix(err, "%s", path);
+	arch_weights_free(&c, w, p);
+	return 0;
+}

@@ -165,6 +165,10 @@ int arch_config(const char *path, lc_config *c, lc_err *err);
 /* The same from a parsed config.json; label names it in messages. */
 int arch_config_json(const json_t *root, const char *label, lc_config *c, lc_err *err);
 
+/* 0 when lc can make a model of the config.json at path (its keys read
+ * and its parameters declared), else -1 and err naming it. */
+int arch_config_check(const char *path, lc_err *err);
+
 /* An architecture's weights struct with its declaration (both freed by
  * arch_weights_free); with base non-NULL the slots are bound to base
  * [params_total] (weights or gradients in the flat layout). */

@@ -92,6 +92,28 @@ int train_data_read(FILE *f, const char *label, int64_t max_src, int64_t max_tgt
 	return stream_each_file(f, label, read_pair, &c, err);
 }
 
+int train_data_write_pairs(const train_data *d, const char *prefix, lc_err *err)
+{
+	for (int side = 0; side < 2; side++) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s.%s.lc", prefix, side ? "tgt" : "src");
+		if (train_data_write(d, side, path, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int train_data_check_vocab(const train_data *d, int32_t vocab, lc_err *err)
+{
+	for (size_t i = 0; i < d->n; i++)
+		for (int64_t k = 0; k < d->p[i].ns; k++)
+			if (d->p[i].src[k] < 0 || d->p[i].src[k] >= vocab)
+				return lc_fail(err, "%s: source token %lld (id %ld) is outside the model's "
+				               "vocabulary of %d", d->p[i].name, (long long)k,
+				               (long)d->p[i].src[k], vocab);
+	return 0;
+}
+
 int train_data_split(train_data *src, size_t n, train_data *dst, lc_err *err)
 {
 	if (n > src->n)

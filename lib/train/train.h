@@ -53,6 +53,10 @@ int train_data_read(FILE *f, const char *label, int64_t max_src, int64_t max_tgt
 /* Writes one side of the pairs (0: sources, 1: targets) to path as a
  * "tokens" stream, a document per pair (for lc-encode and lc-detokenize). */
 int train_data_write(const train_data *d, int side, const char *path, lc_err *err);
+/* Both sides, as PREFIX.src.lc and PREFIX.tgt.lc (a held-out split). */
+int train_data_write_pairs(const train_data *d, const char *prefix, lc_err *err);
+/* Every source id in [0, vocab), else an error naming the pair. */
+int train_data_check_vocab(const train_data *d, int32_t vocab, lc_err *err);
 /* Moves the last n pairs of src into dst (a held-out split). */
 int train_data_split(train_data *src, size_t n, train_data *dst, lc_err *err);
 void train_data_free(train_data *d);
