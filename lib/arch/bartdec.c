@@ -90,11 +90,6 @@ void *bartdec_state_new(const void *dp, const float *enc, int64_t L, int nrow, i
 	uint64_t nr = (uint64_t)nrow, ms = (uint64_t)max_steps, d = (uint64_t)b->d;
 	uint64_t H = (uint64_t)b->H;
 
-	if (nrow < 1 || max_steps < 1 || L < 0 || (L > 0 && !enc)) {
-		lc_fail(err, "decoder: bad state size (rows %d, steps %d, L %lld)", nrow, max_steps,
-		        (long long)L);
-		return NULL;
-	}
 	if (max_steps > b->c->max_positions) {
 		lc_fail(err, "decoder: %d steps are more than the model's %d positions "
 		        "(max_position_embeddings); give fewer new tokens", max_steps,

@@ -57,12 +57,17 @@ dec_state *decoder_state_new(const lc_decoder *d, const float *enc, int64_t L, i
 	const char *what;
 	int64_t bad;
 
+	if (nrow < 1 || max_steps < 1 || L < 0 || !enc) {
+		lc_fail(err, "decoder: bad state size (rows %d, steps %d, L %lld)", nrow, max_steps,
+		        (long long)L);
+		return NULL;
+	}
 	/* no rows, or a NaN, would decode into arbitrary tokens, silently */
 	if (L == 0) {
 		lc_fail(err, "the encoder states have no rows (nothing was encoded)");
 		return NULL;
 	}
-	if (enc && (bad = lc_first_nonfinite(enc, (uint64_t)L * (uint64_t)d->cfg->d_model,
+	if ((bad = lc_first_nonfinite(enc, (uint64_t)L * (uint64_t)d->cfg->d_model,
 	                                     &what)) >= 0) {
 		lc_fail(err, "the encoder states' row %lld of %lld holds %s",
 		        (long long)(bad / d->cfg->d_model), (long long)L, what);

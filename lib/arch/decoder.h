@@ -25,8 +25,9 @@ void decoder_free(lc_decoder *d);
 const lc_config *decoder_config(const lc_decoder *d);
 
 /* A decoding state over enc [L, d_model] (float32, row-major; must outlive
- * the state) for nrow rows and at most max_steps tokens fed per row. L may
- * be 0 (cross-attention then contributes nothing). */
+ * the state) for nrow rows and at most max_steps tokens fed per row. The
+ * states are checked first: no rows, or a NaN or infinity (naming its
+ * row), is an error, never a summary of nothing. */
 dec_state *decoder_state_new(const lc_decoder *d, const float *enc, int64_t L, int nrow,
                              int max_steps, lc_err *err);
 void decoder_state_free(dec_state *s);

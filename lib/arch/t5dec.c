@@ -363,11 +363,6 @@ void *t5dec_state_new(const void *dp, const float *enc, int64_t L, int nrow, int
 	uint64_t nl = (uint64_t)t->nl, nr, ms, in = (uint64_t)t->inner, dm = (uint64_t)t->d;
 	uint64_t nh = (uint64_t)t->nh;
 
-	if (nrow < 1 || max_steps < 1 || L < 0 || (L > 0 && !enc)) {
-		lc_fail(err, "decoder: bad state size (rows %d, steps %d, L %lld)", nrow, max_steps,
-		        (long long)L);
-		return NULL;
-	}
 	nr = (uint64_t)nrow;
 	ms = (uint64_t)max_steps;
 	if (!(s = calloc(1, sizeof *s))) {
