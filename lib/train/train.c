@@ -735,6 +735,8 @@ int trainer_save(trainer *t, const char *dir, const char *config_path, const cha
 		                      f[i].writer(t, tmp, err)) < 0)
 			goto out;
 		lc_fault_point("ckpt");
+		/* the sum of the bytes on disk, read back after the sync: the
+		 * manifest vouches for what a resume will read */
 		if (fsync_path(tmp, err) < 0 || file_sum(tmp, &bytes, &crc, err) < 0)
 			goto out;
 		snprintf(hex, sizeof hex, "%08x", (unsigned)crc);
