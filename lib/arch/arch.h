@@ -97,18 +97,53 @@ typedef struct lc_enc_ops {
 	int (*gemm_only)(void *e, int64_t L, double *seconds, lc_err *err);
 } lc_enc_ops;
 
+/* One document of a decoding batch (arch/decoder.h). */
+typedef struct dec_input {
+	const float *enc;           /* [L, d_model] float32 */
+	int64_t L;
+	int nrow;
+} dec_input;
+
+typedef struct dec_groups dec_groups;
+
 /* The decoder, one token per row and step (arch/decoder.h). */
 typedef struct lc_dec_ops {
 	void *(*open)(lc_model *m, lc_err *err);
 	void (*close)(void *d);
-	void *(*state_new)(const void *d, const float *enc, int64_t L, int nrow, int max_steps,
-	                   lc_err *err);
+	/* the documents' inputs, checked (arch/decoder.c) */
+	void *(*state_new)(const void *d, const dec_input *in, int n, int max_steps, lc_err *err);
 	void (*state_free)(void *s);
 	int (*state_threads)(void *s, int nthreads, lc_err *err);
 	int (*step)(void *s, const int32_t *tokens, float *logits, lc_err *err);
 	int (*reorder)(void *s, const int32_t *src, lc_err *err);
+	int (*keep)(void *s, const int *keep, lc_err *err);
 	int (*pos)(const void *s);
+	const dec_groups *(*groups)(const void *s);
 } lc_dec_ops;
+
+/* The documents of a decoding state, kept by each architecture's state
+ * (arch/decoder.c does the bookkeeping): a document's encoder states as
+ * its cross-attention reads them (an architecture may substitute its own
+ * copy, `own`, freed with the group), its rows, and rows in all. */
+typedef struct dec_group {
+	const float *E;
+	int64_t L;
+	int nrow, row0;
+	float *own;
+} dec_group;
+
+struct dec_groups {
+	int n, nrow;
+	int rcap;                   /* rows at creation: the caches' layer stride */
+	dec_group *g;               /* [n] */
+};
+
+/* From checked inputs; -1 and err when out of memory. */
+int dec_groups_init(dec_groups *gs, const dec_input *in, int n, lc_err *err);
+/* Drops the groups with !keep[i], fills src [the new nrow] with the old row
+ * of each row kept, and returns the new number of rows. */
+int dec_groups_keep(dec_groups *gs, const int *keep, int32_t *src);
+void dec_groups_free(dec_groups *gs);
 
 /* Training. Each half runs its forward on one example, keeping what its
  * backward needs (the tape) in the arena, then, given the gradient of its

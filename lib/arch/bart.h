@@ -92,12 +92,13 @@ int bart_enc_layers(const lc_config *c, const bart_weights *W, float *x, int64_t
 extern const lc_dec_ops bart_dec_ops;
 void *bartdec_open(const lc_config *c, const bart_weights *w, lc_err *err);
 void bartdec_close(void *d);
-void *bartdec_state_new(const void *d, const float *enc, int64_t L, int nrow, int max_steps,
-                        lc_err *err);
+void *bartdec_state_new(const void *d, const dec_input *in, int n, int max_steps, lc_err *err);
 void bartdec_state_free(void *s);
 int bartdec_state_threads(void *s, int nthreads, lc_err *err);
 int bartdec_step(void *s, const int32_t *tokens, float *logits, lc_err *err);
 int bartdec_reorder(void *s, const int32_t *src, lc_err *err);
+int bartdec_keep(void *s, const int *keep, lc_err *err);
+const dec_groups *bartdec_groups(const void *s);
 int bartdec_pos(const void *s);
 
 /* For tests: the encoder's hidden states after nlayers layers (0: after

@@ -25,12 +25,11 @@ typedef struct bdec {
 
 typedef struct bstate {
 	const bdec *b;
-	const float *E;                 /* [L, d] encoder states, not owned (unless in Eown) */
-	float *Eown;                    /* the states less a masked row (LSG's mask_first_token) */
-	int64_t L;
-	int nrow, max_steps, pos, nth;
-	float *kc, *vc;                 /* [nl, nrow, max_steps, d] self-attention cache */
-	float *tmp_cache;               /* [nrow, max_steps, d] */
+	dec_groups gs;                  /* the documents (a group's own: LSG's masked copy) */
+	int nrow, rcap, gmax, max_steps, pos, nth;
+	float *kc, *vc;                 /* [nl, rcap, max_steps, d] self-attention cache */
+	float *tmp_cache;               /* [rcap, max_steps, d] */
+	int32_t *src;                   /* [rcap] */
 	float *x, *q, *k, *v, *o, *t;   /* [nrow, d] */
 	float *qp, *ctx;                /* [nrow H, d] */
 	float *h;                       /* [nrow, ff] */
@@ -76,18 +75,40 @@ void bartdec_state_free(void *p)
 
 	if (!s)
 		return;
-	free(s->Eown); free(s->kc); free(s->vc); free(s->tmp_cache); free(s->x); free(s->q); free(s->k);
+	dec_groups_free(&s->gs); free(s->src); free(s->kc); free(s->vc); free(s->tmp_cache); free(s->x); free(s->q); free(s->k);
 	free(s->v); free(s->o); free(s->t); free(s->qp); free(s->ctx); free(s->h); free(s->P);
 	xattn_work_free(s->xw);
 	free(s);
 }
 
-void *bartdec_state_new(const void *dp, const float *enc, int64_t L, int nrow, int max_steps,
-                        lc_err *err)
+/* LSG with mask_first_token: the authors' encoder zeroes the first
+ * token's attention mask in place, and generate() hands the same mask to
+ * the cross-attention, so the decoder never sees that row. */
+static int mask_first(const bdec *b, dec_group *g, lc_err *err)
+{
+	int64_t row = b->c->pass_global_tokens ? b->c->num_global_tokens : 0, L = g->L;
+	const float *enc = g->E;
+	size_t d = (size_t)b->d;
+
+	if (row == 0) {
+		g->E = enc + d;
+	} else if (row < L) {
+		if (!(g->own = lc_calloc_f32((uint64_t)L - 1, d, 1)))
+			return lc_fail(err, "decoder: out of memory");
+		memcpy(g->own, enc, (size_t)row * d * sizeof *enc);
+		memcpy(g->own + row * (int64_t)d, enc + (row + 1) * (int64_t)d,
+		       (size_t)(L - row - 1) * d * sizeof *enc);
+		g->E = g->own;
+	}
+	g->L = row < L ? L - 1 : L;
+	return 0;
+}
+
+void *bartdec_state_new(const void *dp, const dec_input *in, int n, int max_steps, lc_err *err)
 {
 	const bdec *b = dp;
 	bstate *s;
-	uint64_t nr = (uint64_t)nrow, ms = (uint64_t)max_steps, d = (uint64_t)b->d;
+	uint64_t nr, ms = (uint64_t)max_steps, d = (uint64_t)b->d;
 	uint64_t H = (uint64_t)b->H;
 
 	if (max_steps > b->c->max_positions) {
@@ -100,35 +121,27 @@ void *bartdec_state_new(const void *dp, const float *enc, int64_t L, int nrow, i
 		lc_fail(err, "decoder: out of memory");
 		return NULL;
 	}
-	s->b = b;
-	s->E = enc;
-	s->L = L;
-	if (b->c->mask_first_token && L > 0) {
-		/* LSG with mask_first_token: the authors' encoder zeroes the first
-		 * token's attention mask in place, and generate() hands the same
-		 * mask to the cross-attention, so the decoder never sees that row */
-		int64_t row = b->c->pass_global_tokens ? b->c->num_global_tokens : 0;
-		if (row == 0) {
-			s->E = enc + b->d;
-		} else if (row < L) {
-			if (!(s->Eown = lc_calloc_f32((uint64_t)L - 1, d, 1))) {
-				lc_fail(err, "decoder: out of memory");
-				bartdec_state_free(s);
-				return NULL;
-			}
-			memcpy(s->Eown, enc, (size_t)row * d * sizeof *enc);
-			memcpy(s->Eown + row * (int64_t)d, enc + (row + 1) * (int64_t)d,
-			       (size_t)(L - row - 1) * d * sizeof *enc);
-			s->E = s->Eown;
-		}
-		s->L = row < L ? L - 1 : L;
+	if (dec_groups_init(&s->gs, in, n, err) < 0) {
+		free(s);
+		return NULL;
 	}
-	s->nrow = nrow;
+	s->b = b;
+	for (int i = 0; i < n; i++) {
+		if (b->c->mask_first_token && s->gs.g[i].L > 0 && mask_first(b, &s->gs.g[i], err) < 0) {
+			bartdec_state_free(s);
+			return NULL;
+		}
+		if (in[i].nrow > s->gmax)
+			s->gmax = in[i].nrow;
+	}
+	s->nrow = s->rcap = s->gs.nrow;
+	nr = (uint64_t)s->nrow;
 	s->max_steps = max_steps;
 	s->nth = 1;
 	s->kc = lc_calloc_f32((uint64_t)b->nl * nr, ms, d);
 	s->vc = lc_calloc_f32((uint64_t)b->nl * nr, ms, d);
 	s->tmp_cache = lc_calloc_f32(nr, ms, d);
+	s->src = calloc(nr, sizeof *s->src);
 	s->x = lc_calloc_f32(nr, d, 1);
 	s->q = lc_calloc_f32(nr, d, 1);
 	s->k = lc_calloc_f32(nr, d, 1);
@@ -139,13 +152,13 @@ void *bartdec_state_new(const void *dp, const float *enc, int64_t L, int nrow, i
 	s->ctx = lc_calloc_f32(nr * H, d, 1);
 	s->h = lc_calloc_f32(nr, (uint64_t)b->ff, 1);
 	s->P = lc_calloc_f32(H, ms, 1);
-	if (!s->kc || !s->vc || !s->tmp_cache || !s->x || !s->q || !s->k || !s->v || !s->o ||
-	    !s->t || !s->qp || !s->ctx || !s->h || !s->P) {
-		lc_fail(err, "decoder: out of memory for %d rows x %d steps", nrow, max_steps);
+	if (!s->kc || !s->vc || !s->tmp_cache || !s->src || !s->x || !s->q || !s->k || !s->v ||
+	    !s->o || !s->t || !s->qp || !s->ctx || !s->h || !s->P) {
+		lc_fail(err, "decoder: out of memory for %d rows x %d steps", s->nrow, max_steps);
 		bartdec_state_free(s);
 		return NULL;
 	}
-	if (!(s->xw = xattn_work_new((int64_t)(nr * H), b->d, 1, err))) {
+	if (!(s->xw = xattn_work_new((int64_t)s->gmax * b->H, b->d, 1, err))) {
 		bartdec_state_free(s);
 		return NULL;
 	}
@@ -156,7 +169,7 @@ int bartdec_state_threads(void *p, int nthreads, lc_err *err)
 {
 	bstate *s = p;
 
-	if (xattn_work_renew(&s->xw, (int64_t)s->nrow * s->b->H, s->b->d, nthreads, err) < 0)
+	if (xattn_work_renew(&s->xw, (int64_t)s->gmax * s->b->H, s->b->d, nthreads, err) < 0)
 		return -1;
 	s->nth = nthreads;
 	return 0;
@@ -195,7 +208,7 @@ int bartdec_step(void *p, const int32_t *tokens, float *logits, lc_err *err)
 	layernorm_fw(s->x, n, d, W->dec_ln_w, W->dec_ln_b, BART_EPS, s->x, NULL, NULL);
 	for (int li = 0; li < b->nl; li++) {
 		const bart_dec_layer *Ly = &W->dec[li];
-		float *kc = s->kc + (size_t)li * n * ms * d, *vc = s->vc + (size_t)li * n * ms * d;
+		float *kc = s->kc + (size_t)li * s->rcap * ms * d, *vc = s->vc + (size_t)li * s->rcap * ms * d;
 
 		/* self-attention over the cache */
 		linear_fw(s->q, s->x, Ly->sa.wq, Ly->sa.bq, n, d, d, 0.0f, nth);
@@ -217,10 +230,15 @@ int bartdec_step(void *p, const int32_t *tokens, float *logits, lc_err *err)
 		linear_fw(s->q, s->x, Ly->ca.wq, Ly->ca.bq, n, d, d, 0.0f, nth);
 		for (int64_t i = 0; i < (int64_t)n * d; i++)
 			s->q[i] *= b->qscale;
-		if (s->L > 0)
-			cmp_gemm_batch(CMP_N, CMP_N, n, d, dk, 1.0f, s->q, d, dk, Ly->ca.wk, d,
-			               (int64_t)dk * d, 0.0f, s->qp, (int64_t)H * d, d, H);
-		xattn_fw(s->xw, s->qp, (int64_t)n * H, s->E, s->L, d, s->ctx, NULL);
+		cmp_gemm_batch(CMP_N, CMP_N, n, d, dk, 1.0f, s->q, d, dk, Ly->ca.wk, d,
+		               (int64_t)dk * d, 0.0f, s->qp, (int64_t)H * d, d, H);
+		/* each document's rows over its own states */
+		for (int g = 0; g < s->gs.n; g++) {
+			const dec_group *gr = &s->gs.g[g];
+			int64_t r0 = (int64_t)gr->row0 * H;
+			xattn_fw(s->xw, s->qp + r0 * d, (int64_t)gr->nrow * H, gr->E, gr->L, d,
+			         s->ctx + r0 * d, NULL);
+		}
 		cmp_gemm_batch(CMP_N, CMP_T, n, dk, d, 1.0f, s->ctx, (int64_t)H * d, d, Ly->ca.wv, d,
 		               (int64_t)dk * d, 0.0f, s->o, d, dk, H);
 		for (int r = 0; r < n; r++)
@@ -243,11 +261,34 @@ int bartdec_step(void *p, const int32_t *tokens, float *logits, lc_err *err)
 	return 0;
 }
 
+static int reorder_rows(bstate *s, const int32_t *src, int nout, lc_err *err)
+{
+	float *caches[2] = { s->kc, s->vc };
+
+	return attn_cache_reorder(caches, 2, s->b->nl, s->rcap, s->nrow, nout,
+	                          (size_t)s->max_steps * s->b->d, (size_t)s->pos * s->b->d, src,
+	                          s->tmp_cache, err);
+}
+
 int bartdec_reorder(void *p, const int32_t *src, lc_err *err)
 {
 	bstate *s = p;
-	float *caches[2] = { s->kc, s->vc };
 
-	return attn_cache_reorder(caches, 2, s->b->nl, s->nrow, (size_t)s->max_steps * s->b->d,
-	                          (size_t)s->pos * s->b->d, src, s->tmp_cache, err);
+	return reorder_rows(s, src, s->nrow, err);
+}
+
+int bartdec_keep(void *p, const int *keep, lc_err *err)
+{
+	bstate *s = p;
+	int nout = dec_groups_keep(&s->gs, keep, s->src);
+
+	if (reorder_rows(s, s->src, nout, err) < 0)
+		return -1;
+	s->nrow = nout;
+	return 0;
+}
+
+const dec_groups *bartdec_groups(const void *p)
+{
+	return &((const bstate *)p)->gs;
 }

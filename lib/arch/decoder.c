@@ -1,6 +1,7 @@
 #include "arch/decoder.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/dtype.h"
 
@@ -50,27 +51,45 @@ const lc_config *decoder_config(const lc_decoder *d)
 	return d->cfg;
 }
 
-dec_state *decoder_state_new(const lc_decoder *d, const float *enc, int64_t L, int nrow,
-                             int max_steps, lc_err *err)
+/* The checks every state's inputs get, before any architecture sees them. */
+static int check_input(const lc_decoder *d, const dec_input *in, int max_steps, lc_err *err)
 {
-	dec_state *s;
 	const char *what;
 	int64_t bad;
 
-	if (nrow < 1 || max_steps < 1 || L < 0 || !enc) {
-		lc_fail(err, "decoder: bad state size (rows %d, steps %d, L %lld)", nrow, max_steps,
-		        (long long)L);
-		return NULL;
-	}
+	if (in->nrow < 1 || in->nrow > (1 << 20) || max_steps < 1 || in->L < 0 || !in->enc)
+		return lc_fail(err, "decoder: bad state size (rows %d, steps %d, L %lld)", in->nrow,
+		               max_steps, (long long)in->L);
 	/* no rows, or a NaN, would decode into arbitrary tokens, silently */
-	if (L == 0) {
-		lc_fail(err, "the encoder states have no rows (nothing was encoded)");
+	if (in->L == 0)
+		return lc_fail(err, "the encoder states have no rows (nothing was encoded)");
+	if ((bad = lc_first_nonfinite(in->enc, (uint64_t)in->L * (uint64_t)d->cfg->d_model,
+	                              &what)) >= 0)
+		return lc_fail(err, "the encoder states' row %lld of %lld holds %s",
+		               (long long)(bad / d->cfg->d_model), (long long)in->L, what);
+	return 0;
+}
+
+dec_state *decoder_batch_new(const lc_decoder *d, const dec_input *in, int n, int max_steps,
+                             lc_err *err)
+{
+	dec_state *s;
+	int64_t rows = 0;
+
+	if (n < 1 || n > (1 << 20)) {
+		lc_fail(err, "decoder: bad batch of %d documents", n);
 		return NULL;
 	}
-	if ((bad = lc_first_nonfinite(enc, (uint64_t)L * (uint64_t)d->cfg->d_model,
-	                                     &what)) >= 0) {
-		lc_fail(err, "the encoder states' row %lld of %lld holds %s",
-		        (long long)(bad / d->cfg->d_model), (long long)L, what);
+	for (int i = 0; i < n; i++) {
+		if (check_input(d, &in[i], max_steps, err) < 0) {
+			if (n > 1)
+				lc_prefix(err, "document %d of the batch", i);
+			return NULL;
+		}
+		rows += in[i].nrow;
+	}
+	if (rows > (1 << 20)) {
+		lc_fail(err, "decoder: a batch of %lld rows", (long long)rows);
 		return NULL;
 	}
 	if (!(s = calloc(1, sizeof *s))) {
@@ -78,11 +97,82 @@ dec_state *decoder_state_new(const lc_decoder *d, const float *enc, int64_t L, i
 		return NULL;
 	}
 	s->ops = d->ops;
-	if (!(s->impl = d->ops->state_new(d->impl, enc, L, nrow, max_steps, err))) {
+	if (!(s->impl = d->ops->state_new(d->impl, in, n, max_steps, err))) {
 		free(s);
 		return NULL;
 	}
 	return s;
+}
+
+dec_state *decoder_state_new(const lc_decoder *d, const float *enc, int64_t L, int nrow,
+                             int max_steps, lc_err *err)
+{
+	dec_input in = { enc, L, nrow };
+
+	return decoder_batch_new(d, &in, 1, max_steps, err);
+}
+
+int decoder_batch_keep(dec_state *s, const int *keep, lc_err *err)
+{
+	return s->ops->keep(s->impl, keep, err);
+}
+
+int decoder_docs(const dec_state *s)
+{
+	return s->ops->groups(s->impl)->n;
+}
+
+int decoder_rows(const dec_state *s)
+{
+	return s->ops->groups(s->impl)->nrow;
+}
+
+/* ------------------------------------------------ the documents of a state */
+
+int dec_groups_init(dec_groups *gs, const dec_input *in, int n, lc_err *err)
+{
+	memset(gs, 0, sizeof *gs);
+	if (!(gs->g = calloc((size_t)n, sizeof *gs->g)))
+		return lc_fail(err, "decoder: out of memory");
+	gs->n = n;
+	for (int i = 0; i < n; i++) {
+		gs->g[i].E = in[i].enc;
+		gs->g[i].L = in[i].L;
+		gs->g[i].nrow = in[i].nrow;
+		gs->g[i].row0 = gs->nrow;
+		gs->nrow += in[i].nrow;
+	}
+	gs->rcap = gs->nrow;
+	return 0;
+}
+
+int dec_groups_keep(dec_groups *gs, const int *keep, int32_t *src)
+{
+	int n = 0, rows = 0;
+
+	for (int i = 0; i < gs->n; i++) {
+		dec_group g = gs->g[i];
+		if (!keep[i]) {
+			free(g.own);
+			continue;
+		}
+		for (int r = 0; r < g.nrow; r++)
+			src[rows + r] = g.row0 + r;
+		g.row0 = rows;
+		rows += g.nrow;
+		gs->g[n++] = g;
+	}
+	gs->n = n;
+	gs->nrow = rows;
+	return rows;
+}
+
+void dec_groups_free(dec_groups *gs)
+{
+	for (int i = 0; i < gs->n; i++)
+		free(gs->g[i].own);
+	free(gs->g);
+	memset(gs, 0, sizeof *gs);
 }
 
 void decoder_state_free(dec_state *s)
@@ -107,6 +197,15 @@ int decoder_step(dec_state *s, const int32_t *tokens, float *logits, lc_err *err
 
 int decoder_reorder(dec_state *s, const int32_t *src, lc_err *err)
 {
+	const dec_groups *gs = s->ops->groups(s->impl);
+
+	for (int i = 0; i < gs->n; i++) {
+		const dec_group *g = &gs->g[i];
+		for (int r = g->row0; r < g->row0 + g->nrow; r++)
+			if (src[r] < g->row0 || src[r] >= g->row0 + g->nrow)
+				return lc_fail(err, "decoder: row %d cannot take row %ld of another "
+				               "document", r, (long)src[r]);
+	}
 	return s->ops->reorder(s->impl, src, err);
 }
 

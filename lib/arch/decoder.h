@@ -1,8 +1,11 @@
 /*
  * decoder: a model's decoder, whatever its architecture, one token per
  * row and step over the encoder's states: what generation (gen/search.h)
- * drives. A dec_state decodes nrow hypotheses (beams) over one encoding;
- * the encoder states are read, not copied (the caller owns them).
+ * drives. A dec_state decodes nrow hypotheses (beams) over one encoding,
+ * or several documents at once (a batch: each document its own encoding
+ * and rows, all stepped together so that the projections of every row
+ * are one matrix product); the encoder states are read, not copied (the
+ * caller owns them).
  *
  * The semantics of each architecture's decoder are in its header (the
  * T5 decoder of LOCOST: arch/t5dec.h).
@@ -30,19 +33,39 @@ const lc_config *decoder_config(const lc_decoder *d);
  * row), is an error, never a summary of nothing. */
 dec_state *decoder_state_new(const lc_decoder *d, const float *enc, int64_t L, int nrow,
                              int max_steps, lc_err *err);
+
+/* One document of a batch (dec_input, arch/arch.h): its encoder states
+ * [L, d_model] (float32, outliving the state) and its rows. */
+/* A state over n documents; their rows follow each other in document
+ * order (document i's rows start at the sum of the earlier nrow). Each
+ * row's logits are those a state of its document alone would give, up to
+ * float summation order. The first document whose states are unusable
+ * fails the whole batch, and err names its index ("document 3: ..."). */
+dec_state *decoder_batch_new(const lc_decoder *d, const dec_input *in, int n, int max_steps,
+                             lc_err *err);
+
+/* Drops the documents i with keep[i] == 0 (finished ones): their rows
+ * go, the others keep their order and histories. keep [documents left]. */
+int decoder_batch_keep(dec_state *s, const int *keep, lc_err *err);
+
+/* Documents and rows in the state now. */
+int decoder_docs(const dec_state *s);
+int decoder_rows(const dec_state *s);
+
 void decoder_state_free(dec_state *s);
 
 /* Threads for the steps (default 1). Results differ from the
  * single-threaded ones only by float summation order. */
 int decoder_state_threads(dec_state *s, int nthreads, lc_err *err);
 
-/* Feeds one token per row (tokens [nrow]) at the next position and writes
- * the next-token logits [nrow, vocab_size]. The first call is position 0
+/* Feeds one token per row (tokens [rows]) at the next position and writes
+ * the next-token logits [rows, vocab_size]. The first call is position 0
  * (feed the decoder start token). Fails after max_steps. */
 int decoder_step(dec_state *s, const int32_t *tokens, float *logits, lc_err *err);
 
-/* Beam reordering: row r takes the history of row src[r] (src [nrow], each
- * in [0, nrow)); several rows may take the same source. */
+/* Beam reordering: row r takes the history of row src[r] (src [rows], each
+ * in [0, rows)); several rows may take the same source. In a batch, a row
+ * takes only a row of its own document. */
 int decoder_reorder(dec_state *s, const int32_t *src, lc_err *err);
 
 /* Number of tokens fed so far (the next position). */

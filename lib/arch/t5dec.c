@@ -170,11 +170,10 @@ typedef struct t5_tape {
 /* The buffers of one forward over N = nrow x T rows. Generation gets them
  * from its state; training points most of them into the tape. */
 typedef struct fwd {
-	int nrow;
+	int nrow, rcap;                 /* rows; the caches' rows per layer */
 	int64_t T, pos;
-	const float *E;
-	int64_t L;
-	float *kc, *vc;                 /* caches [nl, nrow, ms, inner] */
+	const dec_groups *gs;           /* the documents: encoder states and rows */
+	float *kc, *vc;                 /* caches [nl, rcap, ms, inner] */
 	int64_t ms;
 	const float *bias;              /* [nh, ldb] by distance */
 	int64_t ldb;
@@ -230,7 +229,7 @@ static int t5_forward(const t5dec *t, fwd *f, const int32_t *tokens, float *logi
 		const t5dec_layer *L = &W->layer[li];
 		tape_layer *tl = tp ? &tp->L[li] : NULL;
 		float *x1 = tl ? tl->x1 : x, *x2 = tl ? tl->x2 : x, *xn = tp ? tp->x0[li + 1] : x;
-		float *kc = f->kc + (size_t)li * f->nrow * ms * in, *vc = f->vc + (size_t)li * f->nrow * ms * in;
+		float *kc = f->kc + (size_t)li * f->rcap * ms * in, *vc = f->vc + (size_t)li * f->rcap * ms * in;
 		float *h, *q, *o, *cq, *qp, *ctx, *co, *a, *b, *ff;
 
 		/* self-attention */
@@ -272,10 +271,15 @@ static int t5_forward(const t5dec *t, fwd *f, const int32_t *tokens, float *logi
 		ctx = tl ? tl->ctx : f->ctx;
 		co = tl ? tl->co : f->att;
 		/* qp[r nh + h] = W_k,h^T q_h: (N x dkv) . (dkv x d) per head */
-		if (f->L > 0)
-			cmp_gemm_batch(CMP_N, CMP_N, N, d, dkv, 1.0f, cq, in, dkv, L->ca_k, d,
-			               (int64_t)dkv * d, 0.0f, qp, (int64_t)nh * d, d, nh);
-		xattn_fw(f->xw, qp, N * nh, f->E, f->L, d, ctx, tl ? tl->lse : NULL);
+		cmp_gemm_batch(CMP_N, CMP_N, N, d, dkv, 1.0f, cq, in, dkv, L->ca_k, d,
+		               (int64_t)dkv * d, 0.0f, qp, (int64_t)nh * d, d, nh);
+		/* each document's rows over its own states */
+		for (int g = 0; g < f->gs->n; g++) {
+			const dec_group *gr = &f->gs->g[g];
+			int64_t r0 = (int64_t)gr->row0 * T * nh, nr = (int64_t)gr->nrow * T * nh;
+			xattn_fw(f->xw, qp + r0 * d, nr, gr->E, gr->L, d, ctx + r0 * d,
+			         tl ? tl->lse + r0 : NULL);
+		}
 		/* values: co[r, h dkv..] = W_v,h . ctx[r, h]: (N x d) . (d x dkv) per head */
 		cmp_gemm_batch(CMP_N, CMP_T, N, dkv, d, 1.0f, ctx, (int64_t)nh * d, d, L->ca_v, d,
 		               (int64_t)dkv * d, 0.0f, co, in, dkv, nh);
@@ -314,8 +318,10 @@ static int t5_forward(const t5dec *t, fwd *f, const int32_t *tokens, float *logi
 typedef struct dstate {
 	const t5dec *t;
 	fwd f;
-	int max_steps, pos;
-	float *tmp_cache;               /* [nrow, max_steps, inner], reorder scratch */
+	dec_groups gs;
+	int max_steps, pos, gmax;       /* gmax: rows of the largest document */
+	float *tmp_cache;               /* [rcap, max_steps, inner], reorder scratch */
+	int32_t *src;                   /* [rcap] */
 	float *bias;                    /* [nh, max_steps] by distance */
 } dstate;
 
@@ -350,58 +356,66 @@ void t5dec_state_free(void *p)
 	free(f->att); free(f->qp); free(f->ctx); free(f->f0); free(f->f1); free(f->P);
 	xattn_work_free(f->xw);
 	free(s->tmp_cache);
+	free(s->src);
 	free(s->bias);
+	dec_groups_free(&s->gs);
 	free(s);
 }
 
-void *t5dec_state_new(const void *dp, const float *enc, int64_t L, int nrow, int max_steps,
-                      lc_err *err)
+void *t5dec_state_new(const void *dp, const dec_input *in, int n, int max_steps, lc_err *err)
 {
 	const t5dec *t = dp;
 	dstate *s;
 	fwd *f;
-	uint64_t nl = (uint64_t)t->nl, nr, ms, in = (uint64_t)t->inner, dm = (uint64_t)t->d;
+	uint64_t nl = (uint64_t)t->nl, nr, ms, inn = (uint64_t)t->inner, dm = (uint64_t)t->d;
 	uint64_t nh = (uint64_t)t->nh;
 
-	nr = (uint64_t)nrow;
-	ms = (uint64_t)max_steps;
 	if (!(s = calloc(1, sizeof *s))) {
 		lc_fail(err, "decoder: out of memory");
 		return NULL;
 	}
+	if (dec_groups_init(&s->gs, in, n, err) < 0) {
+		free(s);
+		return NULL;
+	}
+	for (int i = 0; i < n; i++)
+		if (in[i].nrow > s->gmax)
+			s->gmax = in[i].nrow;
+	nr = (uint64_t)s->gs.nrow;
+	ms = (uint64_t)max_steps;
 	s->t = t;
 	s->max_steps = max_steps;
 	f = &s->f;
-	f->nrow = nrow;
+	f->nrow = f->rcap = s->gs.nrow;
 	f->T = 1;
-	f->E = enc;
-	f->L = L;
+	f->gs = &s->gs;
 	f->ms = max_steps;
 	f->nth = 1;
-	f->kc = lc_calloc_f32(nl * nr, ms, in);
-	f->vc = lc_calloc_f32(nl * nr, ms, in);
+	f->kc = lc_calloc_f32(nl * nr, ms, inn);
+	f->vc = lc_calloc_f32(nl * nr, ms, inn);
 	f->x = lc_calloc_f32(nr, dm, 1);
 	f->h = lc_calloc_f32(nr, dm, 1);
-	f->q = lc_calloc_f32(nr, in, 1);
-	f->k = lc_calloc_f32(nr, in, 1);
-	f->v = lc_calloc_f32(nr, in, 1);
-	f->att = lc_calloc_f32(nr, in, 1);
+	f->q = lc_calloc_f32(nr, inn, 1);
+	f->k = lc_calloc_f32(nr, inn, 1);
+	f->v = lc_calloc_f32(nr, inn, 1);
+	f->att = lc_calloc_f32(nr, inn, 1);
 	f->qp = lc_calloc_f32(nr * nh, dm, 1);
 	f->ctx = lc_calloc_f32(nr * nh, dm, 1);
 	f->f0 = lc_calloc_f32(nr, (uint64_t)t->dff, 1);
 	f->f1 = lc_calloc_f32(nr, (uint64_t)t->dff, 1);
 	f->P = lc_calloc_f32(nh, ms, 1);
-	s->tmp_cache = lc_calloc_f32(nr, ms, in);
+	s->tmp_cache = lc_calloc_f32(nr, ms, inn);
+	s->src = calloc(nr, sizeof *s->src);
 	s->bias = lc_calloc_f32(nh, ms, 1);
 	f->bias = s->bias;
 	f->ldb = max_steps;
 	if (!f->kc || !f->vc || !f->x || !f->h || !f->q || !f->k || !f->v || !f->att || !f->qp ||
-	    !f->ctx || !f->f0 || !f->f1 || !f->P || !s->tmp_cache || !s->bias) {
-		lc_fail(err, "decoder: out of memory for %d rows x %d steps", nrow, max_steps);
+	    !f->ctx || !f->f0 || !f->f1 || !f->P || !s->tmp_cache || !s->src || !s->bias) {
+		lc_fail(err, "decoder: out of memory for %d rows x %d steps", s->gs.nrow, max_steps);
 		t5dec_state_free(s);
 		return NULL;
 	}
-	if (!(f->xw = xattn_work_new((int64_t)(nr * nh), t->d, 1, err))) {
+	if (!(f->xw = xattn_work_new((int64_t)s->gmax * t->nh, t->d, 1, err))) {
 		t5dec_state_free(s);
 		return NULL;
 	}
@@ -417,7 +431,7 @@ int t5dec_state_threads(void *p, int nthreads, lc_err *err)
 {
 	dstate *s = p;
 
-	if (xattn_work_renew(&s->f.xw, (int64_t)s->f.nrow * s->t->nh, s->t->d, nthreads, err) < 0)
+	if (xattn_work_renew(&s->f.xw, (int64_t)s->gmax * s->t->nh, s->t->d, nthreads, err) < 0)
 		return -1;
 	s->f.nth = nthreads;
 	return 0;
@@ -426,6 +440,11 @@ int t5dec_state_threads(void *p, int nthreads, lc_err *err)
 int t5dec_pos(const void *p)
 {
 	return ((const dstate *)p)->pos;
+}
+
+const dec_groups *t5dec_groups(const void *p)
+{
+	return &((const dstate *)p)->gs;
 }
 
 int t5dec_step(void *p, const int32_t *tokens, float *logits, lc_err *err)
@@ -445,14 +464,31 @@ int t5dec_step(void *p, const int32_t *tokens, float *logits, lc_err *err)
 	return 0;
 }
 
+static int reorder_rows(dstate *s, const int32_t *src, int nout, lc_err *err)
+{
+	float *caches[2] = { s->f.kc, s->f.vc };
+
+	return attn_cache_reorder(caches, 2, s->t->nl, s->f.rcap, s->f.nrow, nout,
+	                          (size_t)s->max_steps * s->t->inner, (size_t)s->pos * s->t->inner,
+	                          src, s->tmp_cache, err);
+}
+
 int t5dec_reorder(void *p, const int32_t *src, lc_err *err)
 {
 	dstate *s = p;
-	float *caches[2] = { s->f.kc, s->f.vc };
 
-	return attn_cache_reorder(caches, 2, s->t->nl, s->f.nrow,
-	                          (size_t)s->max_steps * s->t->inner, (size_t)s->pos * s->t->inner,
-	                          src, s->tmp_cache, err);
+	return reorder_rows(s, src, s->f.nrow, err);
+}
+
+int t5dec_keep(void *p, const int *keep, lc_err *err)
+{
+	dstate *s = p;
+	int nout = dec_groups_keep(&s->gs, keep, s->src);
+
+	if (reorder_rows(s, s->src, nout, err) < 0)
+		return -1;
+	s->f.nrow = nout;
+	return 0;
 }
 
 /* ------------------------------------------------------------ training */
@@ -465,6 +501,8 @@ void *t5dec_train_fw(const lc_config *c, const t5dec_weights *W, const float *E,
 	fwd f;
 	t5_tape *tp;
 	int d, inn, nh, dff;
+	dec_group g1 = { E, Le, 1, 0, NULL };
+	dec_groups one = { 1, 1, 1, &g1 };
 
 	t5_init(&t, c, W);
 	d = t.d;
@@ -515,10 +553,9 @@ void *t5dec_train_fw(const lc_config *c, const t5dec_weights *W, const float *E,
 		for (int h = 0; h < nh; h++)
 			tp->bias[h * T + rp] = W->rel_bias[tp->bucket[rp] * nh + h];
 	}
-	f.nrow = 1;
+	f.nrow = f.rcap = 1;
 	f.T = T;
-	f.E = E;
-	f.L = Le;
+	f.gs = &one;
 	f.ms = T;
 	f.bias = tp->bias;
 	f.ldb = T;

@@ -66,12 +66,13 @@ int t5_rel_bucket(int64_t rp, int num_buckets, int max_distance);
 /* Generation (the lc_dec_ops of architectures with this decoder). */
 void *t5dec_open(const lc_config *c, const t5dec_weights *w, lc_err *err);
 void t5dec_close(void *d);
-void *t5dec_state_new(const void *d, const float *enc, int64_t L, int nrow, int max_steps,
-                      lc_err *err);
+void *t5dec_state_new(const void *d, const dec_input *in, int n, int max_steps, lc_err *err);
 void t5dec_state_free(void *s);
 int t5dec_state_threads(void *s, int nthreads, lc_err *err);
 int t5dec_step(void *s, const int32_t *tokens, float *logits, lc_err *err);
 int t5dec_reorder(void *s, const int32_t *src, lc_err *err);
+int t5dec_keep(void *s, const int *keep, lc_err *err);
+const dec_groups *t5dec_groups(const void *s);
 int t5dec_pos(const void *s);
 
 /* Training, teacher-forced (the decoder half of lc_train_ops). */

@@ -33,6 +33,17 @@ void cmp_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_
 {
 	if (M <= 0 || N <= 0)
 		return;
+	/* One row: OpenBLAS's sgemm would pack all of op(B) for it (the
+	 * decoder's projections, one token at a time); sgemv reads B once. */
+	if (M == 1 && ta == CMP_N) {
+		if (tb == CMP_T)
+			cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)N, (int)K, alpha, B, (int)ldb, A,
+			            1, beta, C, 1);
+		else
+			cblas_sgemv(CblasRowMajor, CblasTrans, (int)K, (int)N, alpha, B, (int)ldb, A, 1,
+			            beta, C, 1);
+		return;
+	}
 	cblas_sgemm(CblasRowMajor, tr(ta), tr(tb), (int)M, (int)N, (int)K, alpha, A, (int)lda, B,
 	            (int)ldb, beta, C, (int)ldc);
 }

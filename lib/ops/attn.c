@@ -51,15 +51,17 @@ void attn_bw(const attn_spec *s, const float *q, int64_t ldq, const float *k,
 	memcpy(P, work, (size_t)n * sizeof *P);
 }
 
-int attn_cache_reorder(float *const *caches, int ncache, int nl, int nrow, size_t stride,
-                       size_t used, const int32_t *src, float *tmp, lc_err *err)
+int attn_cache_reorder(float *const *caches, int ncache, int nl, int rcap, int nin, int nout,
+                       size_t stride, size_t used, const int32_t *src, float *tmp, lc_err *err)
 {
-	int identity = 1;
+	int identity = nout == nin;
 
-	for (int r = 0; r < nrow; r++) {
-		if (src[r] < 0 || src[r] >= nrow)
+	if (nout < 0 || nout > nin || nin > rcap)
+		return lc_fail(err, "decoder: reorder of %d rows into %d (of %d)", nin, nout, rcap);
+	for (int r = 0; r < nout; r++) {
+		if (src[r] < 0 || src[r] >= nin)
 			return lc_fail(err, "decoder: reorder source %ld out of range [0, %d)",
-			               (long)src[r], nrow);
+			               (long)src[r], nin);
 		if (src[r] != r)
 			identity = 0;
 	}
@@ -67,11 +69,11 @@ int attn_cache_reorder(float *const *caches, int ncache, int nl, int nrow, size_
 		return 0;
 	for (int c = 0; c < ncache; c++)
 		for (int li = 0; li < nl; li++) {
-			float *base = caches[c] + (size_t)li * (size_t)nrow * stride;
-			for (int r = 0; r < nrow; r++)
+			float *base = caches[c] + (size_t)li * (size_t)rcap * stride;
+			for (int r = 0; r < nout; r++)
 				memcpy(tmp + (size_t)r * stride, base + (size_t)src[r] * stride,
 				       used * sizeof(float));
-			for (int r = 0; r < nrow; r++)
+			for (int r = 0; r < nout; r++)
 				memcpy(base + (size_t)r * stride, tmp + (size_t)r * stride, used * sizeof(float));
 		}
 	return 0;

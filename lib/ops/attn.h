@@ -42,11 +42,13 @@ void attn_bw(const attn_spec *s, const float *q, int64_t ldq, const float *k,
              const float *v, int64_t ldk, int64_t T, int64_t pos, const float *dout,
              int64_t ldo, float *P, float *dq, float *dk, float *dv, float *work);
 
-/* Beam reordering of key/value caches: ncache caches of nl layers x nrow
- * rows, each row `stride` floats of which the first `used` hold the steps
- * so far; row r takes row src[r]'s history (src [nrow], each in [0, nrow),
- * repeats allowed). tmp: nrow x stride floats. */
-int attn_cache_reorder(float *const *caches, int ncache, int nl, int nrow, size_t stride,
-                       size_t used, const int32_t *src, float *tmp, lc_err *err);
+/* Beam reordering of key/value caches: ncache caches of nl layers, each
+ * layer rcap rows of `stride` floats of which the first `used` hold the
+ * steps so far. Of the nin rows in use, row r (r < nout) takes row
+ * src[r]'s history (src [nout], each in [0, nin), repeats allowed); nout
+ * < nin drops rows (a finished document of a batch). tmp: nout x stride
+ * floats. */
+int attn_cache_reorder(float *const *caches, int ncache, int nl, int rcap, int nin, int nout,
+                       size_t stride, size_t used, const int32_t *src, float *tmp, lc_err *err);
 
 #endif

@@ -96,6 +96,8 @@ int meta_set(lc_meta *m, const char *key, const char *val, lc_err *err); /* repl
 int meta_setf(lc_meta *m, const char *key, lc_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 int meta_copy(lc_meta *dst, const lc_meta *src, lc_err *err);
+/* Removes key, keeping the order of the others: 1 if it was there, 0 if not. */
+int meta_del(lc_meta *m, const char *key);
 void meta_free(lc_meta *m);
 
 /* --- tensors and documents --- */
@@ -140,6 +142,17 @@ int stream_each(int n, char *const *paths, int (*fn)(lc_doc *d, void *ctx, lc_er
 /* The same loop over an open file (label names it in messages); f is not closed. */
 int stream_each_file(FILE *f, const char *label, int (*fn)(lc_doc *d, void *ctx, lc_err *err),
                      void *ctx, lc_err *err);
+
+/* The same loop with documents handed over in batches (programs that
+ * process several documents at once): up to max_docs documents, and no
+ * more than max_bytes of payload unless one document alone exceeds it,
+ * read in order, then fn(docs, ndoc, ...). When fn fails with *bad set
+ * to a document's place in the batch, the message gets that document's
+ * 'FILE: document "NAME": ' prefix. A reading error comes after the
+ * documents read before it have been through fn. */
+int stream_each_batch(int n, char *const *paths, int max_docs, uint64_t max_bytes,
+                      int (*fn)(lc_doc *docs, int ndoc, void *ctx, int *bad, lc_err *err),
+                      void *ctx, lc_err *err);
 
 /* True if buf (at least 8 bytes) starts like an lc stream. */
 int stream_sniff(const void *buf, size_t len);

@@ -4,7 +4,8 @@
  * after the embeddings and after every layer, its output, the
  * teacher-forced logits, and generation (greedy, beam search with
  * no-repeat n-grams and length penalty, and with forced BOS/EOS as
- * bart-large-cnn does) at L = 1, 7, 100, 1000.
+ * bart-large-cnn does) at L = 1, 7, 100, 1000; then the same logits and
+ * searches with all four lengths in one decoder state (gen/batch.h).
  */
 #include <stdint.h>
 
@@ -12,6 +13,7 @@
 #include "arch/decoder.h"
 #include "arch/encoder.h"
 #include "arch/model.h"
+#include "gen/batch.h"
 #include "gen/search.h"
 #include "t.h"
 #include "t_dec.h"
@@ -59,6 +61,96 @@ out:
 	free(ws);
 }
 
+#define NLEN (sizeof lens / sizeof *lens)
+
+/* Every length's teacher-forced logits and searches in one state. */
+static void batched(lc_decoder *dec, const lc_model *m, float *const *outs, const int64_t *Ls)
+{
+	const lc_config *c = model_config(m);
+	static const char *const which[3] = { "greedy_ids.i32", "beam_ids.i32",
+	                                      "beam_forced_ids.i32" };
+	gen_job jobs[NLEN * 3];
+	int32_t *want[NLEN * 3] = { 0 };
+	float *wsc[NLEN * 3] = { 0 }, *logits = NULL, *g[NLEN] = { 0 };
+	size_t nw[NLEN * 3], nt = 0, ng;
+	int32_t *din = golden("", "decoder_input_ids.i32", &nt), tok[NLEN];
+	dec_input in[NLEN];
+	dec_state *s = NULL;
+	lc_err err = { "" };
+	int V = c->vocab_size, nj = 0;
+	double worst = 0;
+
+	/* teacher forcing, the four documents as four rows of one state */
+	for (size_t k = 0; k < NLEN; k++) {
+		in[k] = (dec_input){ outs[k], Ls[k], 1 };
+		g[k] = golden(lens[k], "logits.f32", &ng);
+		if (!T_OK(g[k] && ng == nt * (size_t)V, "%s logits", lens[k]))
+			goto out;
+	}
+	logits = malloc(NLEN * (size_t)V * sizeof *logits);
+	if (!T_OK(din && logits && (s = decoder_batch_new(dec, in, NLEN, (int)nt, &err)),
+	          "batch state: %s", err.msg))
+		goto out;
+	T_EQ_I(decoder_docs(s), (int)NLEN);
+	T_EQ_I(decoder_rows(s), (int)NLEN);
+	for (size_t t = 0; t < nt; t++) {
+		for (size_t k = 0; k < NLEN; k++)
+			tok[k] = din[t];
+		if (!T_OK(decoder_step(s, tok, logits, &err) == 0, "%s", err.msg))
+			goto out;
+		for (size_t k = 0; k < NLEN; k++)
+			worst = fmax(worst, t_rel_err("batched logits", logits + k * (size_t)V,
+			                              g[k] + t * (size_t)V, (size_t)V, TOL));
+	}
+	printf("# batched teacher-forced logits: worst relative error %.3g\n", worst);
+
+	/* greedy, beam and forced beam search of every length, together */
+	for (size_t k = 0; k < NLEN; k++)
+		for (int w = 0; w < 3; w++, nj++) {
+			size_t ns;
+			jobs[nj] = (gen_job){ .enc = outs[k], .L = Ls[k] };
+			t_dec_oracle_opts(&jobs[nj].o, c, w ? 4 : 1);
+			if (w == 2) {
+				jobs[nj].o.forced_bos = model_generation(m)->forced_bos;
+				jobs[nj].o.forced_eos = model_generation(m)->forced_eos;
+			}
+			want[nj] = golden(lens[k], which[w], &nw[nj]);
+			if (w)
+				wsc[nj] = golden(lens[k], w == 2 ? "beam_forced_scores.f32" :
+				                 "beam_scores.f32", &ns);
+			if (!T_OK(want[nj] && (!w || wsc[nj]), "%s %s goldens", lens[k], which[w]))
+				goto out;
+		}
+	if (!T_OK(gen_batch_run(dec, jobs, nj, 2, NULL, NULL, &err) == 0, "%s", err.msg))
+		goto out;
+	for (int j = 0; j < nj; j++) {
+		const search_result *r = &jobs[j].res;
+		int same;
+		if (!T_OK(jobs[j].rc == 0, "batched search %d: %s", j, jobs[j].err.msg))
+			continue;
+		same = (size_t)r->n + 1 == nw[j] && want[j][0] == jobs[j].o.start_id;
+		for (int i = 0; same && i < r->n; i++)
+			same = r->ids[i] == want[j][i + 1];
+		T_OK(same, "batched %s %s: %d ids, want %zu", lens[j / 3], which[j % 3], r->n + 1,
+		     nw[j]);
+		if (wsc[j])
+			T_OK(fabs(r->score - wsc[j][0]) <= 1e-4 * fabs(wsc[j][0]),
+			     "batched %s %s: score %.7g, want %.7g", lens[j / 3], which[j % 3], r->score,
+			     wsc[j][0]);
+		search_result_free(&jobs[j].res);
+	}
+out:
+	decoder_state_free(s);
+	for (size_t k = 0; k < NLEN * 3; k++) {
+		free(want[k]);
+		free(wsc[k]);
+	}
+	for (size_t k = 0; k < NLEN; k++)
+		free(g[k]);
+	free(din);
+	free(logits);
+}
+
 static void run_model(const char *what)
 {
 	lc_err err;
@@ -66,6 +158,9 @@ static void run_model(const char *what)
 	lc_encoder *e;
 	lc_decoder *dec;
 	const lc_config *c;
+	float *outs[NLEN] = { 0 };
+	int64_t Ls[NLEN] = { 0 };
+	int all = 1;
 
 	if (!T_OK(m != NULL, "%s: %s", what, err.msg))
 		return;
@@ -87,8 +182,10 @@ static void run_model(const char *what)
 		float *out = malloc((size_t)(L * d) * sizeof *out), *g;
 		char nm[64];
 
-		if (!T_OK(ids && din && out, "%s inputs", lens[k]))
+		if (!T_OK(ids && din && out, "%s inputs", lens[k])) {
+			all = 0;
 			continue;
+		}
 		for (int i = 0; i <= c->num_layers; i++) {
 			T_OK(bart_encode_layers(m, ids, L, out, i, &err) == 0, "%s", err.msg);
 			snprintf(nm, sizeof nm, "enc_hidden_%d.f32", i);
@@ -113,8 +210,13 @@ static void run_model(const char *what)
 		generate(dec, m, out, L, lens[k], "beam_forced_ids.i32", 4, 1);
 		free(ids);
 		free(din);
-		free(out);
+		outs[k] = out;
+		Ls[k] = L;
 	}
+	if (all)
+		batched(dec, m, outs, Ls);
+	for (size_t k = 0; k < NLEN; k++)
+		free(outs[k]);
 out:
 	encoder_free(e);
 	decoder_free(dec);

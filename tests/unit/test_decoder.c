@@ -2,13 +2,15 @@
  * test_decoder: the T5 decoder against the oracle's goldens (tests/data/
  * locost: tiny model, cases/L????/enc_out, dec_logits, greedy_ids), the
  * search options against goldens from tests/gen/decode_ref.py
- * (decode_search.txt), and the cache bookkeeping (reorder, positions).
+ * (decode_search.txt), each alone and all of them in one batch (gen/batch.h),
+ * and the cache bookkeeping (reorder, positions).
  */
 #include <stdint.h>
 
 #include "arch/decoder.h"
 #include "arch/t5dec.h"
 #include "arch/model.h"
+#include "gen/batch.h"
 #include "gen/search.h"
 #include "t.h"
 #include "t_dec.h"
@@ -198,6 +200,68 @@ out:
 	free(enc);
 }
 
+#define MAX_RUNS 128
+
+/* The goldens' searches, for the batched run. */
+static gen_job jobs[MAX_RUNS];
+static int32_t jwant[MAX_RUNS][64];
+static int jnwant[MAX_RUNS], njobs;
+
+static int same_ids(const search_result *res, const int32_t *want, int nwant)
+{
+	int same = res->n == nwant;
+
+	for (int i = 0; same && i < nwant; i++)
+		same = res->ids[i] == want[i];
+	return same;
+}
+
+/* All the goldens' searches at once, in one decoder state: each must give
+ * its golden, as it does alone. Run twice: 2 threads, and 1. */
+static void test_search_batched(void)
+{
+	lc_err err = { "" };
+
+	T_OK(njobs >= 30, "only %d golden runs to batch", njobs);
+	for (int nth = 2; nth >= 1; nth--) {
+		int ok = 0;
+		if (!T_OK(gen_batch_run(dec, jobs, njobs, nth, NULL, NULL, &err) == 0, "%s", err.msg))
+			return;
+		for (int i = 0; i < njobs; i++) {
+			if (!T_OK(jobs[i].rc == 0, "batched run %d: %s", i, jobs[i].err.msg))
+				continue;
+			ok += T_OK(same_ids(&jobs[i].res, jwant[i], jnwant[i]),
+			           "batched run %d (%d threads): %d ids, want %d", i, nth, jobs[i].res.n,
+			           jnwant[i]);
+			search_result_free(&jobs[i].res);
+		}
+		T_EQ_I(ok, njobs);
+	}
+	/* one document fails (a NaN in its states): the batch does not start,
+	 * and the message says which */
+	if (njobs > 3) {
+		int d = decoder_config(dec)->d_model;
+		float *bad = malloc((size_t)d * sizeof *bad);
+		const float *keep = jobs[3].enc;
+		int64_t kl = jobs[3].L;
+		if (bad) {
+			for (int i = 0; i < d; i++)
+				bad[i] = 0.5f;
+			bad[9] = NAN;
+			jobs[3].enc = bad;
+			jobs[3].L = 1;
+			T_OK(gen_batch_run(dec, jobs, njobs, 1, NULL, NULL, &err) < 0 &&
+			     strstr(err.msg, "document 3 of the batch") && strstr(err.msg, "NaN"),
+			     "NaN in one document: %s", err.msg);
+			jobs[3].enc = keep;
+			jobs[3].L = kl;
+			free(bad);
+		}
+	}
+	for (int i = 0; i < njobs; i++)
+		free((void *)jobs[i].enc);
+}
+
 /* decode_search.txt: greedy with processors and beam search goldens. */
 static void test_search_goldens(void)
 {
@@ -261,7 +325,14 @@ static void test_search_goldens(void)
 			}
 			decoder_state_free(cx.s);
 		}
-		free(enc);
+		if (njobs < MAX_RUNS && nwant <= 64) {
+			jobs[njobs] = (gen_job){ .enc = enc, .L = (int64_t)(ne / c->d_model), .o = o };
+			for (int i = 0; i < nwant; i++)
+				jwant[njobs][i] = want[i];
+			jnwant[njobs++] = nwant;
+		} else {
+			free(enc);
+		}
 		nrun++;
 	}
 	T_OK(nrun >= 30, "only %d golden runs", nrun);
@@ -282,6 +353,7 @@ int main(void)
 	T_RUN(test_parity);
 	T_RUN(test_reorder);
 	T_RUN(test_search_goldens);
+	T_RUN(test_search_batched);
 	decoder_free(dec);
 	model_free(model);
 	return t_done();

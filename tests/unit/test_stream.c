@@ -2,6 +2,7 @@
 #include "t.h"
 
 #include <stdint.h>
+#include <unistd.h>
 
 #include "base/crc32c.h"
 #include "stream/stream.h"
@@ -210,6 +211,91 @@ static void test_concatenation(void)
 	doc_free(&d);
 }
 
+/* stream_each_batch: what one batch saw. */
+struct seen {
+	char names[64][16];
+	int sizes[16], nb, nd, fail_at;     /* fail_at: fail in the batch holding this doc */
+};
+
+static int on_batch(lc_doc *docs, int n, void *ctx, int *bad, lc_err *err)
+{
+	struct seen *s = ctx;
+
+	s->sizes[s->nb++] = n;
+	for (int i = 0; i < n; i++) {
+		if (s->nd == s->fail_at) {
+			*bad = i;
+			return lc_fail(err, "failed here");
+		}
+		snprintf(s->names[s->nd++], 16, "%s", docs[i].name);
+	}
+	return 0;
+}
+
+static void test_batches(void)
+{
+	char path[2][256], *buf = NULL;
+	char *paths[2] = { path[0], path[1] };
+	lc_doc d[7];
+	lc_err err;
+	struct seen s;
+	size_t len;
+	FILE *f;
+
+	for (int i = 0; i < 7; i++) {
+		char nm[8];
+		snprintf(nm, sizeof nm, "d%d", i);
+		doc_init(&d[i], nm, &err);
+		doc_add_tensor(&d[i], "x", LC_U8, 1, (uint64_t[]){ 100 }, &err);
+	}
+	/* five documents in the first file, two in the second */
+	for (int k = 0; k < 2; k++) {
+		snprintf(path[k], sizeof path[k], "%s/lc-batch-%d-%d.lcs", getenv("TMPDIR") ?
+		         getenv("TMPDIR") : "/tmp", (int)getpid(), k);
+		len = write_stream(d + 5 * k, k ? 2 : 5, &buf);
+		f = fopen(path[k], "wb");
+		T_OK(f && fwrite(buf, 1, len, f) == len && fclose(f) == 0, "writing %s", path[k]);
+		free(buf);
+		buf = NULL;
+	}
+	memset(&s, 0, sizeof s);
+	s.fail_at = -1;
+	T_OK(stream_each_batch(2, paths, 3, UINT64_MAX, on_batch, &s, &err) == 0, "%s", err.msg);
+	/* batches span files; names in order */
+	T_EQ_I(s.nb, 3);
+	T_OK(s.sizes[0] == 3 && s.sizes[1] == 3 && s.sizes[2] == 1, "batch sizes %d %d %d",
+	     s.sizes[0], s.sizes[1], s.sizes[2]);
+	T_EQ_I(s.nd, 7);
+	T_EQ_S(s.names[4], "d4");
+	T_EQ_S(s.names[6], "d6");
+	/* the byte limit: 250 bytes hold two documents of 100, then the third
+	 * goes over and closes the batch */
+	memset(&s, 0, sizeof s);
+	s.fail_at = -1;
+	T_OK(stream_each_batch(2, paths, 64, 250, on_batch, &s, &err) == 0, "%s", err.msg);
+	T_OK(s.nb == 3 && s.sizes[0] == 3 && s.sizes[1] == 3 && s.sizes[2] == 1,
+	     "by bytes: %d batches", s.nb);
+	/* a failure names the document it is about, not the last one read */
+	memset(&s, 0, sizeof s);
+	s.fail_at = 4;
+	T_OK(stream_each_batch(2, paths, 3, UINT64_MAX, on_batch, &s, &err) < 0 &&
+	     strstr(err.msg, "document \"d4\": failed here") && strstr(err.msg, path[0]),
+	     "%s", err.msg);
+	/* a damaged second file: the documents before it are processed first */
+	f = fopen(path[1], "r+b");
+	T_OK(f && fseek(f, -8, SEEK_END) == 0 && fputc('x', f) != EOF && fclose(f) == 0, "damage");
+	memset(&s, 0, sizeof s);
+	s.fail_at = -1;
+	T_OK(stream_each_batch(2, paths, 64, UINT64_MAX, on_batch, &s, &err) < 0 &&
+	     strstr(err.msg, path[1]), "%s", err.msg);
+	T_EQ_I(s.nd, 7);
+	T_EQ_I(s.nb, 1);
+	for (int k = 0; k < 2; k++)
+		remove(path[k]);
+	for (int i = 0; i < 7; i++)
+		doc_free(&d[i]);
+}
+
 /* Builds a record by hand, as a future version of lc might write it. */
 static size_t raw_record(uint8_t *p, uint16_t kind, uint16_t flags, const void *body, uint64_t len)
 {
@@ -363,6 +449,7 @@ int main(void)
 	T_RUN(test_empty_and_many);
 	T_RUN(test_truncation_every_byte);
 	T_RUN(test_concatenation);
+	T_RUN(test_batches);
 	T_RUN(test_unknown_records);
 	T_RUN(test_absurd_sizes);
 	return t_done();
