@@ -8,6 +8,7 @@
 
 #include "base/cli.h"
 #include "stream/convert.h"
+#include "stream/jsonl.h"
 #include "stream/stream.h"
 #include "stream/textin.h"
 #include "text/tokenizer.h"
@@ -16,7 +17,8 @@ static void usage(void)
 {
 	printf("usage: lc-tokenize [-Fq] [-m MODEL] [-d file|line|blank|nul] [-f stream|ids|pieces]\n"
 	       "                   [--no-eos] [--no-special] [--no-extra-ids] [--prefix-space]\n"
-	       "                   [--max-len N] [FILE...]\n"
+	       "                   [--max-len N] [--jsonl [--text FIELD] [--id FIELD] [--skip-bad]]\n"
+	       "                   [FILE...]\n"
 	       "\n"
 	       "Encodes text documents with the model's tokenizer: SentencePiece exactly as\n"
 	       "spm_encode does, byte-level BPE exactly as transformers' GPT2Tokenizer and\n"
@@ -35,6 +37,12 @@ static void usage(void)
 	       "  --no-extra-ids SentencePiece: <extra_id_N> in the text is ordinary text\n"
 	       "  --prefix-space BPE: a space before each document (add_prefix_space)\n"
 	       "  --max-len N    keep at most N tokens per document (</s> stays last)\n"
+	       "  --jsonl        inputs are JSON Lines: each line an object, one document\n"
+	       "                 (blank lines skipped; a bad line is an error naming FILE:LINE)\n"
+	       "  --text FIELD   with --jsonl: the string field holding the text (default text)\n"
+	       "  --id FIELD     with --jsonl: the field (string or integer) naming the\n"
+	       "                 document (default: none; FILE:LINE when none or absent)\n"
+	       "  --skip-bad     with --jsonl: skip bad lines, and say how many at the end\n"
 	       "  -F             write a binary stream even to a terminal\n"
 	       "  -q             no progress on standard error\n"
 	       "  --help, --version\n");
@@ -138,7 +146,8 @@ static void one_doc(run *r, const char *name, const lc_meta *meta, const char *t
 
 int main(int argc, char **argv)
 {
-	enum { O_NOEOS = 256, O_NOEXTRA, O_MAXLEN, O_NOSPECIAL, O_PREFIX };
+	enum { O_NOEOS = 256, O_NOEXTRA, O_MAXLEN, O_NOSPECIAL, O_PREFIX, O_JSONL, O_TEXT, O_ID,
+	       O_SKIPBAD };
 	static const struct option opts[] = {
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -147,11 +156,19 @@ int main(int argc, char **argv)
 		{"prefix-space", no_argument, NULL, O_PREFIX},
 		{"no-extra-ids", no_argument, NULL, O_NOEXTRA},
 		{"max-len", required_argument, NULL, O_MAXLEN},
+		{"jsonl", no_argument, NULL, O_JSONL},
+		{"text", required_argument, NULL, O_TEXT},
+		{"id", required_argument, NULL, O_ID},
+		{"skip-bad", no_argument, NULL, O_SKIPBAD},
 		{0, 0, 0, 0},
 	};
 	run r;
 	const char *model = NULL;
-	int split = TEXTIN_FILE, force = 0, quiet = 0, c;
+	int split = TEXTIN_FILE, split_given = 0, force = 0, quiet = 0, jsonl_in = 0, c;
+	jsonl_spec js = {.field = {"text"}, .nfield = 1};
+	const char *jsonl_opt = NULL;
+	uint64_t nbad = 0;
+	char *first_bad = NULL;
 	lc_tokenizer *m;
 	lc_err err;
 
@@ -167,6 +184,7 @@ int main(int argc, char **argv)
 		case 'd':
 			if ((split = textin_split_parse(optarg)) < 0)
 				cli_usage_error("unknown document mode '%s'", optarg);
+			split_given = 1;
 			break;
 		case 'f':
 			if (strcmp(optarg, "stream") == 0)
@@ -183,11 +201,19 @@ int main(int argc, char **argv)
 		case O_PREFIX: r.flags |= TOK_ENC_PREFIX; break;
 		case O_NOEXTRA: r.flags &= ~(unsigned)TOK_ENC_EXTRA; break;
 		case O_MAXLEN: r.max_len = (uint64_t)cli_int("--max-len", optarg, 1, INT32_MAX); break;
+		case O_JSONL: jsonl_in = 1; break;
+		case O_TEXT: js.field[0] = optarg; jsonl_opt = "--text"; break;
+		case O_ID: js.id = optarg; jsonl_opt = "--id"; break;
+		case O_SKIPBAD: js.skip_bad = 1; jsonl_opt = "--skip-bad"; break;
 		case 'h': usage(); break;
 		case 'V': cli_version(); break;
 		default: cli_usage_error("unknown option");
 		}
 	}
+	if (jsonl_opt && !jsonl_in)
+		cli_usage_error("%s goes with --jsonl", jsonl_opt);
+	if (jsonl_in && split_given)
+		cli_usage_error("-d and --jsonl exclude each other (JSON Lines are a document a line)");
 	if (r.fmt == F_PIECES)
 		r.flags |= TOK_ENC_PIECES;
 	if (r.fmt == F_STREAM)
@@ -205,10 +231,27 @@ int main(int argc, char **argv)
 		const char *path = i < argc ? argv[i] : "-";
 		const char *name, *text;
 		size_t len;
-		textin *t = textin_open(path, split, &err);
+		textin *t;
 		int rc;
 
-		if (!t)
+		if (jsonl_in) {
+			jsonl *j = jsonl_open(path, &js, &err);
+			const jsonl_rec *rec;
+			if (!j)
+				cli_die(LC_EXIT_DATA, "%s", err.msg);
+			while ((rc = jsonl_next(j, &rec, &err)) > 0)
+				one_doc(&r, rec->name, NULL, rec->text[0], rec->len[0]);
+			if (rc < 0)
+				cli_die(LC_EXIT_DATA, "%s", err.msg);
+			if (jsonl_skipped(j) && !nbad && !(first_bad = strdup(jsonl_first_bad(j))))
+				cli_die(LC_EXIT_DATA, "out of memory");
+			nbad += jsonl_skipped(j);
+			jsonl_close(j);
+			if (i >= argc)
+				break;
+			continue;
+		}
+		if (!(t = textin_open(path, split, &err)))
 			cli_die(LC_EXIT_DATA, "%s", err.msg);
 		while ((rc = textin_next(t, &name, &text, &len, &err)) > 0)
 			one_doc(&r, name, textin_meta(t), text, len);
@@ -219,6 +262,10 @@ int main(int argc, char **argv)
 			break;
 	}
 	cli_progress_done(&r.prog);
+	if (nbad)
+		cli_warn("skipped %llu bad JSON line%s (the first: %s)", (unsigned long long)nbad,
+		         nbad == 1 ? "" : "s", first_bad);
+	free(first_bad);
 	if (r.w && stream_writer_close(r.w, &err) < 0)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	tok_enc_free(&r.e);

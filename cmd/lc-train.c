@@ -16,7 +16,9 @@
 #include "base/clock.h"
 #include "base/fileio.h"
 #include "arch/model.h"
+#include "stream/jsonl.h"
 #include "stream/stream.h"
+#include "text/tokenizer.h"
 #include "train/train.h"
 #include "train/traineval.h"
 #include "train/trainlog.h"
@@ -30,6 +32,7 @@ static void usage(void)
 	       "                [--eval-every N] [--save-every N] [--log-every N] [--no-rouge]\n"
 	       "                [--rouge-max-new N] [-t TOKENIZER]\n"
 	       "                [--seed N] [--restart] [--force-resume] [-j THREADS] [-q]\n"
+	       "                [--jsonl [--source FIELD] [--target FIELD] [--id FIELD] [--skip-bad]]\n"
 	       "                [TRAIN_STREAM...]\n"
 	       "\n"
 	       "Trains a LOCOST model on (source, target) pairs: documents with i32 \"source\"\n"
@@ -66,6 +69,15 @@ static void usage(void)
 	       "      --restart         ignore a checkpoint already in OUTDIR\n"
 	       "      --force-resume    resume even with other data or options than the\n"
 	       "                        checkpoint's (otherwise refused, saying what changed)\n"
+	       "      --jsonl           the training inputs and --eval are JSON Lines, a pair\n"
+	       "                        per line (a summarization data set), its texts encoded\n"
+	       "                        as lc-gsg-split -m does, with the tokenizer of -t\n"
+	       "                        (or its default)\n"
+	       "      --source FIELD    with --jsonl: the source text field (default article)\n"
+	       "      --target FIELD    with --jsonl: the target text field (default abstract)\n"
+	       "      --id FIELD        with --jsonl: the field naming the pair (default none:\n"
+	       "                        FILE:LINE)\n"
+	       "      --skip-bad        with --jsonl: skip bad lines, and say how many\n"
 	       "  -j, --threads N       threads (default $LC_THREADS or the number of cores)\n"
 	       "  -q, --quiet           no progress or log lines on standard error\n"
 	       "      --help, --version\n");
@@ -84,12 +96,34 @@ static int exists(const char *path)
 	return stat(path, &sb) == 0;
 }
 
-static void read_pairs(const char *path, int64_t ms, int64_t mt, int32_t eos, train_data *d)
+/* How the pairs are read: lc streams, or JSON Lines encoded with tk. */
+struct pair_src {
+	int64_t max_src, max_tgt;
+	int32_t eos;
+	lc_tokenizer *tk;           /* non-NULL: JSON Lines */
+	jsonl_spec js;
+	uint64_t nbad;              /* bad lines skipped */
+	char *first_bad;
+};
+
+static void read_pairs(const char *path, struct pair_src *ps, train_data *d)
 {
-	FILE *f = cli_open(path);
+	FILE *f;
+	jsonl *j;
 	lc_err err;
 
-	if (train_data_read(f, cli_label(path), ms, mt, eos, d, &err) < 0)
+	if (ps->tk) {
+		if (!(j = jsonl_open(path, &ps->js, &err)) ||
+		    train_data_read_jsonl(j, ps->tk, ps->max_src, ps->max_tgt, ps->eos, d, &err) < 0)
+			cli_die(LC_EXIT_DATA, "%s", err.msg);
+		if (jsonl_skipped(j) && !ps->nbad && !(ps->first_bad = strdup(jsonl_first_bad(j))))
+			cli_die(LC_EXIT_DATA, "out of memory");
+		ps->nbad += jsonl_skipped(j);
+		jsonl_close(j);
+		return;
+	}
+	f = cli_open(path);
+	if (train_data_read(f, cli_label(path), ps->max_src, ps->max_tgt, ps->eos, d, &err) < 0)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	if (f != stdin)
 		fclose(f);
@@ -130,7 +164,8 @@ int main(int argc, char **argv)
 {
 	enum { O_CONFIG = 256, O_STEPS, O_LR, O_SCHED, O_WARMUP, O_BATCH, O_MAXSRC, O_MAXTGT,
 	       O_DROPOUT, O_WD, O_CLIP, O_EVAL, O_HOLDOUT, O_HOLDOUT_OUT, O_EVAL_EVERY,
-	       O_SAVE_EVERY, O_LOG_EVERY, O_SEED, O_RESTART, O_FORCE_RESUME, O_NO_ROUGE, O_ROUGE_MAX, O_HELP, O_VERSION };
+	       O_SAVE_EVERY, O_LOG_EVERY, O_SEED, O_RESTART, O_FORCE_RESUME, O_NO_ROUGE, O_ROUGE_MAX, O_HELP, O_VERSION,
+	       O_JSONL, O_SOURCE, O_TARGET, O_ID, O_SKIPBAD };
 	static const struct option lo[] = {
 		{ "model", required_argument, NULL, 'm' },
 		{ "config", required_argument, NULL, O_CONFIG },
@@ -157,6 +192,11 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, NULL, O_SEED },
 		{ "restart", no_argument, NULL, O_RESTART },
 		{ "force-resume", no_argument, NULL, O_FORCE_RESUME },
+		{ "jsonl", no_argument, NULL, O_JSONL },
+		{ "source", required_argument, NULL, O_SOURCE },
+		{ "target", required_argument, NULL, O_TARGET },
+		{ "id", required_argument, NULL, O_ID },
+		{ "skip-bad", no_argument, NULL, O_SKIPBAD },
 		{ "threads", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, O_HELP },
@@ -164,7 +204,9 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *init = NULL, *config = NULL, *outdir = NULL, *evalp = NULL, *hout = NULL;
-	const char *tok = NULL, *jopt = NULL;
+	const char *tok = NULL, *jopt = NULL, *jsonl_opt = NULL;
+	struct pair_src ps = { .js = { .field = { "article", "abstract" }, .nfield = 2 } };
+	int jsonl_in = 0;
 	int64_t steps = 1000, batch = 8192, maxsrc = 1024, maxtgt = 256, warmup = -1;
 	int64_t holdout = 0, eval_every = 100, save_every = 500, log_every = 10;
 	double lr = -1, dropout = 0, wd = 0.01, clip = 1.0;
@@ -222,6 +264,11 @@ int main(int argc, char **argv)
 		case O_FORCE_RESUME: force_resume = 1; break;
 		case O_NO_ROUGE: no_rouge = 1; break;
 		case O_ROUGE_MAX: rouge_max = (int)cli_int("--rouge-max-new", optarg, 1, 1 << 16); break;
+		case O_JSONL: jsonl_in = 1; break;
+		case O_SOURCE: ps.js.field[0] = optarg; jsonl_opt = "--source"; break;
+		case O_TARGET: ps.js.field[1] = optarg; jsonl_opt = "--target"; break;
+		case O_ID: ps.js.id = optarg; jsonl_opt = "--id"; break;
+		case O_SKIPBAD: ps.js.skip_bad = 1; jsonl_opt = "--skip-bad"; break;
 		case 'j': jopt = optarg; break;
 		case 'q': quiet = 1; break;
 		case O_HELP: usage(); return cli_finish(LC_EXIT_OK);
@@ -237,6 +284,8 @@ int main(int argc, char **argv)
 		cli_usage_error("--eval and --holdout exclude each other");
 	if (hout && !holdout)
 		cli_usage_error("--holdout-out needs --holdout N");
+	if (jsonl_opt && !jsonl_in)
+		cli_usage_error("%s goes with --jsonl", jsonl_opt);
 
 	snprintf(spath, sizeof spath, "%s/trainer_state.json", outdir);
 	/* a save killed after its commit is finished, a mixed set refused,
@@ -320,10 +369,20 @@ int main(int argc, char **argv)
 	/* data */
 	memset(&td, 0, sizeof td);
 	memset(&ed, 0, sizeof ed);
+	ps.max_src = maxsrc;
+	ps.max_tgt = maxtgt;
+	ps.eos = model_config(m)->eos_id;
+	if (jsonl_in) {
+		/* the texts are encoded with the tokenizer the checkpoints carry */
+		if (!tok)
+			cli_die(LC_EXIT_DATA, "--jsonl: no tokenizer to encode the texts with (use -t)");
+		if (!(ps.tk = tok_open(tok, &err)))
+			cli_die(LC_EXIT_DATA, "%s", err.msg);
+	}
 	if (optind >= argc)
-		read_pairs("-", maxsrc, maxtgt, model_config(m)->eos_id, &td);
+		read_pairs("-", &ps, &td);
 	for (int i = optind; i < argc; i++)
-		read_pairs(argv[i], maxsrc, maxtgt, model_config(m)->eos_id, &td);
+		read_pairs(argv[i], &ps, &td);
 	if (holdout) {
 		if ((size_t)holdout >= td.n)
 			cli_die(LC_EXIT_DATA, "--holdout %" PRId64 " leaves no training pairs (%zu in all)",
@@ -334,7 +393,7 @@ int main(int argc, char **argv)
 			cli_die(LC_EXIT_DATA, "%s", err.msg);
 	}
 	if (evalp) {
-		read_pairs(evalp, maxsrc, maxtgt, model_config(m)->eos_id, &ed);
+		read_pairs(evalp, &ps, &ed);
 		if (ed.n == 0 && ed.skipped == 0)
 			cli_die(LC_EXIT_DATA, "%s: no documents, so no pairs to evaluate on (--eval)",
 			        cli_label(evalp));
@@ -343,6 +402,13 @@ int main(int argc, char **argv)
 			        "document%s without both i32 \"source\" and \"target\"", cli_label(evalp),
 			        ed.skipped, ed.skipped == 1 ? "" : "s");
 	}
+	if (ps.nbad)
+		cli_warn("skipped %llu bad JSON line%s (the first: %s)", (unsigned long long)ps.nbad,
+		         ps.nbad == 1 ? "" : "s", ps.first_bad);
+	free(ps.first_bad);
+	tok_free(ps.tk);
+	if (td.n == 0 && jsonl_in)
+		cli_die(LC_EXIT_DATA, "no (source, target) pairs in the training input");
 	if (td.n == 0)
 		cli_die(LC_EXIT_DATA, "no (source, target) pairs in the training input (%zu documents "
 		        "without both i32 \"source\" and \"target\")", td.skipped);

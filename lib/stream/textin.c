@@ -30,6 +30,7 @@ struct textin {
 	char **paths;          /* inputs still to open, [npaths] */
 	size_t npaths, pi;
 	int from_dir;          /* paths came from a directory: name docs by file name */
+	const char *no_stream; /* non-NULL: an lc stream is an error, not this format */
 
 	enum src_kind kind;
 	FILE *f;               /* the open input (plain, archive or stream) */
@@ -86,6 +87,13 @@ static int is_archive(const uint8_t *p, size_t n)
 		if (n >= sig[i].off + sig[i].len && memcmp(p + sig[i].off, sig[i].magic, sig[i].len) == 0)
 			return 1;
 	return 0;
+}
+
+/* libarchive's message, which it may leave unset. */
+static const char *ar_error(struct archive *a)
+{
+	const char *s = archive_error_string(a);
+	return s && *s ? s : "damaged or unsupported archive";
 }
 
 /* ---------- reading the open input with its peeked prefix ---------- */
@@ -184,6 +192,8 @@ static int open_source(textin *t, const char *path, lc_err *err)
 	reset_split(t);
 	if (stream_sniff(t->peek, got)) {
 		static const cookie_io_functions_t io = {.read = cookie_read};
+		if (t->no_stream)
+			return lc_fail(err, "%s: an lc stream, not %s", label, t->no_stream);
 		t->kind = SRC_STREAM;
 		if (!(t->cf = fopencookie(t, "r", io)))
 			return lc_fail(err, "out of memory");
@@ -199,7 +209,7 @@ static int open_source(textin *t, const char *path, lc_err *err)
 		archive_read_support_format_all(t->a);
 		archive_read_support_format_raw(t->a);
 		if (archive_read_open(t->a, t, NULL, ar_read, NULL) != ARCHIVE_OK)
-			return lc_fail(err, "%s: %s", label, archive_error_string(t->a));
+			return lc_fail(err, "%s: %s", label, ar_error(t->a));
 		return 0;
 	}
 	t->kind = SRC_PLAIN;
@@ -215,7 +225,7 @@ static ssize_t src_read(textin *t, char *p, size_t n, lc_err *err)
 		got = archive_read_data(t->a, p, n);
 		if (got < 0)
 			lc_fail(err, "%s: %s: %s", t->label, t->member_name ? t->member_name : "",
-			        archive_error_string(t->a));
+			        ar_error(t->a));
 		return got;
 	}
 	got = raw_read(t, p, n);
@@ -228,6 +238,7 @@ static ssize_t src_read(textin *t, char *p, size_t n, lc_err *err)
 static int next_member(textin *t, lc_err *err)
 {
 	struct archive_entry *e;
+	const char *path;
 	int rc;
 
 	for (;;) {
@@ -235,13 +246,15 @@ static int next_member(textin *t, lc_err *err)
 		if (rc == ARCHIVE_EOF)
 			return 0;
 		if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
-			return lc_fail(err, "%s: %s", t->label, archive_error_string(t->a));
+			return lc_fail(err, "%s: %s", t->label, ar_error(t->a));
 		if (archive_format(t->a) != ARCHIVE_FORMAT_RAW && archive_entry_filetype(e) != AE_IFREG)
 			continue;
+		/* a member without a name (a damaged or hostile archive) goes by the archive's */
+		path = archive_entry_pathname(e);
+		if (archive_format(t->a) == ARCHIVE_FORMAT_RAW || !path || !*path)
+			path = t->label;
 		free(t->member_name);
-		t->member_name = strdup(archive_format(t->a) == ARCHIVE_FORMAT_RAW
-		                        ? t->label : archive_entry_pathname(e));
-		if (!t->member_name)
+		if (!(t->member_name = strdup(path)))
 			return lc_fail(err, "out of memory");
 		reset_split(t);
 		t->member = 1;
@@ -533,6 +546,11 @@ int textin_next(textin *t, const char **name, const char **text, size_t *len, lc
 		}
 		close_source(t);
 	}
+}
+
+void textin_refuse_streams(textin *t, const char *format)
+{
+	t->no_stream = format;
 }
 
 const lc_meta *textin_meta(const textin *t)

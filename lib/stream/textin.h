@@ -32,6 +32,10 @@ textin *textin_open(const char *path, enum textin_split mode, lc_err *err);
 /* 1: a document (name, text[len], NUL-terminated; valid until the next
  * call); 0: no more; -1: error naming the input and document. */
 int textin_next(textin *t, const char **name, const char **text, size_t *len, lc_err *err);
+/* Makes an input that is an lc stream an error, "NAME: an lc stream, not
+ * FORMAT", instead of a source of documents: for readers of a text format
+ * (JSON Lines) that streams do not carry. format is kept, not copied. */
+void textin_refuse_streams(textin *t, const char *format);
 /* The metadata of the document textin_next() returned last when it came
  * from an lc stream (so that programs can carry it on), else NULL. */
 const struct lc_meta *textin_meta(const textin *t);

@@ -47,15 +47,15 @@ struct read_ctx {
 	train_data *d;
 };
 
-static int read_pair(lc_doc *doc, void *ctx, lc_err *err)
+/* Appends the pair src[ns], tgt[nt] named name, cut as c says; an empty
+ * side counts the pair as skipped. */
+static int add_pair(struct read_ctx *c, const char *name, const int32_t *src, int64_t ns,
+                    const int32_t *tgt, int64_t nt, lc_err *err)
 {
-	struct read_ctx *c = ctx;
 	train_data *d = c->d;
-	lc_tensor *s = doc_find(doc, "source"), *t = doc_find(doc, "target");
 	train_pair *p;
 
-	if (!s || !t || s->dtype != LC_I32 || t->dtype != LC_I32 || s->rank != 1 || t->rank != 1 ||
-	    s->dims[0] == 0 || t->dims[0] == 0) {
+	if (ns == 0 || nt == 0) {
 		d->skipped++;
 		return 0;
 	}
@@ -69,9 +69,9 @@ static int read_pair(lc_doc *doc, void *ctx, lc_err *err)
 	}
 	p = &d->p[d->n];
 	memset(p, 0, sizeof *p);
-	p->src = cut(s->data, (int64_t)s->dims[0], c->max_src, c->eos, &p->ns);
-	p->tgt = cut(t->data, (int64_t)t->dims[0], c->max_tgt, c->eos, &p->nt);
-	p->name = strdup(doc->name ? doc->name : "");
+	p->src = cut(src, ns, c->max_src, c->eos, &p->ns);
+	p->tgt = cut(tgt, nt, c->max_tgt, c->eos, &p->nt);
+	p->name = strdup(name ? name : "");
 	if (!p->src || !p->tgt || !p->name) {
 		free(p->src);
 		free(p->tgt);
@@ -82,6 +82,42 @@ static int read_pair(lc_doc *doc, void *ctx, lc_err *err)
 		d->max_src = p->ns;
 	d->n++;
 	return 0;
+}
+
+static int read_pair(lc_doc *doc, void *ctx, lc_err *err)
+{
+	lc_tensor *s = doc_find(doc, "source"), *t = doc_find(doc, "target");
+
+	if (!s || !t || s->dtype != LC_I32 || t->dtype != LC_I32 || s->rank != 1 || t->rank != 1) {
+		((struct read_ctx *)ctx)->d->skipped++;
+		return 0;
+	}
+	return add_pair(ctx, doc->name, s->data, (int64_t)s->dims[0], t->data,
+	                (int64_t)t->dims[0], err);
+}
+
+int train_data_read_jsonl(jsonl *j, lc_tokenizer *tk, int64_t max_src, int64_t max_tgt,
+                          int32_t eos_id, train_data *d, lc_err *err)
+{
+	struct read_ctx c = { max_src, max_tgt, eos_id, d };
+	const unsigned flags = TOK_ENC_SPECIAL | TOK_ENC_EXTRA;
+	const jsonl_rec *r;
+	tok_enc es = {0}, et = {0};
+	int rc;
+
+	while ((rc = jsonl_next(j, &r, err)) > 0) {
+		if (tok_encode(tk, r->text[0], r->len[0], flags, &es, err) < 0 ||
+		    tok_encode(tk, r->text[1], r->len[1], flags, &et, err) < 0) {
+			lc_prefix(err, "%s", r->name);
+			rc = -1;
+			break;
+		}
+		if ((rc = add_pair(&c, r->name, es.ids, (int64_t)es.n, et.ids, (int64_t)et.n, err)) < 0)
+			break;
+	}
+	tok_enc_free(&es);
+	tok_enc_free(&et);
+	return rc < 0 ? -1 : 0;
 }
 
 int train_data_read(FILE *f, const char *label, int64_t max_src, int64_t max_tgt,

@@ -28,6 +28,8 @@
 #include "train/adamw.h"
 #include "base/err.h"
 #include "arch/model.h"
+#include "stream/jsonl.h"
+#include "text/tokenizer.h"
 
 typedef struct train_pair {
 	int32_t *src, *tgt;       /* [ns], [nt] token ids */
@@ -50,6 +52,14 @@ typedef struct train_data {
  * skipped. */
 int train_data_read(FILE *f, const char *label, int64_t max_src, int64_t max_tgt,
                     int32_t eos_id, train_data *d, lc_err *err);
+/* Appends the pairs of the JSON Lines records of j (field 0 the source
+ * text, field 1 the target), each named as j names it, both sides encoded
+ * with tk as lc-tokenize and lc-gsg-split -m encode (special tokens, </s>
+ * last) and then cut as train_data_read cuts: the pairs that
+ * train_data_read takes from lc-gsg-split --source --target -m output of
+ * the same records. Bad lines j skips are counted by j. */
+int train_data_read_jsonl(jsonl *j, lc_tokenizer *tk, int64_t max_src, int64_t max_tgt,
+                          int32_t eos_id, train_data *d, lc_err *err);
 /* Writes one side of the pairs (0: sources, 1: targets) to path as a
  * "tokens" stream, a document per pair (for lc-encode and lc-detokenize). */
 int train_data_write(const train_data *d, int side, const char *path, lc_err *err);

@@ -1,0 +1,71 @@
+/*
+ * jsonl: records from JSON Lines files, one JSON object per line, the way
+ * data sets are exported (Hugging Face datasets' to_json: {"id": ...,
+ * "article": ..., "abstract": ...}).
+ *
+ * A reader takes its lines from textin (textin.h, split by lines), so
+ * plain, compressed (.jsonl.gz, .zst, .xz, ...) and archived files,
+ * directories and standard input work as they do for text. Each line
+ * gives a record: the string value of each field asked for, and a name,
+ * the value of the id field when one is asked for and the line has it
+ * (a string as it is, an integer in decimal), else "FILE:LINE" as textin
+ * names lines (FILE being the archive member in an archive).
+ *
+ * A line that is empty or only white space is skipped (it is no record
+ * and not a bad line); a UTF-8 byte order mark at the start of a line is
+ * ignored. Any other line is bad unless it is one JSON object, in valid
+ * UTF-8, without \u0000 in its strings or a key given twice, in which
+ * every field asked for is a string (the empty string too) and the id
+ * field, if present and not null, is a non-empty string of at most 4096
+ * bytes without control characters, or an integer. A bad line is an error
+ * naming FILE:LINE and why, or with skip_bad is skipped and counted.
+ */
+#ifndef LC_JSONL_H
+#define LC_JSONL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+
+#define JSONL_MAX_FIELDS 4
+
+typedef struct jsonl_spec {
+	const char *field[JSONL_MAX_FIELDS];  /* the string fields of every record, [nfield] */
+	int nfield;                           /* 1 to JSONL_MAX_FIELDS */
+	const char *id;                       /* the field naming a record; NULL: none */
+	int skip_bad;                         /* skip and count bad lines instead of failing */
+} jsonl_spec;
+
+typedef struct jsonl_rec {
+	const char *name;                     /* the id, or the line's "FILE:LINE" */
+	const char *text[JSONL_MAX_FIELDS];   /* field i's UTF-8 value, [len[i]] + NUL */
+	size_t len[JSONL_MAX_FIELDS];
+	/* private */
+	void *root;
+	char *namebuf;
+} jsonl_rec;
+
+/* Parses line[len] (without its "\n"); where ("FILE:LINE") names it in
+ * messages and is its default name. 1: a record in *r (valid until the
+ * next call with r or jsonl_rec_free); 0: a blank line; -1: a bad line,
+ * err saying "WHERE: why". */
+int jsonl_parse(const jsonl_spec *s, const char *line, size_t len, const char *where,
+                jsonl_rec *r, lc_err *err);
+void jsonl_rec_free(jsonl_rec *r);
+
+typedef struct jsonl jsonl;
+
+/* path as textin_open takes it (NULL or "-": standard input). *s is
+ * copied; its strings must outlive the reader. An lc stream is refused
+ * when it is read: it holds no JSON Lines. */
+jsonl *jsonl_open(const char *path, const jsonl_spec *s, lc_err *err);
+/* 1: the next record in *r (valid until the next call); 0: no more;
+ * -1: a read error or, without skip_bad, a bad line. */
+int jsonl_next(jsonl *j, const jsonl_rec **r, lc_err *err);
+/* Bad lines skipped so far, and the message of the first (NULL if none). */
+uint64_t jsonl_skipped(const jsonl *j);
+const char *jsonl_first_bad(const jsonl *j);
+void jsonl_close(jsonl *j);
+
+#endif
