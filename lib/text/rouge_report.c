@@ -15,11 +15,48 @@ struct rouge_report {
 	char **names;                /* [ndoc] */
 	size_t ndoc, cap;
 	json_t *jdocs;               /* json: the documents so far */
+	size_t sorted[ROUGE_MAX_TYPES];   /* csv: the types in byte order of their names */
 };
 
 static void put_tsv(FILE *f, const char *a, const char *b, const rouge_score *s)
 {
 	fprintf(f, "%s\t%s\t%.17g\t%.17g\t%.17g\n", a, b, s->p, s->r, s->f);
+}
+
+/* A name as one field of a CSV line, quoted as Python's csv module does
+ * (QUOTE_MINIMAL) when it holds the delimiter, the quote or a line break. */
+static void put_csv_name(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static int cmp_type_name(const rouge_type *a, const rouge_type *b)
+{
+	char na[16], nb[16];
+
+	return strcmp(rouge_type_name(*a, na), rouge_type_name(*b, nb));
+}
+
+/* rouge-score's io.py sorts the types by name: rouge1 .. rouge9, rougeL,
+ * rougeLsum (insertion sort: at most 11). */
+static void sort_types(rouge_report *r)
+{
+	for (size_t i = 0; i < r->o.ntypes; i++) {
+		size_t k = i;
+		for (; k > 0 && cmp_type_name(&r->o.types[r->sorted[k - 1]], &r->o.types[i]) > 0; k--)
+			r->sorted[k] = r->sorted[k - 1];
+		r->sorted[k] = i;
+	}
 }
 
 static json_t *json_score(const rouge_score *s)
@@ -48,8 +85,22 @@ rouge_report *rouge_report_new(const rouge_report_opts *o, FILE *out, lc_err *er
 	         "|samples=%lld|seed=%llu|ci=%.15g|version=%s",
 	         types, o->stem ? "porter-nltk" : "no", o->split_sentences ? "lc-sentence" : "newline",
 	         o->nref, o->samples, o->seed, o->ci, o->version ? o->version : "?");
+	sort_types(r);
 	if (o->fmt == ROUGE_FMT_TSV)
 		fprintf(out, "# %s\n", r->sig);
+	if (o->fmt == ROUGE_FMT_CSV && o->samples <= 0) {
+		fputs("id", out);
+		for (size_t i = 0; i < o->ntypes; i++) {
+			rouge_type_name(o->types[r->sorted[i]], tn);
+			fprintf(out, ",%s-P,%s-R,%s-F", tn, tn, tn);
+		}
+		fputc('\n', out);
+	}
+	if (ferror(out)) {
+		rouge_report_free(r);
+		lc_fail(err, "write error");
+		return NULL;
+	}
 	return r;
 }
 
@@ -103,7 +154,19 @@ int rouge_report_add(rouge_report *r, const char *name, const rouge_score *s, lc
 			json_object_set_new(js, rouge_type_name(r->o.types[i], tn), json_score(&s[i]));
 		if (json_array_append_new(r->jdocs, json_pack("{s:s,s:o}", "name", name, "scores", js)))
 			return lc_fail(err, "out of memory");
+	} else if (r->o.fmt == ROUGE_FMT_CSV && r->o.samples <= 0) {
+		if (r->o.csv_ids)
+			put_csv_name(r->out, name);
+		else
+			fprintf(r->out, "%zu", r->ndoc - 1);
+		for (size_t i = 0; i < nt; i++) {
+			const rouge_score *x = &s[r->sorted[i]];
+			fprintf(r->out, ",%f,%f,%f", x->p, x->r, x->f);
+		}
+		fputc('\n', r->out);
 	}
+	if (ferror(r->out))
+		return lc_fail(err, "write error");
 	return 0;
 }
 
@@ -174,6 +237,24 @@ static void print_table(rouge_report *r, const double *agg)
 	fprintf(f, "signature: %s\n", r->sig);
 }
 
+/* rouge-score's aggregate CSV: for each type (by name) R, P, F lines of
+ * low, mid, high. */
+static void print_csv(rouge_report *r, const double *agg)
+{
+	static const char mc[3] = { 'R', 'P', 'F' };
+	static const int col[3] = { 1, 0, 2 };
+	char tn[16];
+
+	fputs("score_type,low,mid,high\n", r->out);
+	for (size_t i = 0; i < r->o.ntypes; i++) {
+		const double *a = agg + r->sorted[i] * 9;   /* [low mid high][P R F] */
+		rouge_type_name(r->o.types[r->sorted[i]], tn);
+		for (int m = 0; m < 3; m++)
+			fprintf(r->out, "%s-%c,%f,%f,%f\n", tn, mc[m], a[col[m]], a[3 + col[m]],
+			        a[6 + col[m]]);
+	}
+}
+
 int rouge_report_finish(rouge_report *r, lc_err *err)
 {
 	const rouge_report_opts *o = &r->o;
@@ -214,6 +295,14 @@ int rouge_report_finish(rouge_report *r, lc_err *err)
 	case ROUGE_FMT_TABLE:
 		print_table(r, agg);
 		break;
+	case ROUGE_FMT_CSV:
+		if (o->samples > 0)
+			print_csv(r, agg);
+		break;
+	}
+	if (ferror(r->out)) {
+		lc_fail(err, "write error");
+		goto out;
 	}
 	rc = 0;
 out:

@@ -9,6 +9,19 @@
  *   tsv    "# SIGNATURE", a line per document and type (NAME TYPE P R F),
  *          written as documents arrive, then "low", "mid" and "high" lines
  *   json   {signature, settings, documents [{name, scores}], aggregate}
+ *   csv    what rouge-score's own command-line tool writes (rouge_score/io.py,
+ *          0.1.2), byte for byte: with resampling the aggregate,
+ *            score_type,low,mid,high
+ *            rouge1-R,%f,%f,%f   then -P, then -F, for each type
+ *          and with none the per-document scores,
+ *            id,rouge1-P,rouge1-R,rouge1-F,rouge2-P,...
+ *            0,%f,%f,%f,...      one line per document, written as it arrives
+ *          the types in byte order of their names (Python's sorted()), the
+ *          values with C's "%f" (Python's "%f": 6 decimals, correctly
+ *          rounded); no signature, as the format has no place for one.
+ *          The id column holds rouge-score's 0-based document number, or
+ *          with csv_ids the document's name, quoted as Python's csv module
+ *          would when it holds a comma, a quote or a line break.
  *
  * The signature names every setting that changes the numbers:
  *   lc-rouge|types=..|stem=..|sentences=..|tok=rouge-score-0.1.2|refs=N|samples=N|seed=N|ci=X|version=V
@@ -24,7 +37,7 @@
 #include "text/rouge.h"
 #include "text/sentence.h"
 
-enum rouge_fmt { ROUGE_FMT_TABLE, ROUGE_FMT_TSV, ROUGE_FMT_JSON };
+enum rouge_fmt { ROUGE_FMT_TABLE, ROUGE_FMT_TSV, ROUGE_FMT_JSON, ROUGE_FMT_CSV };
 
 typedef struct rouge_report_opts {
 	rouge_type types[ROUGE_MAX_TYPES];
@@ -37,17 +50,19 @@ typedef struct rouge_report_opts {
 	double ci;                   /* confidence level, (0, 1] */
 	size_t nref;                 /* references per document */
 	const char *version;         /* lc's, for the signature */
+	int csv_ids;                 /* csv per document: names, not 0-based numbers */
 } rouge_report_opts;
 
 typedef struct rouge_report rouge_report;
 
-/* Writes the tsv header line to out. */
+/* Writes the tsv or per-document csv header line to out. */
 rouge_report *rouge_report_new(const rouge_report_opts *o, FILE *out, lc_err *err);
 void rouge_report_free(rouge_report *r);
 const char *rouge_report_signature(const rouge_report *r);
 size_t rouge_report_count(const rouge_report *r);   /* documents added */
 
-/* One document's scores s[ntypes] (in the options' type order). */
+/* One document's scores s[ntypes] (in the options' type order); -1 on
+ * a write error, among others. */
 int rouge_report_add(rouge_report *r, const char *name, const rouge_score *s, lc_err *err);
 
 /* rouge_doc_set_text, or with ss non-NULL, with the sentences ss finds

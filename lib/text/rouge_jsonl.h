@@ -1,0 +1,90 @@
+/*
+ * rouge_jsonl: summaries kept in JSON Lines files, and their pairing by
+ * id, for lc-rouge --jsonl.
+ *
+ * An input is JSON Lines: one JSON object per line, as lc-decode writes
+ * {"id": ..., "summary": ...} and as a Hugging Face datasets export looks
+ * ({"id": ..., "article": ..., "abstract": ...}). Each line is parsed with
+ * jansson and must be an object (a key given twice is refused) holding
+ * the id field, a string or an integer, and every text field asked for,
+ * each a string; a line that is not valid UTF-8, or has "\u0000" in a
+ * string, is refused. The integer 7 and the string "7" are the same id;
+ * an id is not empty, at most 4096 bytes and holds no control character
+ * (so it can name a document in every output format). A line of only
+ * spaces, tabs and carriage returns is skipped; a byte order mark at the
+ * start of a line is ignored. (The same rules as lc-tokenize --jsonl's,
+ * stream/jsonl.h.) Plain, compressed and archived
+ * files and standard input are read through textin (line by line); an
+ * input that is an lc stream gives its documents instead, the id being
+ * the document's name and its "text" record the one text.
+ *
+ * rouge_idmap keeps the texts of one side (the references) by id, so that
+ * the other side, read in its own order, can take each text once.
+ * Texts are held in memory: references are summaries, the corpus of
+ * candidates is streamed.
+ *
+ * Every error names the file and line ("ref.jsonl:12: ..."), or the
+ * input and document for an lc stream.
+ */
+#ifndef LC_ROUGE_JSONL_H
+#define LC_ROUGE_JSONL_H
+
+#include <stddef.h>
+
+#include "base/err.h"
+
+#define ROUGE_JSONL_MAX_FIELDS 2
+
+typedef struct rouge_jsonl rouge_jsonl;
+
+/* A reader of the input at path ("-": standard input) that takes from
+ * each line the id field idkey and the text fields fields[nf]
+ * (1 <= nf <= ROUGE_JSONL_MAX_FIELDS; the strings are copied). With path
+ * NULL, a parser only (rouge_jsonl_parse; rouge_jsonl_next fails). */
+rouge_jsonl *rouge_jsonl_open(const char *path, const char *idkey, const char *const *fields,
+                              size_t nf, lc_err *err);
+void rouge_jsonl_close(rouge_jsonl *j);
+
+/* The next record: 1; 0 at the end of the input; -1 on a bad line or a
+ * read error, with a message naming the file and line. */
+int rouge_jsonl_next(rouge_jsonl *j, lc_err *err);
+
+/* Parses one line line[len]: 1 for a record, 0 for a blank line, -1 if
+ * the line is bad, with a message that says why (without file or line). */
+int rouge_jsonl_parse(rouge_jsonl *j, const char *line, size_t len, lc_err *err);
+
+/* Of the last record (valid until the next call to next or parse): its
+ * id; where it was ("FILE:LINE", or "FILE: document \"NAME\"" in an lc
+ * stream); the text of fields[k], [*len] bytes and a NUL. */
+const char *rouge_jsonl_id(const rouge_jsonl *j);
+const char *rouge_jsonl_where(const rouge_jsonl *j);
+const char *rouge_jsonl_text(const rouge_jsonl *j, size_t k, size_t *len);
+
+/* 0 if id[len] can be an id (not empty, at most 4096 bytes, no control
+ * character), else -1 saying why. */
+int rouge_jsonl_check_id(const char *id, size_t len, lc_err *err);
+
+/* --- texts by id --- */
+typedef struct rouge_idmap rouge_idmap;
+
+rouge_idmap *rouge_idmap_new(lc_err *err);
+void rouge_idmap_free(rouge_idmap *m);
+size_t rouge_idmap_count(const rouge_idmap *m);
+
+/* Adds id -> text[len] (copied), found at where; an id already there is
+ * an error naming both places. */
+int rouge_idmap_add(rouge_idmap *m, const char *id, const char *where, const char *text,
+                    size_t len, lc_err *err);
+
+/* Takes the text of id for a record found at where: 1 and *text, *len
+ * (valid until the next take; the map then drops it); 0 if the map has no
+ * such id; -1 if the id was taken already (a duplicate: the message names
+ * where it was taken first). */
+int rouge_idmap_take(rouge_idmap *m, const char *id, const char *where, const char **text,
+                     size_t *len, lc_err *err);
+
+/* The number of ids never taken, and the first of them in the order they
+ * were added (*id, *where; NULL when none). */
+size_t rouge_idmap_untaken(const rouge_idmap *m, const char **id, const char **where);
+
+#endif
