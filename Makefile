@@ -11,12 +11,20 @@
 #                (FUZZ_SECONDS, default 20)
 #   bench        run the benchmarks in bench/ (prints numbers, asserts nothing)
 #   demo         run the pipeline on the bundled sample text
-#   install      programs, man pages and share/ files under $(DESTDIR)$(PREFIX)
+#   install      programs, man pages and share/ files under $(DESTDIR)$(PREFIX); copies
+#                what `make` built into $(O)/bin and rebuilds nothing for its PREFIX
 #   uninstall    remove what install put there
 #   tokenizer    retrain share/spiece.model from text on this machine (see share/README)
 #   gsg-data     text corpus -> tokenized GSG training pairs: CORPUS (file, archive or
 #                directory; default the bundled KJV), GSG_CUT (PCRE2 pattern cutting
 #                documents first, e.g. chapters; empty: no cut), GSG_FLAGS, GSG_OUT
+#   summaries    summarize CORPUS (as for gsg-data) into SUMMARIES (an lc stream, default
+#                $(O)/summaries.lc): SUM_CUT (PCRE2 pattern cutting documents first;
+#                default '^BOOK [0-9A-Z]' for the bundled KJV, else empty: no cut), MODEL
+#                (default share/models/demo), SUM_FLAGS (lc-decode options). HOSTS=FILE
+#                (GNU parallel's --sshloginfile: a host a line, one job at a time on
+#                each unless written N/host) spreads the work over those hosts in
+#                SHARDS pieces (default 16), with the same result (see lc(7))
 #   demo-model   GSG-pretrain share/models/demo with lc-train from the bundled KJV
 #                (DEMO_CONFIG, DEMO_TRAIN; resumable; see share/models/demo/README)
 #   clean        remove build directories
@@ -36,8 +44,10 @@ DEB_BUILD = build-essential pkg-config libfftw3-dev libopenblas-dev \
             libarchive-dev libpcre2-dev libjansson-dev mandoc
 # Test and benchmark tools: archive formats for the archive tests, clang/libFuzzer
 # for `make fuzz`, spm_encode for the tokenizer benchmark and cross-checks,
-# GNU time and bc for `make bench`, gnuplot for the demo model's loss plot.
-DEB_TEST  = clang libclang-rt-14-dev zstd xz-utils bzip2 zip sentencepiece time bc gnuplot-nox
+# GNU time and bc for `make bench`, gnuplot for the demo model's loss plot,
+# GNU parallel and rsync (its file transfers) for `make summaries HOSTS=...`.
+DEB_TEST  = clang libclang-rt-14-dev zstd xz-utils bzip2 zip sentencepiece time bc gnuplot-nox \
+            parallel rsync
 DEB_ALL   = $(DEB_BUILD) $(DEB_TEST)
 
 LIB_SRC   = $(sort $(wildcard lib/*/*.c))
@@ -54,12 +64,11 @@ LIBLC     = $(O)/liblc.a
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
-ALL_CFLAGS = $(CFLAGS) $(SANITIZE) -Ilib $(PKG_CFLAGS) \
-             -DLC_VERSION='"$(VERSION)"' -DLC_SHAREDIR='"$(SHAREDIR)"'
+ALL_CFLAGS = $(CFLAGS) $(SANITIZE) -Ilib $(PKG_CFLAGS) -DLC_VERSION='"$(VERSION)"'
 ALL_LIBS   = $(LIBLC) $(PKG_LIBS) -lm -lpthread
 
 .PHONY: FORCE all build deps ensure-deps check check-run check-asan fuzz bench demo \
-        install uninstall clean tokenizer gsg-data
+        install uninstall clean tokenizer gsg-data summaries
 .SUFFIXES:
 
 all: ensure-deps
@@ -86,13 +95,30 @@ deps:
 		exit 1; \
 	fi
 
-# Rebuild everything when a setting compiled into it changes (SHAREDIR
-# for `make install PREFIX=...`, flags, version).
-BUILD_ID = $(CC) $(CFLAGS) $(SANITIZE) $(VERSION) $(SHAREDIR)
+# Rebuild everything when a setting compiled into it changes (flags, version).
+BUILD_ID = $(CC) $(CFLAGS) $(SANITIZE) $(VERSION)
 $(O)/.settings: FORCE
 	@mkdir -p $(@D)
 	@echo '$(BUILD_ID)' | cmp -s - $@ || echo '$(BUILD_ID)' >$@
 FORCE:
+
+# Where the programs find share/ (lib/base/share.h): $LC_SHARE, else the
+# source tree's share/ for the programs in $(O)/bin, else PREFIX/share/lc
+# next to an installed PREFIX/bin, else SHAREDIR. These paths go into
+# lib/base/share.o alone, so changing them rebuilds that one object (and
+# relinks), never the tree. `make install` keeps the SHAREDIR the tree was
+# built with when its own is $(PREFIX)/share/lc (KEEP_SHAREDIR=1): the
+# installed programs find that one next to their bin/, so installing to
+# any PREFIX only copies.
+SHARE_ID    = $(SHAREDIR) $(CURDIR)/share $(abspath $(O))/bin
+SHARE_FLAGS = -DLC_SHAREDIR='"$(SHAREDIR)"' -DLC_TREE_SHARE='"$(CURDIR)/share"' \
+              -DLC_TREE_BIN='"$(abspath $(O))/bin"'
+$(O)/.share-settings: FORCE
+	@mkdir -p $(@D)
+	@if [ -z '$(KEEP_SHAREDIR)' ] || [ ! -f $@ ]; then \
+		echo '$(SHARE_ID)' | cmp -s - $@ || echo '$(SHARE_ID)' >$@; fi
+$(O)/lib/base/share.o: private ALL_CFLAGS += $(SHARE_FLAGS)
+$(O)/lib/base/share.o: $(O)/.share-settings
 
 # Header dependencies come from the compiler (-MMD): each object's .d file
 # lists the headers it included, so a header change rebuilds exactly those.
@@ -178,7 +204,11 @@ gsg-data: all
 	lc-cat -o info '$(GSG_OUT)' | awk -F'\t' '$$1=="doc"{d++} $$1=="tensor"&&$$4=="source"{s+=$$6} \
 		$$1=="tensor"&&$$4=="target"{t+=$$6} END{printf "$(GSG_OUT): %d pairs, %d source and %d target tokens\n", d, s, t}'
 
-install: all
+# Copies what `make` built (building only what is missing or out of date,
+# never for install's own PREFIX: see SHARE_ID above).
+install: ensure-deps
+	@$(MAKE) --no-print-directory build \
+	    $(if $(filter $(PREFIX)/share/lc,$(SHAREDIR)),KEEP_SHAREDIR=1)
 	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SHAREDIR)
 	for p in $(PROGS); do cp -f $$p $(DESTDIR)$(PREFIX)/bin/; done
 	for s in 1 5 7; do mkdir -p $(DESTDIR)$(MANPREFIX)/man$$s; \
@@ -222,6 +252,48 @@ demo-model: gsg-data
 		--holdout-out $(DEMO_RUN)/heldout '$(GSG_OUT)'; \
 	sh share/models/make-demo.sh $(DEMO_RUN) share/models/demo
 # --- end demo model
+
+# --- summaries (issue 19): CORPUS summarized into SUMMARIES on this
+# machine, or with HOSTS over several with GNU parallel (lc(7), "Many
+# machines"): lc-cat --shard deals the documents into SHARDS streams;
+# parallel sends each to a free host, into a scratch directory of its own
+# (--workdir ... --transferfile), runs lc-tokenize | lc-encode | lc-decode
+# there, brings the summaries back (--return), removes both (--cleanup)
+# and stops at the first failure (--halt); lc-cat --merge puts them back
+# in the corpus's order and fails on a lost shard. The model goes to the
+# same absolute path on every host (--basefile; rsync sends only what
+# changed). One job at a time on each host (-j 1: lc uses all the cores;
+# N/host in HOSTS for more). The hosts need lc installed (make install),
+# perl and rsync; options for parallel itself (--ssh, --env LC_THREADS,
+# ...) go in its environment variable PARALLEL. The same summaries either
+# way, byte for byte on like hosts (tests/sh/t2030-parallel.sh).
+MODEL     = share/models/demo
+SUM_CUT   = $(if $(filter share/samples/kjv.txt.xz,$(CORPUS)),^BOOK [0-9A-Z])
+SUM_FLAGS = --max-new 128 --no-repeat-ngram 3
+SUMMARIES = $(O)/summaries.lc
+HOSTS     =
+SHARDS    = 16
+SUM_MODEL = $(abspath $(MODEL))
+SUM_RUN   = lc-tokenize -q -m '$(SUM_MODEL)' $(1) | lc-encode -q -m '$(SUM_MODEL)' | \
+            lc-decode -q -m '$(SUM_MODEL)' -f stream $(SUM_FLAGS)
+summaries: all
+	@set -e; export PATH=$(CURDIR)/$(O)/bin:$$PATH LC_SHARE=$(CURDIR)/share; \
+	out='$(abspath $(SUMMARIES))'; w="$$out.d"; trap 'rm -rf "$$w" "$$out.tmp"' EXIT; rm -rf "$$w"; \
+	docs() { if [ -n '$(SUM_CUT)' ]; then lc-chunk -q -p '$(SUM_CUT)' '$(CORPUS)'; \
+		else lc-cat -i text '$(CORPUS)'; fi; }; \
+	if [ -z '$(HOSTS)' ]; then \
+		docs | $(call SUM_RUN,) >"$$out.tmp"; \
+	else \
+		command -v parallel >/dev/null || { echo "summaries: HOSTS needs GNU parallel" >&2; exit 1; }; \
+		mkdir "$$w"; docs | lc-cat --shard $(SHARDS) -O "$$w/shard"; \
+		(cd "$$w" && parallel --will-cite -j 1 --sshloginfile '$(abspath $(HOSTS))' --workdir ... \
+			--basefile '$(SUM_MODEL)' --transferfile {} --return {.}.sum --cleanup --halt now,fail=1 \
+			"$(call SUM_RUN,{}) >{.}.sum" ::: shard.*.lc); \
+		lc-cat --merge "$$w"/shard.*.sum >"$$out.tmp"; \
+	fi; \
+	mv "$$out.tmp" "$$out"; \
+	echo "$(SUMMARIES): $$(lc-cat -o info "$$out" | grep -c '^doc') summaries (lc-cat -o text $(SUMMARIES) prints them)"
+# --- end summaries
 
 # The default build directories, and O= when it names another.
 clean:

@@ -2,6 +2,10 @@
 VERSION   = 0.1.0
 PREFIX    = /usr/local
 MANPREFIX = $(PREFIX)/share/man
+# Where install puts share/. The programs look there last (lib/base/share.h):
+# first $LC_SHARE, then the source tree's share/ when run from the build
+# tree, then PREFIX/share/lc next to their own PREFIX/bin, so installing to
+# another PREFIX needs no rebuild. Set it apart from PREFIX at build time.
 SHAREDIR  = $(PREFIX)/share/lc
 DESTDIR   =
 

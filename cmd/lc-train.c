@@ -15,6 +15,7 @@
 #include "base/cli.h"
 #include "base/clock.h"
 #include "base/fileio.h"
+#include "base/share.h"
 #include "arch/model.h"
 #include "stream/jsonl.h"
 #include "stream/stream.h"
@@ -64,7 +65,7 @@ static void usage(void)
 	       "                        each checkpoint (written to OUTDIR/rouge.tsv)\n"
 	       "      --rouge-max-new N at most N tokens per greedy summary (default 128)\n"
 	       "  -t, --tokenizer FILE  spiece.model copied into checkpoints (default\n"
-	       "                        INIT/spiece.model, else $LC_SHARE/spiece.model)\n"
+	       "                        INIT/spiece.model, else the share directory's)\n"
 	       "      --seed N          data order, dropout and random weights (default 1)\n"
 	       "      --restart         ignore a checkpoint already in OUTDIR\n"
 	       "      --force-resume    resume even with other data or options than the\n"
@@ -321,13 +322,14 @@ int main(int argc, char **argv)
 	/* the tokenizer copied into checkpoints */
 	if (!tok) {
 		static char tb[4096];
-		const char *sh = getenv("LC_SHARE");
+		enum share_from from = SHARE_ENV;
 		snprintf(tb, sizeof tb, "%s/spiece.model", model_dir(m));
 		if (!exists(tb))
-			snprintf(tb, sizeof tb, "%s/spiece.model", sh && *sh ? sh : LC_SHAREDIR);
+			share_path("spiece.model", tb, sizeof tb, &from);
 		tok = exists(tb) ? tb : NULL;
 		if (!tok && !quiet)
-			cli_warn("no spiece.model found: checkpoints hold no tokenizer (use -t)");
+			cli_warn("no spiece.model in %s nor %s (%s): checkpoints hold no tokenizer "
+			         "(use -t)", model_dir(m), tb, share_from_name(from));
 	} else if (!exists(tok)) {
 		cli_die(LC_EXIT_DATA, "%s: no such tokenizer file", tok);
 	}

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "base/dtype.h"
+#include "base/share.h"
 #include "compute/compute.h"
 #include "weights/config.h"
 #include "weights/safetensors.h"
@@ -123,6 +124,23 @@ out:
 }
 static const st_tensor *at_tz(const void *f, uint32_t i) { return tz_at(f, i); }
 
+/* When dir is the default model directory (model_locate with no -m and no
+ * $LC_MODEL), says so in front of err, with where the default came from,
+ * so that a program run with nothing set says which directory it tried
+ * and why. */
+static void default_why(const char *dir, lc_err *err)
+{
+	const char *m = getenv("LC_MODEL");
+	char def[4096];
+	enum share_from from;
+
+	if (m && *m)
+		return;
+	share_path("models/demo", def, sizeof def, &from);
+	if (!strcmp(dir, def))
+		lc_prefix(err, "the default model (%s; use -m or $LC_MODEL)", share_from_name(from));
+}
+
 lc_model *model_open(const char *dir, lc_err *err)
 {
 	lc_model *m = calloc(1, sizeof *m);
@@ -219,6 +237,7 @@ lc_model *model_open(const char *dir, lc_err *err)
 oom:
 	lc_fail(err, "%s: out of memory", dir);
 fail:
+	default_why(dir, err);
 	free(path);
 	free(wfile);
 	model_free(m);
@@ -306,19 +325,15 @@ out:
 	return rc;
 }
 
-#ifndef LC_SHAREDIR
-#define LC_SHAREDIR "/usr/local/share/lc"
-#endif
-
 const char *model_locate(const char *opt, char *buf, size_t n)
 {
-	const char *m = getenv("LC_MODEL"), *s = getenv("LC_SHARE");
+	const char *m = getenv("LC_MODEL");
 
 	if (opt && *opt)
 		snprintf(buf, n, "%s", opt);
 	else if (m && *m)
 		snprintf(buf, n, "%s", m);
 	else
-		snprintf(buf, n, "%s/models/demo", s && *s ? s : LC_SHAREDIR);
+		share_path("models/demo", buf, n, NULL);
 	return buf;
 }

@@ -25,9 +25,11 @@
 lc_model *model_open(const char *dir, lc_err *err);
 void model_free(lc_model *m);
 
-/* The model directory to use: opt if given, else $LC_MODEL, else
- * $LC_SHARE/models/demo, else the installed share directory's
- * models/demo (the bundled demo model). Writes it into buf[n]; returns buf. */
+/* The model directory to use: opt if given, else $LC_MODEL, else the
+ * share directory's models/demo, the bundled demo model (base/share.h:
+ * $LC_SHARE, the build tree's share/, the installed one). Writes it into
+ * buf[n]; returns buf. model_open's message for that default directory
+ * says it is the default and where it came from. */
 const char *model_locate(const char *opt, char *buf, size_t n);
 
 const lc_config *model_config(const lc_model *m);

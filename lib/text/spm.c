@@ -1,5 +1,5 @@
 /*
- * spm: encoding and decoding (see spm.h), and finding the model file.
+ * spm: encoding and decoding (see spm.h); tokenizer.c finds the model file.
  *
  * The encoder is SentencePiece 0.1.97's unigram Model::EncodeOptimized
  * (Viterbi without a stored lattice) run over a sliding window of the
@@ -16,10 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-#ifndef LC_SHAREDIR
-#define LC_SHAREDIR "/usr/local/share/lc"
-#endif
 
 #define WANT (64u << 10)        /* normalized bytes produced per refill */
 

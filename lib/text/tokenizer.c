@@ -8,12 +8,9 @@
 
 #include <jansson.h>
 
+#include "base/share.h"
 #include "text/bpe.h"
 #include "text/spm.h"
-
-#ifndef LC_SHAREDIR
-#define LC_SHAREDIR "/usr/local/share/lc"
-#endif
 
 struct lc_tokenizer {
 	enum tok_kind kind;
@@ -179,17 +176,16 @@ lc_tokenizer *tok_open_model(const char *opt, const char *dir, int *none, lc_err
 lc_tokenizer *tok_open(const char *opt, lc_err *err)
 {
 	const char *env;
-	char tmp[4096];
+	char tmp[4096], why[256];
+	enum share_from from;
 
 	if (opt && *opt)
 		return open_path(opt, "from -m", err);
 	if ((env = getenv("LC_TOKENIZER")) && *env)
 		return open_path(env, "from $LC_TOKENIZER", err);
-	if ((env = getenv("LC_SHARE")) && *env) {
-		snprintf(tmp, sizeof tmp, "%s/spiece.model", env);
-		return open_path(tmp, "from $LC_SHARE", err);
-	}
-	return open_path(LC_SHAREDIR "/spiece.model", "the default; use -m or $LC_TOKENIZER", err);
+	share_path("spiece.model", tmp, sizeof tmp, &from);
+	snprintf(why, sizeof why, "the default, %s; use -m or $LC_TOKENIZER", share_from_name(from));
+	return open_path(tmp, why, err);
 }
 
 void tok_free(lc_tokenizer *t)

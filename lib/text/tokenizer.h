@@ -23,9 +23,10 @@ enum tok_kind { TOK_SPM = 1, TOK_BPE = 2 };
 
 /* Finds and loads a tokenizer: opt (a model directory, a .model file, or
  * a tokenizer.json / vocab.json / merges.txt file, whose directory is
- * read) if non-NULL, else $LC_TOKENIZER (the same forms), else
- * $LC_SHARE/spiece.model, else the installed share directory's
- * spiece.model. Messages name the file and where its name came from. */
+ * read) if non-NULL, else $LC_TOKENIZER (the same forms), else the
+ * share directory's spiece.model (base/share.h: $LC_SHARE, the build
+ * tree's share/, the installed one). Messages name the file and where its
+ * name came from. */
 lc_tokenizer *tok_open(const char *opt, lc_err *err);
 /* The tokenizer of model directory dir; NULL with *none set (and err
  * saying so) when dir holds no tokenizer files. When dir has a
