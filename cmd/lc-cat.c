@@ -13,7 +13,7 @@
 
 static void usage(void)
 {
-	printf("usage: lc-cat [-Fq] [-i stream|ids|text] [-o stream|ids|raw|info|text]\n"
+	printf("usage: lc-cat [-Fq] [-j N] [-i stream|ids|text] [-o stream|ids|raw|info|text]\n"
 	       "              [-d file|line|blank|nul] [FILE...]\n"
 	       "       lc-cat [-q] [-i stream|ids|text] [-d MODE] --shard N -O PREFIX [FILE...]\n"
 	       "       lc-cat [-Fq] [-o stream|ids|raw|info|text] --merge [FILE...]\n"
@@ -36,6 +36,9 @@ static void usage(void)
 	       "  -O PREFIX  with --shard: where the shards go\n"
 	       "  --merge    the shards' outputs (FILE...) back into one stream in the original\n"
 	       "             order; a missing or duplicated document is an error\n"
+	       "  -j, --threads N\n"
+	       "             lc-cat runs on one thread: N (1..1024) is checked and otherwise\n"
+	       "             ignored, so that scripts can pass -j to every program\n"
 	       "  -F         write a binary stream even to a terminal\n"
 	       "  -q         no progress on standard error\n"
 	       "  --help, --version\n");
@@ -50,7 +53,9 @@ static int parse_fmt(const char *s, int input)
 	for (int i = 0; i < 5; i++)
 		if (strcmp(s, names[i]) == 0 && (!input || i == F_STREAM || i == F_IDS || i == F_TEXT))
 			return i;
-	cli_usage_error("unknown %s format '%s'", input ? "input" : "output", s);
+	cli_usage_error("-%c: unknown %s format '%s' (%s)", input ? 'i' : 'o',
+	                input ? "input" : "output", s,
+	                input ? "stream, ids, text" : "stream, ids, raw, info, text");
 }
 
 struct out {
@@ -131,6 +136,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"shard", required_argument, NULL, O_SHARD},
 		{"merge", no_argument, NULL, O_MERGE},
+		{"threads", required_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0, 0, 0, 0},
@@ -143,10 +149,11 @@ int main(int argc, char **argv)
 	lc_err err;
 
 	cli_init("lc-cat");
-	while ((c = cli_getopt(argc, argv, "Fqi:o:d:O:", opts)) != -1) {
+	while ((c = cli_getopt(argc, argv, "Fqi:o:d:O:j:", opts)) != -1) {
 		switch (c) {
 		case 'F': force = 1; break;
 		case 'q': break;
+		case 'j': cli_threads_arg(optarg); break;
 		case 'i': in = parse_fmt(optarg, 1); break;
 		case 'o': o.fmt = parse_fmt(optarg, 0); set_o = 1; break;
 		case 'O': prefix = optarg; break;
@@ -154,7 +161,8 @@ int main(int argc, char **argv)
 		case O_MERGE: merging = 1; break;
 		case 'd':
 			if ((split = textin_split_parse(optarg)) < 0)
-				cli_usage_error("unknown document mode '%s'", optarg);
+				cli_usage_error("-d: unknown document mode '%s' (file, line, blank, nul)",
+				                optarg);
 			break;
 		case 'h': usage(); break;
 		case 'V': cli_version(); break;

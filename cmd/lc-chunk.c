@@ -11,7 +11,7 @@
 
 static void usage(void)
 {
-	printf("usage: lc-chunk [-Fq] -n SIZE [-o OVERLAP] [--ends HEAD,TAIL] [FILE...]\n"
+	printf("usage: lc-chunk [-Fq] [-j N] -n SIZE [-o OVERLAP] [--ends HEAD,TAIL] [FILE...]\n"
 	       "       lc-chunk [-Fq] --sentences N [-o OVERLAP] [-d MODE] [FILE...]\n"
 	       "       lc-chunk [-Fq] -p PATTERN [-d MODE] [FILE...]\n"
 	       "       lc-chunk [-Fq] --join [FILE...]\n"
@@ -29,6 +29,9 @@ static void usage(void)
 	       "                   (multiline: ^ matches at every line start)\n"
 	       "  -d MODE          text documents: file (default), line, blank, nul\n"
 	       "  --join           reassemble pieces into their parents\n"
+	       "  -j, --threads N  lc-chunk runs on one thread: N (1..1024) is checked and\n"
+	       "                   otherwise ignored, so that scripts can pass -j to every\n"
+	       "                   program\n"
 	       "  -F               write the stream even to a terminal\n"
 	       "  -q               no progress\n"
 	       "  --help, --version\n");
@@ -138,6 +141,7 @@ int main(int argc, char **argv)
 		{"sentences", required_argument, NULL, 'S'},
 		{"join", no_argument, NULL, 'J'},
 		{"ends", required_argument, NULL, 'E'},
+		{"threads", required_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0, 0, 0, 0},
@@ -150,17 +154,19 @@ int main(int argc, char **argv)
 	lc_err err;
 
 	cli_init("lc-chunk");
-	while ((c = cli_getopt(argc, argv, "Fqn:o:p:d:", lopts)) != -1) {
+	while ((c = cli_getopt(argc, argv, "Fqn:o:p:d:j:", lopts)) != -1) {
 		switch (c) {
 		case 'F': force = 1; break;
 		case 'q': break;
+		case 'j': cli_threads_arg(optarg); break;
 		case 'n': o.size = cli_int("-n", optarg, 1, 1LL << 40); break;
 		case 'o': o.overlap = cli_int("-o", optarg, 0, 1LL << 40); break;
 		case 'S': o.sentences = cli_int("--sentences", optarg, 1, 1LL << 40); break;
 		case 'p': o.pattern = optarg; break;
 		case 'd':
 			if ((o.split = textin_split_parse(optarg)) < 0)
-				cli_usage_error("unknown document mode '%s'", optarg);
+				cli_usage_error("-d: unknown document mode '%s' (file, line, blank, nul)",
+				                optarg);
 			break;
 		case 'J': o.join = 1; break;
 		case 'E': {

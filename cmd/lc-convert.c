@@ -11,15 +11,18 @@
 
 static void usage(void)
 {
-	printf("usage: lc-convert [-q] [-n MAX_LEN] [--block-size N] [--sparse-block-size N]\n"
-	       "                  [--sparsity-factor N] [--sparsity-type TYPE] [--global-tokens N]\n"
-	       "                  [--set KEY=JSON]... SRC DST\n"
+	printf("usage: lc-convert [-q] [-j N] [-n MAX_LEN] [--block-size N]\n"
+	       "                  [--sparse-block-size N] [--sparsity-factor N]\n"
+	       "                  [--sparsity-type TYPE] [--global-tokens N]\n"
+	       "                  [--set KEY=JSON]... [--name NAME] SRC DST\n"
+	       "       lc-convert [options] -m SRC DST\n"
 	       "\n"
 	       "Converts the BART model directory SRC into the LSG-BART directory DST (new),\n"
 	       "as ccdv-ai/convert_checkpoint_to_lsg does: positions tiled to MAX_LEN, global\n"
 	       "embeddings from the positions and the <s> and <mask> embeddings, the LSG keys\n"
 	       "in config.json. An LSG-BART SRC gets longer position tables only.\n"
 	       "\n"
+	       "  -m, --model SRC         the model to convert, instead of the first operand\n"
 	       "  -n, --max-len N         max_position_embeddings of DST (default 4096)\n"
 	       "  --block-size N          block_size (default 128, or SRC's)\n"
 	       "  --sparse-block-size N   sparse_block_size (default 128, or SRC's)\n"
@@ -30,6 +33,9 @@ static void usage(void)
 	       "  --set KEY=JSON          any other config.json key (adaptive, mask_first_token,\n"
 	       "                          pass_global_tokens_to_decoder, pool_with_global, ...)\n"
 	       "  --name NAME             _name_or_path in config.json (default DST)\n"
+	       "  -j, --threads N         lc-convert runs on one thread: N (1..1024) is checked\n"
+	       "                          and otherwise ignored, so that scripts can pass -j to\n"
+	       "                          every program\n"
 	       "  -q                      no progress\n"
 	       "  --help, --version\n");
 	exit(cli_finish(0));
@@ -46,6 +52,7 @@ int main(int argc, char **argv)
 {
 	enum { OPT_BS = 256, OPT_SBS, OPT_SF, OPT_ST, OPT_NG, OPT_SET, OPT_NAME, OPT_HELP, OPT_VER };
 	static const struct option lo[] = {
+		{ "model", required_argument, 0, 'm' }, { "threads", required_argument, 0, 'j' },
 		{ "max-len", required_argument, 0, 'n' }, { "block-size", required_argument, 0, OPT_BS },
 		{ "sparse-block-size", required_argument, 0, OPT_SBS },
 		{ "sparsity-factor", required_argument, 0, OPT_SF },
@@ -57,13 +64,16 @@ int main(int argc, char **argv)
 	lsgconv_opts o;
 	lc_progress pr;
 	lc_err err;
+	const char *src, *dst, *mopt = NULL, *from = NULL;
 	int c, quiet = 0;
 
 	cli_init("lc-convert");
 	lsgconv_opts_default(&o);
-	while ((c = cli_getopt(argc, argv, "n:q", lo)) != -1) {
+	while ((c = cli_getopt(argc, argv, "m:j:n:q", lo)) != -1) {
 		switch (c) {
-		case 'n': o.max_len = (int)cli_int("--max-len", optarg, 1, 1 << 24); break;
+		case 'm': mopt = optarg; break;
+		case 'j': cli_threads_arg(optarg); break;
+		case 'n': o.max_len = (int)cli_int("-n/--max-len", optarg, 1, 1 << 24); break;
 		case OPT_BS: o.block_size = (int)cli_int("--block-size", optarg, 1, 1 << 20); break;
 		case OPT_SBS:
 			o.sparse_block_size = (int)cli_int("--sparse-block-size", optarg, 0, 1 << 20);
@@ -88,14 +98,27 @@ int main(int argc, char **argv)
 		default: cli_usage_error("unknown option");
 		}
 	}
-	if (argc - optind != 2)
+	if (mopt && argc - optind != 1)
+		cli_usage_error("with -m SRC, expected the DST directory alone");
+	if (!mopt && argc - optind != 2)
 		cli_usage_error("expected SRC and DST directories");
+	if (mopt) {
+		if (!*mopt)
+			cli_usage_error("-m/--model: empty path");
+		src = mopt;
+		from = "-m/--model";
+		dst = argv[optind];
+	} else {
+		src = argv[optind];
+		dst = argv[optind + 1];
+	}
+	cli_check_path(from, src);
 	/* the converter adds the embeddings of the tokenizer's <s> and <mask>
 	 * to the global tokens; an LSG source keeps its own */
-	if (bpe_dir_has(argv[optind])) {
-		bpe_model *tok = bpe_load_dir(argv[optind], &err);
+	if (bpe_dir_has(src)) {
+		bpe_model *tok = bpe_load_dir(src, &err);
 		if (!tok)
-			cli_die(LC_EXIT_DATA, "%s", err.msg);
+			cli_die_source(from, src, err.msg);
 		o.bos_id = bpe_bos_id(tok) >= 0 ? bpe_bos_id(tok) : bpe_cls_id(tok);
 		o.mask_id = bpe_mask_id(tok);
 		bpe_free(tok);
@@ -103,7 +126,7 @@ int main(int argc, char **argv)
 	cli_progress_init(&pr, quiet);
 	o.progress = progress;
 	o.ctx = &pr;
-	if (lsg_convert(argv[optind], argv[optind + 1], &o, &err) < 0) {
+	if (lsg_convert(src, dst, &o, &err) < 0) {
 		cli_progress_done(&pr);
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	}

@@ -13,15 +13,17 @@
 
 static void usage(void)
 {
-	printf("usage: lc-detokenize [-Fq] [-m MODEL] [-f auto|stream|ids] [-o text|stream]\n"
-	       "                     [--keep-special] [--clean-up|--no-clean-up] [FILE...]\n"
+	printf("usage: lc-detokenize [-Fq] [-m MODEL] [-j N] [-f auto|stream|ids]\n"
+	       "                     [-o text|stream] [--keep-special]\n"
+	       "                     [--clean-up|--no-clean-up] [FILE...]\n"
 	       "\n"
 	       "Decodes token ids to text with the model's tokenizer: SentencePiece exactly as\n"
 	       "spm_decode does; byte-level BPE as transformers' decode(ids,\n"
 	       "skip_special_tokens=True) does. Reads lc streams (each document's \"tokens\"\n"
 	       "tensor) or lines of decimal ids; standard input when no FILE or -.\n"
 	       "\n"
-	       "  -m MODEL   a model directory, a .model file or a tokenizer.json\n"
+	       "  -m, --model MODEL\n"
+	       "             a model directory, a .model file or a tokenizer.json\n"
 	       "             (default: $LC_TOKENIZER, else the bundled spiece.model)\n"
 	       "  -f FORMAT  input: auto (default: a stream if it starts like one), stream, ids\n"
 	       "  -o text    print each document's text followed by a newline (default)\n"
@@ -30,6 +32,9 @@ static void usage(void)
 	       "  --keep-special   BPE: keep <s>, </s> and the other special tokens\n"
 	       "  --clean-up       BPE: transformers' clean_up_tokenization (\" .\" -> \".\", ...)\n"
 	       "  --no-clean-up    BPE: none (default: as tokenizer_config.json says; on)\n"
+	       "  -j, --threads N\n"
+	       "             lc-detokenize runs on one thread: N (1..1024) is checked and\n"
+	       "             otherwise ignored, so that scripts can pass -j to every program\n"
 	       "  -q         no warnings about a different tokenizer fingerprint\n"
 	       "  --help, --version\n");
 	exit(cli_finish(0));
@@ -116,24 +121,27 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
+		{"model", required_argument, NULL, 'm'},
+		{"threads", required_argument, NULL, 'j'},
 		{"keep-special", no_argument, NULL, O_KEEP},
 		{"clean-up", no_argument, NULL, O_CLEAN},
 		{"no-clean-up", no_argument, NULL, O_NOCLEAN},
 		{0, 0, 0, 0},
 	};
 	run r;
-	const char *model = NULL;
+	const char *model = NULL, *from;
 	int in = IN_AUTO, force = 0, c;
 	lc_tokenizer *m;
 	lc_err err;
 
 	memset(&r, 0, sizeof r);
 	cli_init("lc-detokenize");
-	while ((c = cli_getopt(argc, argv, "Fqm:f:o:", opts)) != -1) {
+	while ((c = cli_getopt(argc, argv, "Fqm:f:o:j:", opts)) != -1) {
 		switch (c) {
 		case 'F': force = 1; break;
 		case 'q': r.quiet = 1; break;
 		case 'm': model = optarg; break;
+		case 'j': cli_threads_arg(optarg); break;
 		case O_KEEP: r.dflags |= TOK_DEC_KEEP_SPECIAL; break;
 		case O_CLEAN: r.dflags = (r.dflags & ~(unsigned)TOK_DEC_NO_CLEANUP) | TOK_DEC_CLEANUP; break;
 		case O_NOCLEAN: r.dflags = (r.dflags & ~(unsigned)TOK_DEC_CLEANUP) | TOK_DEC_NO_CLEANUP; break;
@@ -145,7 +153,7 @@ int main(int argc, char **argv)
 			else if (strcmp(optarg, "ids") == 0)
 				in = IN_IDS;
 			else
-				cli_usage_error("unknown input format '%s'", optarg);
+				cli_usage_error("-f: unknown input format '%s' (auto, stream, ids)", optarg);
 			break;
 		case 'o':
 			if (strcmp(optarg, "text") == 0)
@@ -153,7 +161,7 @@ int main(int argc, char **argv)
 			else if (strcmp(optarg, "stream") == 0)
 				r.out_stream = 1;
 			else
-				cli_usage_error("unknown output format '%s'", optarg);
+				cli_usage_error("-o: unknown output format '%s' (text, stream)", optarg);
 			break;
 		case 'h': usage(); break;
 		case 'V': cli_version(); break;
@@ -162,8 +170,11 @@ int main(int argc, char **argv)
 	}
 	if (r.out_stream)
 		cli_binary_stdout(force);
+	/* -m/--model, else $LC_TOKENIZER, else the bundled spiece.model */
+	model = cli_source(model, "-m/--model", "$LC_TOKENIZER", &from);
+	cli_check_path(from, model);
 	if (!(m = tok_open(model, &err)))
-		cli_die(LC_EXIT_DATA, "%s", err.msg);
+		cli_die_source(from, model, err.msg);
 	r.m = m;
 	if (r.out_stream && !(r.w = stream_writer_new(stdout, &err)))
 		cli_die(LC_EXIT_DATA, "%s", err.msg);

@@ -25,7 +25,8 @@ static void usage(void)
 	       "  -m, --model DIR    model directory (config.json + model.safetensors or\n"
 	       "                     pytorch_model.bin) or a weight file in one;\n"
 	       "                     default $LC_MODEL, else the demo model\n"
-	       "  -j, --threads N    threads (default $LC_THREADS or the number of cores)\n"
+	       "  -j, --threads N    threads, 1..1024 (default $LC_THREADS, else the number\n"
+	       "                     of cores)\n"
 	       "      --dtype T      f32 (default) or bf16 output\n"
 	       "      --truncate     cut documents longer than the model takes (BART: its\n"
 	       "                     positions) as transformers does, with a warning\n"
@@ -143,9 +144,9 @@ int main(int argc, char **argv)
 		{ "help", no_argument, 0, OPT_HELP }, { "version", no_argument, 0, OPT_VERSION },
 		{ 0, 0, 0, 0 }
 	};
-	const char *mdir = NULL, *jopt = NULL;
+	const char *mopt = NULL, *mdir, *from, *jopt = NULL;
 	char mdirbuf[4096];
-	int force = 0, quiet = 0, info = 0, random_w = 0, c;
+	int force = 0, quiet = 0, info = 0, random_w = 0, threads, c;
 	uint64_t seed = 1;
 	lc_err err;
 	struct run r = { 0 };
@@ -155,8 +156,8 @@ int main(int argc, char **argv)
 	cli_init("lc-encode");
 	while ((c = cli_getopt(argc, argv, "m:j:Fq", opts)) != -1) {
 		switch (c) {
-		case 'm': mdir = optarg; break;
-		case 'j': jopt = optarg; break;
+		case 'm': mopt = optarg; break;
+		case 'j': jopt = optarg; cli_threads_arg(optarg); break;
 		case 'F': force = 1; break;
 		case 'q': quiet = 1; break;
 		case OPT_DTYPE:
@@ -180,17 +181,24 @@ int main(int argc, char **argv)
 	}
 	if (info + r.gemm + random_w > 1)
 		cli_usage_error("--info, --gemm-only and --random-weights exclude each other");
-	mdir = model_locate(mdir, mdirbuf, sizeof mdirbuf);
+	threads = cli_threads(jopt);
+	/* -m/--model, else $LC_MODEL, else the demo model */
+	mdir = model_locate(cli_source(mopt, "-m/--model", "$LC_MODEL", &from), mdirbuf,
+	                    sizeof mdirbuf);
+	cli_check_path(from, mdir);
 	if (random_w) {
 		if (optind < argc)
 			cli_usage_error("--random-weights takes no input files");
 		if (model_write_random(mdir, seed, &err) < 0)
-			cli_die(LC_EXIT_DATA, "%s", err.msg);
+			cli_die_source(from, mdir, err.msg);
 		return cli_finish(0);
 	}
 	t0 = clock_now();
-	if (!(r.m = model_open(mdir, &err)))
+	if (!(r.m = model_open(mdir, &err))) {
+		if (from)
+			cli_die_source(from, mdir, err.msg);
 		cli_die(LC_EXIT_DATA, "model: %s", err.msg);
+	}
 	if (info) {
 		if (optind < argc)
 			cli_usage_error("--info takes no input files");
@@ -198,7 +206,7 @@ int main(int argc, char **argv)
 		model_free(r.m);
 		return cli_finish(0);
 	}
-	if (!(r.enc = encoder_new(r.m, cli_threads(jopt), &err)))
+	if (!(r.enc = encoder_new(r.m, threads, &err)))
 		cli_die(LC_EXIT_DATA, "model: %s", err.msg);
 	if (!r.gemm) {
 		cli_binary_stdout(force);

@@ -13,7 +13,7 @@
 static void usage(void)
 {
 	printf("usage: lc-gsg-split [-Fq] [-r RATIO] [-s ind|seq] [--uniq] [--stem]\n"
-	       "                    [--mask none|sentence] [--mask-token TEXT] [-m MODEL]\n"
+	       "                    [--mask none|sentence] [--mask-token TEXT] [-m MODEL] [-j N]\n"
 	       "                    [-f stream|text] [-d file|line|blank|nul]\n"
 	       "                    [--jsonl [--text FIELD | --source FIELD --target FIELD]\n"
 	       "                     [--id FIELD] [--skip-bad]] [FILE...]\n"
@@ -30,7 +30,9 @@ static void usage(void)
 	       "  --mask none     the source leaves selected sentences out (default)\n"
 	       "  --mask sentence the source has the mask token in their place (PEGASUS)\n"
 	       "  --mask-token T  the mask text (default <extra_id_0>)\n"
-	       "  -m MODEL        write token ids (with eos) instead of text\n"
+	       "  -m, --model MODEL\n"
+	       "                  write token ids (with eos) instead of text, with this\n"
+	       "                  tokenizer (as lc-tokenize -m)\n"
 	       "  -f stream       a stream with \"source\" and \"target\" per document (default)\n"
 	       "  -f text         '== target', its sentences, '== source', its sentences\n"
 	       "  -d MODE         how inputs split into documents (as lc-tokenize)\n"
@@ -42,6 +44,12 @@ static void usage(void)
 	       "  --id FIELD      with --jsonl: the field naming the document (default none:\n"
 	       "                  FILE:LINE)\n"
 	       "  --skip-bad      with --jsonl: skip bad lines, and say how many at the end\n"
+	       "  -j, --threads N\n"
+	       "                  lc-gsg-split runs on one thread: N (1..1024) is checked\n"
+	       "                  and otherwise ignored, so that scripts can pass -j to every\n"
+	       "                  program\n"
+	       "  -F              write a binary stream even to a terminal\n"
+	       "  -q              accepted; lc-gsg-split shows no progress\n"
 	       "  --help, --version\n");
 	exit(cli_finish(0));
 }
@@ -255,6 +263,8 @@ int main(int argc, char **argv)
 		{"target", required_argument, NULL, O_TARGET},
 		{"id", required_argument, NULL, O_ID},
 		{"skip-bad", no_argument, NULL, O_SKIPBAD},
+		{"model", required_argument, NULL, 'm'},
+		{"threads", required_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0, 0, 0, 0},
@@ -266,7 +276,7 @@ int main(int argc, char **argv)
 	lc_err err;
 
 	cli_init("lc-gsg-split");
-	while ((c = cli_getopt(argc, argv, "Fqr:s:m:f:d:", lopts)) != -1) {
+	while ((c = cli_getopt(argc, argv, "Fqr:s:m:f:d:j:", lopts)) != -1) {
 		switch (c) {
 		case 'F': o->force = 1; break;
 		case 'q': break;
@@ -285,6 +295,7 @@ int main(int argc, char **argv)
 			break;
 		case 'K': o->mask_token = optarg; break;
 		case 'm': o->model = optarg; break;
+		case 'j': cli_threads_arg(optarg); break;
 		case 'f':
 			if (strcmp(optarg, "stream") && strcmp(optarg, "text"))
 				cli_usage_error("-f: expected stream or text, got '%s'", optarg);
@@ -292,7 +303,8 @@ int main(int argc, char **argv)
 			break;
 		case 'd':
 			if ((o->split = textin_split_parse(optarg)) < 0)
-				cli_usage_error("unknown document mode '%s'", optarg);
+				cli_usage_error("-d: unknown document mode '%s' (file, line, blank, nul)",
+				                optarg);
 			split_given = 1;
 			break;
 		case O_JSONL: o->jsonl = 1; break;
@@ -324,8 +336,13 @@ int main(int argc, char **argv)
 		o->js.field[0] = text_field ? text_field : "text";
 		o->js.nfield = 1;
 	}
-	if (o->model && !(st.m = tok_open(o->model, &err)))
-		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	if (o->model) {
+		/* -m/--model; an empty one: $LC_TOKENIZER, else the bundled spiece.model */
+		const char *from, *path = cli_source(o->model, "-m/--model", "$LC_TOKENIZER", &from);
+		cli_check_path(from, path);
+		if (!(st.m = tok_open(path, &err)))
+			cli_die_source(from, path, err.msg);
+	}
 	if (!(st.g = gsg_new(&o->g, &err)))
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	if (!o->text) {

@@ -21,7 +21,7 @@
 static void usage(void)
 {
 	printf("usage: lc-rouge [-qs] [-t TYPES] [-d file|line|blank|nul] [-b SAMPLES] [--seed N]\n"
-	       "                [--ci C] [-f table|tsv|json|csv] [--split-sentences]\n"
+	       "                [--ci C] [-f table|tsv|json|csv] [--split-sentences] [-j N]\n"
 	       "                CANDIDATES REFERENCES [REFERENCES...]\n"
 	       "       lc-rouge --jsonl [--id FIELD] [--cand FIELD] [--ref FIELD] [--subset] [...]\n"
 	       "                CANDIDATES REFERENCES [REFERENCES...] | BOTH\n"
@@ -32,14 +32,15 @@ static void usage(void)
 	       "records or - (standard input). Several REFERENCES give multi-reference scoring.\n"
 	       "With --jsonl the inputs are JSON Lines, documents paired by id, not by order.\n"
 	       "\n"
-	       "  -t TYPES          comma-separated: rouge1..rouge9, rougeL, rougeLsum\n"
+	       "  -t, --types TYPES comma-separated: rouge1..rouge9, rougeL, rougeLsum\n"
 	       "                    (default rouge1,rouge2,rougeLsum)\n"
 	       "  -s, --stem        Porter-stem tokens longer than 3 letters (use_stemmer=True)\n"
-	       "  -d MODE           documents in a file: file (default), line, blank or nul\n"
-	       "  -b SAMPLES        bootstrap resamples (default 1000; 0: per-document scores only)\n"
+	       "  -d, --split MODE  documents in a file: file (default), line, blank or nul\n"
+	       "  -b, --samples N   bootstrap resamples (default 1000; 0: per-document scores\n"
+	       "                    only)\n"
 	       "  --seed N          numpy seed for the bootstrap, 0..4294967295 (default 0)\n"
 	       "  --ci C            confidence level of the interval (default 0.95)\n"
-	       "  -f FORMAT         table (default), tsv, json, or csv: rouge-score's own CSV\n"
+	       "  -f, --format F    table (default), tsv, json, or csv: rouge-score's own CSV\n"
 	       "                    (the aggregate, or with -b 0 the per-document scores)\n"
 	       "  --split-sentences split summaries into sentences for rougeLsum with lc's\n"
 	       "                    English splitter instead of at newlines\n"
@@ -52,7 +53,10 @@ static void usage(void)
 	       "                    (--id, --cand and --ref imply --jsonl)\n"
 	       "  --subset          with --jsonl, references with no candidate are left out;\n"
 	       "                    by default they are an error\n"
-	       "  -q                no progress on standard error\n"
+	       "  -j, --threads N   lc-rouge runs on one thread: N (1..1024) is checked and\n"
+	       "                    otherwise ignored, so that scripts can pass -j to every\n"
+	       "                    program\n"
+	       "  -q, --quiet       no progress on standard error\n"
 	       "  --help, --version\n");
 	exit(cli_finish(0));
 }
@@ -92,15 +96,16 @@ static void parse_types(rouge_report_opts *o, const char *arg)
 	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		rouge_type t;
 		if (rouge_type_parse(tok, &t) < 0)
-			cli_usage_error("-t: unknown type '%s' (rouge1..rouge9, rougeL, rougeLsum)", tok);
+			cli_usage_error("-t/--types: unknown type '%s' (rouge1..rouge9, rougeL, "
+			                "rougeLsum)", tok);
 		for (i = 0; i < o->ntypes; i++)
 			if (o->types[i].kind == t.kind && o->types[i].n == t.n)
-				cli_usage_error("-t: type '%s' given twice", tok);
+				cli_usage_error("-t/--types: type '%s' given twice", tok);
 		o->types[o->ntypes++] = t;
 	}
 	free(s);
 	if (!o->ntypes)
-		cli_usage_error("-t: no type");
+		cli_usage_error("-t/--types: no type");
 }
 
 /* Warns, once per input, of a document that is not text: a NUL byte or
@@ -340,6 +345,7 @@ int main(int argc, char **argv)
 		{ "pred", required_argument, NULL, O_CAND },
 		{ "ref", required_argument, NULL, O_REF },
 		{ "subset", no_argument, NULL, O_SUBSET },
+		{ "threads", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -355,17 +361,18 @@ int main(int argc, char **argv)
 
 	cli_init("lc-rouge");
 	parse_types(&o.r, "rouge1,rouge2,rougeLsum");
-	while ((c = cli_getopt(argc, argv, "t:sd:b:f:qhV", lo)) != -1) {
+	while ((c = cli_getopt(argc, argv, "t:sd:b:f:j:qhV", lo)) != -1) {
 		switch (c) {
 		case 't': parse_types(&o.r, optarg); break;
 		case 's': o.r.stem = 1; break;
 		case 'd':
 			if ((rc = textin_split_parse(optarg)) < 0)
-				cli_usage_error("-d: unknown mode '%s' (file, line, blank, nul)", optarg);
+				cli_usage_error("-d/--split: unknown mode '%s' (file, line, blank, nul)",
+				                optarg);
 			o.mode = (enum textin_split)rc;
 			o.mode_given = 1;
 			break;
-		case 'b': o.r.samples = cli_int("-b", optarg, 0, 100000000); break;
+		case 'b': o.r.samples = cli_int("-b/--samples", optarg, 0, 100000000); break;
 		case O_SEED: o.r.seed = (unsigned long long)cli_int("--seed", optarg, 0, 4294967295LL); break;
 		case O_CI:
 			o.r.ci = cli_double("--ci", optarg, 0, 1);
@@ -377,7 +384,8 @@ int main(int argc, char **argv)
 			else if (strcmp(optarg, "tsv") == 0) o.r.fmt = ROUGE_FMT_TSV;
 			else if (strcmp(optarg, "json") == 0) o.r.fmt = ROUGE_FMT_JSON;
 			else if (strcmp(optarg, "csv") == 0) o.r.fmt = ROUGE_FMT_CSV;
-			else cli_usage_error("-f: unknown format '%s' (table, tsv, json, csv)", optarg);
+			else cli_usage_error("-f/--format: unknown format '%s' (table, tsv, json, csv)",
+			                     optarg);
 			break;
 		case O_SPLIT: o.r.split_sentences = 1; break;
 		case O_JSONL: o.jsonl = 1; break;
@@ -385,6 +393,7 @@ int main(int argc, char **argv)
 		case O_CAND: o.cand = field("--cand", optarg); o.jsonl = 1; break;
 		case O_REF: o.ref = field("--ref", optarg); o.jsonl = 1; break;
 		case O_SUBSET: o.subset = 1; break;
+		case 'j': cli_threads_arg(optarg); break;
 		case 'q': o.quiet = 1; break;
 		case 'h': usage(); break;
 		case 'V': cli_version(); break;
@@ -394,7 +403,8 @@ int main(int argc, char **argv)
 	u.nin = (size_t)(argc - optind);
 	u.paths = argv + optind;
 	if (o.jsonl && o.mode_given)
-		cli_usage_error("-d: not with --jsonl (a JSON Lines file has a document per line)");
+		cli_usage_error("-d/--split: not with --jsonl (a JSON Lines file has a document "
+		                "per line)");
 	if (o.subset && !o.jsonl)
 		cli_usage_error("--subset: only with --jsonl (documents are paired by id)");
 	if (o.jsonl && u.nin == 1) {

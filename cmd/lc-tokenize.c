@@ -15,7 +15,8 @@
 
 static void usage(void)
 {
-	printf("usage: lc-tokenize [-Fq] [-m MODEL] [-d file|line|blank|nul] [-f stream|ids|pieces]\n"
+	printf("usage: lc-tokenize [-Fq] [-m MODEL] [-j N] [-d file|line|blank|nul]\n"
+	       "                   [-f stream|ids|pieces]\n"
 	       "                   [--no-eos] [--no-special] [--no-extra-ids] [--prefix-space]\n"
 	       "                   [--max-len N] [--jsonl [--text FIELD] [--id FIELD] [--skip-bad]]\n"
 	       "                   [FILE...]\n"
@@ -25,7 +26,7 @@ static void usage(void)
 	       "BartTokenizer do. Each FILE is a document; an archive or compressed file\n"
 	       "gives one document per member; standard input when no FILE or -.\n"
 	       "\n"
-	       "  -m MODEL       a model directory (spiece.model, or vocab.json + merges.txt\n"
+	       "  -m, --model M  a model directory (spiece.model, or vocab.json + merges.txt\n"
 	       "                 or tokenizer.json), a .model file or a tokenizer.json\n"
 	       "                 (default: $LC_TOKENIZER, else the bundled spiece.model)\n"
 	       "  -d MODE        documents: file (default), line, blank or nul separated\n"
@@ -43,6 +44,9 @@ static void usage(void)
 	       "  --id FIELD     with --jsonl: the field (string or integer) naming the\n"
 	       "                 document (default: none; FILE:LINE when none or absent)\n"
 	       "  --skip-bad     with --jsonl: skip bad lines, and say how many at the end\n"
+	       "  -j, --threads N\n"
+	       "                 lc-tokenize runs on one thread: N (1..1024) is checked and\n"
+	       "                 otherwise ignored, so that scripts can pass -j to every program\n"
 	       "  -F             write a binary stream even to a terminal\n"
 	       "  -q             no progress on standard error\n"
 	       "  --help, --version\n");
@@ -151,6 +155,8 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
+		{"model", required_argument, NULL, 'm'},
+		{"threads", required_argument, NULL, 'j'},
 		{"no-eos", no_argument, NULL, O_NOEOS},
 		{"no-special", no_argument, NULL, O_NOSPECIAL},
 		{"prefix-space", no_argument, NULL, O_PREFIX},
@@ -163,7 +169,7 @@ int main(int argc, char **argv)
 		{0, 0, 0, 0},
 	};
 	run r;
-	const char *model = NULL;
+	const char *model = NULL, *from;
 	int split = TEXTIN_FILE, split_given = 0, force = 0, quiet = 0, jsonl_in = 0, c;
 	jsonl_spec js = {.field = {"text"}, .nfield = 1};
 	const char *jsonl_opt = NULL;
@@ -176,14 +182,16 @@ int main(int argc, char **argv)
 	r.fmt = F_STREAM;
 	r.flags = TOK_ENC_SPECIAL | TOK_ENC_EXTRA;
 	cli_init("lc-tokenize");
-	while ((c = cli_getopt(argc, argv, "Fqm:d:f:", opts)) != -1) {
+	while ((c = cli_getopt(argc, argv, "Fqm:d:f:j:", opts)) != -1) {
 		switch (c) {
 		case 'F': force = 1; break;
 		case 'q': quiet = 1; break;
 		case 'm': model = optarg; break;
+		case 'j': cli_threads_arg(optarg); break;
 		case 'd':
 			if ((split = textin_split_parse(optarg)) < 0)
-				cli_usage_error("unknown document mode '%s'", optarg);
+				cli_usage_error("-d: unknown document mode '%s' (file, line, blank, nul)",
+				                optarg);
 			split_given = 1;
 			break;
 		case 'f':
@@ -194,7 +202,7 @@ int main(int argc, char **argv)
 			else if (strcmp(optarg, "pieces") == 0)
 				r.fmt = F_PIECES;
 			else
-				cli_usage_error("unknown output format '%s'", optarg);
+				cli_usage_error("-f: unknown output format '%s' (stream, ids, pieces)", optarg);
 			break;
 		case O_NOEOS: r.flags |= TOK_ENC_NO_EOS; break;
 		case O_NOSPECIAL: r.flags &= ~(unsigned)TOK_ENC_SPECIAL; break;
@@ -218,8 +226,11 @@ int main(int argc, char **argv)
 		r.flags |= TOK_ENC_PIECES;
 	if (r.fmt == F_STREAM)
 		cli_binary_stdout(force);
+	/* -m/--model, else $LC_TOKENIZER, else the bundled spiece.model */
+	model = cli_source(model, "-m/--model", "$LC_TOKENIZER", &from);
+	cli_check_path(from, model);
 	if (!(m = tok_open(model, &err)))
-		cli_die(LC_EXIT_DATA, "%s", err.msg);
+		cli_die_source(from, model, err.msg);
 	r.m = m;
 	if ((r.flags & TOK_ENC_SPECIAL) && !(r.flags & TOK_ENC_NO_EOS) && tok_kind(m) == TOK_SPM &&
 	    tok_eos_id(m) < 0)

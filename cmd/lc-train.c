@@ -79,7 +79,8 @@ static void usage(void)
 	       "      --id FIELD        with --jsonl: the field naming the pair (default none:\n"
 	       "                        FILE:LINE)\n"
 	       "      --skip-bad        with --jsonl: skip bad lines, and say how many\n"
-	       "  -j, --threads N       threads (default $LC_THREADS or the number of cores)\n"
+	       "  -j, --threads N       threads, 1..1024 (default $LC_THREADS, else the number\n"
+	       "                        of cores)\n"
 	       "  -q, --quiet           no progress or log lines on standard error\n"
 	       "      --help, --version\n");
 }
@@ -205,13 +206,14 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *init = NULL, *config = NULL, *outdir = NULL, *evalp = NULL, *hout = NULL;
-	const char *tok = NULL, *jopt = NULL, *jsonl_opt = NULL;
+	const char *tok = NULL, *topt = NULL, *jopt = NULL, *jsonl_opt = NULL;
 	struct pair_src ps = { .js = { .field = { "article", "abstract" }, .nfield = 2 } };
 	int jsonl_in = 0;
 	int64_t steps = 1000, batch = 8192, maxsrc = 1024, maxtgt = 256, warmup = -1;
 	int64_t holdout = 0, eval_every = 100, save_every = 500, log_every = 10;
 	double lr = -1, dropout = 0, wd = 0.01, clip = 1.0;
 	int sched = -1, quiet = 0, restart = 0, force_resume = 0, seed_given = 0, no_rouge = 0, rouge_max = 128, c;
+	int threads;
 	uint64_t seed = 1;
 	char cfgpath[4096], spath[4096];
 	lc_model *m;
@@ -259,7 +261,7 @@ int main(int argc, char **argv)
 		case O_EVAL_EVERY: eval_every = cli_int("--eval-every", optarg, 1, INT64_C(1) << 40); break;
 		case O_SAVE_EVERY: save_every = cli_int("--save-every", optarg, 1, INT64_C(1) << 40); break;
 		case O_LOG_EVERY: log_every = cli_int("--log-every", optarg, 1, INT64_C(1) << 40); break;
-		case 't': tok = optarg; break;
+		case 't': tok = topt = optarg; break;
 		case O_SEED: seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); seed_given = 1; break;
 		case O_RESTART: restart = 1; break;
 		case O_FORCE_RESUME: force_resume = 1; break;
@@ -270,7 +272,7 @@ int main(int argc, char **argv)
 		case O_TARGET: ps.js.field[1] = optarg; jsonl_opt = "--target"; break;
 		case O_ID: ps.js.id = optarg; jsonl_opt = "--id"; break;
 		case O_SKIPBAD: ps.js.skip_bad = 1; jsonl_opt = "--skip-bad"; break;
-		case 'j': jopt = optarg; break;
+		case 'j': jopt = optarg; cli_threads_arg(optarg); break;
 		case 'q': quiet = 1; break;
 		case O_HELP: usage(); return cli_finish(LC_EXIT_OK);
 		case O_VERSION: cli_version();
@@ -287,6 +289,7 @@ int main(int argc, char **argv)
 		cli_usage_error("--holdout-out needs --holdout N");
 	if (jsonl_opt && !jsonl_in)
 		cli_usage_error("%s goes with --jsonl", jsonl_opt);
+	threads = cli_threads(jopt);
 
 	snprintf(spath, sizeof spath, "%s/trainer_state.json", outdir);
 	/* a save killed after its commit is finished, a mixed set refused,
@@ -300,10 +303,20 @@ int main(int argc, char **argv)
 	} else if (!init && !config) {
 		cli_usage_error("%s holds no checkpoint: give -m INIT or --config JSON", outdir);
 	}
-	if (config && arch_config_check(config, &err) < 0)   /* before anything is created */
-		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	/* before anything is created */
+	if (config) {
+		cli_check_path("--config", config);
+		if (arch_config_check(config, &err) < 0)
+			cli_die_source("--config", config, err.msg);
+	}
+	if (init != outdir)
+		cli_check_path("-m/--model", init);
+	if (tok)
+		cli_check_path("-t/--tokenizer", tok);
+	if (evalp && strcmp(evalp, "-") != 0)
+		cli_check_path("--eval", evalp);
 	if (mkdir(outdir, 0777) < 0 && errno != EEXIST)
-		cli_die(LC_EXIT_DATA, "%s: %s", outdir, strerror(errno));
+		cli_die(LC_EXIT_DATA, "-o/--output %s: %s", outdir, strerror(errno));
 	/* the model to start from */
 	if (config) {
 		lc_err e2;
@@ -311,12 +324,12 @@ int main(int argc, char **argv)
 		if (lc_copy_file(config, cfgpath, &e2) < 0)
 			cli_die(LC_EXIT_DATA, "%s", e2.msg);
 		if (model_write_random(outdir, seed, &e2) < 0)
-			cli_die(LC_EXIT_DATA, "%s: %s", config, e2.msg);
+			cli_die_source("--config", config, e2.msg);
 		if (!(m = model_open(outdir, &err)))
 			cli_die(LC_EXIT_DATA, "%s", err.msg);
 	} else {
 		if (!(m = model_open(init, &err)))
-			cli_die(LC_EXIT_DATA, "%s", err.msg);
+			cli_die_source(init == outdir ? NULL : "-m/--model", init, err.msg);
 		snprintf(cfgpath, sizeof cfgpath, "%s/config.json", model_dir(m));
 	}
 	/* the tokenizer copied into checkpoints */
@@ -330,8 +343,6 @@ int main(int argc, char **argv)
 		if (!tok && !quiet)
 			cli_warn("no spiece.model in %s nor %s (%s): checkpoints hold no tokenizer "
 			         "(use -t)", model_dir(m), tb, share_from_name(from));
-	} else if (!exists(tok)) {
-		cli_die(LC_EXIT_DATA, "%s: no such tokenizer file", tok);
 	}
 	{
 		static char tcopy[4096];
@@ -355,7 +366,7 @@ int main(int argc, char **argv)
 	to.adam.beta2 = 0.999;
 	to.adam.eps = 1e-8;
 	to.adam.weight_decay = wd;
-	to.threads = cli_threads(jopt);
+	to.threads = threads;
 	to.seed = seed;
 	if (init == outdir) {
 		/* resuming: the checkpoint's schedule unless given again */
@@ -379,7 +390,7 @@ int main(int argc, char **argv)
 		if (!tok)
 			cli_die(LC_EXIT_DATA, "--jsonl: no tokenizer to encode the texts with (use -t)");
 		if (!(ps.tk = tok_open(tok, &err)))
-			cli_die(LC_EXIT_DATA, "%s", err.msg);
+			cli_die_source(topt ? "-t/--tokenizer" : NULL, topt, err.msg);
 	}
 	if (optind >= argc)
 		read_pairs("-", &ps, &td);

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -216,17 +217,64 @@ double cli_double(const char *opt, const char *s, double lo, double hi)
 	return v;
 }
 
+int cli_threads_arg(const char *jopt)
+{
+	return (int)cli_int("-j/--threads", jopt, 1, CLI_THREADS_MAX);
+}
+
 int cli_threads(const char *jopt)
 {
 	const char *env = getenv("LC_THREADS");
 	long n;
 
 	if (jopt)
-		return (int)cli_int("-j", jopt, 1, 1024);
+		return cli_threads_arg(jopt);
 	if (env && *env)
-		return (int)cli_int("LC_THREADS", env, 1, 1024);
+		return (int)cli_int("$LC_THREADS", env, 1, CLI_THREADS_MAX);
 	n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n > CLI_THREADS_MAX)
+		n = CLI_THREADS_MAX;
 	return n > 0 ? (int)n : 1;
+}
+
+const char *cli_source(const char *val, const char *opt, const char *env, const char **from)
+{
+	const char *v;
+
+	if (val && *val) {
+		*from = opt;
+		return val;
+	}
+	if (env && env[0] == '$' && (v = getenv(env + 1)) && *v) {
+		*from = env;
+		return v;
+	}
+	*from = NULL;
+	return NULL;
+}
+
+void cli_check_path(const char *from, const char *path)
+{
+	struct stat sb;
+
+	if (from && path && stat(path, &sb) < 0)
+		cli_die(LC_EXIT_DATA, "%s %s: %s", from, path, strerror(errno));
+}
+
+void cli_die_source(const char *from, const char *path, const char *msg)
+{
+	size_t n;
+	const char *p;
+
+	if (!from || !path || !*path)
+		cli_die(LC_EXIT_DATA, "%s", msg);
+	n = strlen(path);
+	if (strncmp(msg, path, n) == 0 && strncmp(msg + n, ": ", 2) == 0)
+		cli_die(LC_EXIT_DATA, "%s %s: %s", from, path, msg + n + 2);
+	for (p = strstr(msg, ": "); p; p = strstr(p + 1, ": "))
+		if (strncmp(p + 2, path, n) == 0 && strncmp(p + 2 + n, ": ", 2) == 0)
+			cli_die(LC_EXIT_DATA, "%s %s: %s", from, path, p + 2 + n + 2);
+	cli_die(LC_EXIT_DATA, "%s %s: %s", from, path, msg);
 }
 
 void cli_progress_init(lc_progress *p, int quiet)

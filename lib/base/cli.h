@@ -47,13 +47,48 @@ const char *cli_label(const char *path);
  * last in main; returns code so that `return cli_finish(code);` works. */
 int cli_finish(int code);
 
-/* Threads to use: the -j value if given (> 0), else $LC_THREADS, else the
- * number of online processors. Dies with a usage error on a bad value. */
+/* Threads to use: the -j/--threads value if given, else $LC_THREADS when
+ * set and not empty, else the number of online processors. A value is an
+ * integer in [1, CLI_THREADS_MAX]; a bad one is a usage error naming where
+ * it came from: "-j/--threads: expected an integer in [1, 1024], got 'x'",
+ * or "$LC_THREADS: ..." (every program takes -j/--threads; the ones that
+ * run on one thread check its value with cli_threads_arg and read no
+ * $LC_THREADS). cli_threads_arg checks an option's value alone; call it
+ * where -j is parsed, so that a bad value is refused before any work. */
+#define CLI_THREADS_MAX 1024
 int cli_threads(const char *jopt);
+int cli_threads_arg(const char *jopt);
 
-/* Parses a decimal integer in [lo, hi] for option `opt`; usage error otherwise. */
+/* Parses a decimal integer in [lo, hi] for option `opt` (named as the
+ * messages should name it, both forms where it has two: "-n/--max-len");
+ * usage error "OPT: expected an integer in [LO, HI], got 'S'" otherwise. */
 long long cli_int(const char *opt, const char *s, long long lo, long long hi);
 double cli_double(const char *opt, const char *s, double lo, double hi);
+
+/* Paths to models and tokenizers, and the messages about them. A path
+ * comes from an option ("-m/--model"), else from an environment variable
+ * ($LC_MODEL, $LC_TOKENIZER), else from the library's default. Messages
+ * about it name where it came from, "lc-NAME: FROM PATH: why":
+ *
+ *   lc-tokenize: -m/--model foo: No such file or directory
+ *   lc-encode: $LC_MODEL /tmp: no config.json
+ *
+ * and about a default the library's message says which and why.
+ *
+ * cli_source returns val when given and not empty, with *from = opt;
+ * else, env being a variable's name after a '$' ("$LC_MODEL") or NULL,
+ * the variable's value when it is set and not empty, with *from = env;
+ * else NULL, with *from = NULL. */
+const char *cli_source(const char *val, const char *opt, const char *env, const char **from);
+/* With from non-NULL, dies (exit 1) with "FROM PATH: strerror" unless
+ * path names a file or directory that exists. Nothing with from NULL. */
+void cli_check_path(const char *from, const char *path);
+/* Dies (exit 1) with a library's message msg about path: with from NULL,
+ * msg alone; else "FROM PATH: WHY", WHY being msg less the text that
+ * names the path at its start: a leading "PATH: ", or everything up to
+ * the first ": PATH: " in it (the library's own account of where the
+ * path came from, which FROM replaces); msg whole when neither. */
+_Noreturn void cli_die_source(const char *from, const char *path, const char *msg);
 
 /* Progress on stderr: on by default only when stderr is a terminal, off
  * with quiet. cli_progress() redraws at most a few times a second. */

@@ -49,7 +49,7 @@ ok "--help" lc-encode --help
 fails 2 "bad option" lc-encode --bogus
 fails 2 "bad dtype" lc-encode --dtype f16 -m "$M"
 fails 1 "no such model" sh -c "lc-encode -m '$T/nope' <'$T/in'"
-grep -q "lc-encode: model: .*nope" "$T/err"; _res $? "message names the model"
+grep -q "^lc-encode: -m/--model .*nope: No such file or directory$" "$T/err"; _res $? "message names the option and the model"
 
 printf '5 6 7\n5 512 1\n' | lc-cat -i ids >"$T/oov"
 fails 1 "id >= vocab_size" sh -c "lc-encode -q -m '$M' <'$T/oov' >'$T/o'"

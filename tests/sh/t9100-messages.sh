@@ -52,14 +52,15 @@ is "gives its full name" "$(head -1 "$T/err")" "lc-train: option --config needs 
 # a: an invalid --config is an error naming it, and creates nothing.
 echo '{"d_ff": 16}' >"$T/bad.json"
 fails 1 "lc-train: an invalid --config" lc-train --config "$T/bad.json" -o "$T/od" -q </dev/null
-is "names the config" "$(cat "$T/err")" "lc-train: $T/bad.json: \"d_model\" is missing"
+is "names the option and the config" "$(cat "$T/err")" "lc-train: --config $T/bad.json: \"d_model\" is missing"
 [ ! -e "$T/od" ]; _res $? "OUTDIR is not created"
 echo 'not json' >"$T/bad.json"
 fails 1 "lc-train: a --config that is not JSON" lc-train --config "$T/bad.json" -o "$T/od" -q </dev/null
-grep -q "^lc-train: $T/bad.json: " "$T/err"; _res $? "names the config"
+grep -q "^lc-train: --config $T/bad.json: " "$T/err"; _res $? "names the option and the config"
 [ ! -e "$T/od" ]; _res $? "OUTDIR is not created"
 fails 1 "lc-train: a missing --config" lc-train --config "$T/none.json" -o "$T/od" -q </dev/null
-is "names it with the reason" "$(cat "$T/err")" "lc-train: $T/none.json: No such file or directory"
+is "names it with the option and the reason" "$(cat "$T/err")" \
+	"lc-train: --config $T/none.json: No such file or directory"
 [ ! -e "$T/od" ]; _res $? "OUTDIR is not created"
 fails 2 "lc-train: no model and no checkpoint" lc-train -o "$T/od" </dev/null
 [ ! -e "$T/od" ]; _res $? "OUTDIR is not created"
