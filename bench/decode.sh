@@ -16,20 +16,7 @@ LONG=${BENCH_DECODE_LONG:-524288}
 N=${BENCH_DECODE_TOKENS:-8}
 D=$(mktemp -d "${TMPDIR:-/tmp}/lc-bench-decode.XXXXXX")
 trap 'rm -rf "$D"' EXIT INT TERM
-cat >"$D/config.json" <<'EOF'
-{
-  "architectures": ["LOCOSTForConditionalGeneration"],
-  "d_model": 768, "d_ff": 2048, "d_kv": 64, "d_state": 256,
-  "num_layers": 12, "num_decoder_layers": 12, "num_heads": 12, "num_ssm_heads": 1,
-  "vocab_size": 32128,
-  "relative_attention_num_buckets": 32, "relative_attention_max_distance": 128,
-  "layer_norm_epsilon": 1e-06, "feed_forward_proj": "gated-gelu",
-  "dense_act_fn": "gelu_new", "is_gated_act": true, "is_encoder_decoder": true,
-  "tie_word_embeddings": true, "pad_token_id": 0, "eos_token_id": 1,
-  "decoder_start_token_id": 0, "bidirectional": true, "gating": true,
-  "use_fast_fft_conv": false
-}
-EOF
+cp bench/locost-base.json "$D/config.json"
 lc-encode -m "$D" --random-weights >/dev/null
 awk -v n="$SHORT" 'BEGIN { srand(7); for (i = 1; i < n; i++) printf "%d ", 3 + int(rand() * 32000); print 1 }' >"$D/ids"
 lc-cat -i ids <"$D/ids" | lc-encode -q -m "$D" >"$D/short.lcs"

@@ -5,22 +5,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "base/cli.h"
 #include "stream/convert.h"
 #include "arch/decoder.h"
 #include "arch/model.h"
+#include "gen/batch.h"
 #include "gen/search.h"
 #include "gen/settings.h"
 #include "text/tokenizer.h"
+#include "text/utf8.h"
 #include "stream/stream.h"
 
 static _Noreturn void usage(void)
 {
-	printf("usage: lc-decode [-Fqvz] [-m MODEL] [-f text|ids|stream] [-b K] [--max-new N]\n"
-	       "                 [--min-new N] [--length-penalty X] [--no-repeat-ngram N]\n"
+	printf("usage: lc-decode [-Fqvz] [-m MODEL] [-f text|ids|stream|jsonl] [-b K]\n"
+	       "                 [--max-new N] [--max-length N] [--min-new N]\n"
+	       "                 [--length-penalty X] [--no-repeat-ngram N]\n"
 	       "                 [--repetition-penalty X] [--early-stopping false|true|never]\n"
 	       "                 [--forced-bos ID|none] [--forced-eos ID|none]\n"
-	       "                 [-t TOKENIZER] [-j N] [FILE...]\n"
+	       "                 [--sample | --no-sample] [--temperature X] [--top-k N]\n"
+	       "                 [--top-p X] [--seed N] [--num-return-sequences N]\n"
+	       "                 [-t TOKENIZER] [-j N] [--batch N] [FILE...]\n"
 	       "       lc-decode [-m MODEL] [options] --info\n"
 	       "\n"
 	       "Reads hidden-state streams (lc-encode's output; standard input when no FILE\n"
@@ -28,12 +35,18 @@ static _Noreturn void usage(void)
 	       "\n"
 	       "  -m, --model DIR           model directory (default $LC_MODEL, else the demo model)\n"
 	       "  -f, --format text         detokenized summaries, one line each (default)\n"
-	       "  -f, --format ids          generated ids, one line per document\n"
+	       "  -f, --format ids          generated ids, one line per summary\n"
 	       "  -f, --format stream       an lc stream: \"tokens\" and \"text\" per document\n"
+	       "  -f, --format jsonl        a JSON object per document: {\"id\", \"summary\"}\n"
 	       "  -z, --null                with -f text: end each summary with NUL, not newline\n"
+	       "With N sequences per document (--num-return-sequences), text and ids give N\n"
+	       "lines per document (best first), stream adds \"tokens.2\"... and \"text.2\"...,\n"
+	       "jsonl adds \"summaries\": [all N].\n"
 	       "Defaults: the model's generation_config.json (or config.json), else lc's:\n"
 	       "  -b, --beams K             beam search with K beams (lc: 1, greedy)\n"
 	       "      --max-new N           generate at most N tokens (lc: 256)\n"
+	       "      --max-length N        the same as --max-new N-1 (the start token counts);\n"
+	       "                            --max-new wins when both are given\n"
 	       "      --min-new N           no eos before N tokens (lc: 0)\n"
 	       "      --length-penalty X    beam score = log-prob / length^X (lc: 1)\n"
 	       "      --no-repeat-ngram N   never repeat an N-gram (lc: 0, off)\n"
@@ -41,17 +54,34 @@ static _Noreturn void usage(void)
 	       "      --early-stopping M    beam search stop rule: false, true, never (lc: false)\n"
 	       "      --forced-bos ID|none  the only first token (BART: 0, <s>)\n"
 	       "      --forced-eos ID|none  the only last token at --max-new (BART: 2, </s>)\n"
+	       "      --sample, --do-sample draw each token (with -b K: beam sampling) (lc: off)\n"
+	       "      --no-sample           do not, whatever the model's files say\n"
+	       "      --temperature X       sampling: divide the scores by X > 0 (lc: 1)\n"
+	       "      --top-k N             sampling: only the N best tokens (lc: 50; 0: all)\n"
+	       "      --top-p X             sampling: only the best tokens of probability > X\n"
+	       "                            (lc: 1, all)\n"
+	       "      --seed N              sampling: the seed; a document's draws come from it\n"
+	       "                            and the document's name (lc: 0)\n"
+	       "      --num-return-sequences N  N summaries per document: the N best beams, or N\n"
+	       "                            samples (lc: 1)\n"
 	       "      --info                print the settings in force and where each comes from\n"
 	       "  -v, --verbose             print them on standard error, then decode\n"
 	       "  -t, --tokenizer PATH      tokenizer (default: the model directory's)\n"
 	       "  -j, --threads N           threads (default $LC_THREADS or all cores)\n"
+	       "      --batch N             decode up to N documents together (default 16;\n"
+	       "                            1: one at a time)\n"
 	       "  -F                        write a binary stream even to a terminal\n"
 	       "  -q                        no progress on standard error\n"
 	       "  --help, --version\n");
 	exit(cli_finish(0));
 }
 
-enum fmt { F_TEXT, F_IDS, F_STREAM };
+enum fmt { F_TEXT, F_IDS, F_STREAM, F_JSONL };
+
+/* Documents decoded together by default, and the most payload (encoder
+ * states) a batch holds: a book goes alone. */
+#define BATCH_DOCS 16
+#define BATCH_BYTES ((uint64_t)512 << 20)
 
 struct prog {
 	lc_model *model;
@@ -64,8 +94,14 @@ struct prog {
 	lc_writer *w;
 	char *text;
 	size_t text_len, text_cap;
+	char *utf8;               /* text as valid UTF-8, for JSON */
+	size_t utf8_cap;
 	float *conv;              /* bf16 -> f32 scratch */
 	uint64_t conv_cap;
+	int batch;                /* documents decoded together (--batch) */
+	float **bconv;            /* [batch] each batched document's bf16 -> f32 scratch */
+	uint64_t *bconv_cap;
+	gen_job *jobs;            /* [batch] */
 	lc_progress pr;
 };
 
@@ -94,12 +130,15 @@ static int cb_reorder(void *c, const int32_t *src, lc_err *err)
 	return decoder_reorder(((struct step_ctx *)c)->s, src, err);
 }
 
-/* The encoder states of d as float32 [L, d_model]. */
-static const float *hidden_of(struct prog *p, const lc_doc *d, int64_t *L, lc_err *err)
+/* The encoder states of d as float32 [L, d_model], converted (if bf16)
+ * into *conv, checked. */
+static const float *hidden_of(struct prog *p, const lc_doc *d, int64_t *L, float **conv,
+                              uint64_t *conv_cap, lc_err *err)
 {
 	const lc_tensor *t = doc_find(d, "hidden");
 	int dm = model_config(p->model)->d_model;
 	const char *fp;
+	const float *h;
 
 	if (!t) {
 		lc_fail(err, "no \"hidden\" tensor (is this lc-encode's output?)");
@@ -119,7 +158,22 @@ static const float *hidden_of(struct prog *p, const lc_doc *d, int64_t *L, lc_er
 		         model_fingerprint(p->model));
 		p->warned_fp = 1;
 	}
-	return convert_f32_view(t, &p->conv, &p->conv_cap, err);
+	if (!(h = convert_f32_view(t, conv, conv_cap, err)) ||
+	    decoder_check_states(p->dec, h, *L, err) < 0)
+		return NULL;
+	return h;
+}
+
+/* The text of q into p->text (the eos is not text). */
+static int detok(struct prog *p, const search_seq *q, lc_err *err)
+{
+	size_t n = (size_t)q->n;
+
+	if (n && q->ids[n - 1] == p->so.eos_id)
+		n--;
+	if (tok_decode(p->tok, q->ids, n, 0, &p->text, &p->text_len, &p->text_cap, err) < 0)
+		return lc_prefix(err, "detokenizing");
+	return 0;
 }
 
 /* Writes the summary text, one line (or NUL-terminated record). */
@@ -140,31 +194,159 @@ static int put_text(struct prog *p, lc_err *err)
 	return putchar('\n') == EOF ? lc_fail(err, "write error: %s", strerror(errno)) : 0;
 }
 
-/* The document with its summary: "hidden" consumed, "tokens" and "text"
- * replaced, everything else passed through in order. */
+/* The document with its summaries: "hidden" consumed, "tokens" and "text"
+ * replaced by the first sequence's, the others as "tokens.2", "text.2",
+ * ..., everything else passed through in order. */
 static int put_stream(struct prog *p, const lc_doc *d, const search_result *res, lc_err *err)
 {
 	static const char *const ours[] = { "hidden", "tokens", "text", NULL };
-	lc_tensor tok = {0}, txt = {0};
-	uint64_t n = (uint64_t)res->n, tl = p->text_len;
+
+	if (stream_write_begin(p->w, d->name, &d->meta, err) < 0 ||
+	    stream_write_records(p->w, d, ours, err) < 0)
+		return -1;
+	for (int i = 0; i < res->nseq; i++) {
+		const search_seq *q = &res->seq[i];
+		lc_tensor tok = {0}, txt = {0};
+		uint64_t n = (uint64_t)q->n, tl;
+		char tname[32], xname[32];
+		int rc = -1;
+
+		snprintf(tname, sizeof tname, i ? "tokens.%d" : "tokens", i + 1);
+		snprintf(xname, sizeof xname, i ? "text.%d" : "text", i + 1);
+		if (tensor_init(&tok, tname, LC_I32, 1, &n, err) < 0 ||
+		    meta_set(&tok.meta, "model", model_fingerprint(p->model), err) < 0)
+			goto next;
+		if (n)
+			memcpy(tok.data, q->ids, n * sizeof(int32_t));
+		if (stream_write_tensor(p->w, &tok, err) < 0)
+			goto next;
+		if (p->tok) {
+			if (detok(p, q, err) < 0)
+				goto next;
+			tl = p->text_len;
+			if (tensor_init(&txt, xname, LC_U8, 1, &tl, err) < 0)
+				goto next;
+			if (tl)
+				memcpy(txt.data, p->text, tl);
+			if (stream_write_tensor(p->w, &txt, err) < 0)
+				goto next;
+		}
+		rc = 0;
+next:
+		tensor_free(&tok);
+		tensor_free(&txt);
+		if (rc < 0)
+			return -1;
+	}
+	return stream_write_end(p->w, err);
+}
+
+/* s[n] as a JSON string: ill-formed UTF-8 replaced by U+FFFD (as Python's
+ * errors="replace"), so the line stays valid JSON. NULL when out of memory. */
+static json_t *json_text(struct prog *p, const char *s, size_t n)
+{
+	size_t need = 3 * n + 1;
+
+	if (need > p->utf8_cap) {
+		char *t = realloc(p->utf8, need);
+		if (!t)
+			return NULL;
+		p->utf8 = t;
+		p->utf8_cap = need;
+	}
+	return json_stringn(p->utf8, utf8_replace(s, n, p->utf8));
+}
+
+/* {"id": NAME, "summary": TEXT[, "summaries": [TEXT...]]} on one line. */
+static int put_jsonl(struct prog *p, const lc_doc *d, const search_result *res, lc_err *err)
+{
+	json_t *o = json_object(), *all = res->nseq > 1 ? json_array() : NULL, *v;
 	int rc = -1;
 
-	if (tensor_init(&tok, "tokens", LC_I32, 1, &n, err) < 0 ||
-	    meta_set(&tok.meta, "model", model_fingerprint(p->model), err) < 0 ||
-	    (p->tok && tensor_init(&txt, "text", LC_U8, 1, &tl, err) < 0))
+	if (!o || (res->nseq > 1 && !all) ||
+	    json_object_set_new(o, "id", json_text(p, d->name, strlen(d->name))) < 0) {
+		lc_fail(err, "out of memory");
 		goto out;
-	if (n)
-		memcpy(tok.data, res->ids, n * sizeof(int32_t));
-	if (p->tok && tl)
-		memcpy(txt.data, p->text, tl);
-	if (stream_write_begin(p->w, d->name, &d->meta, err) < 0 ||
-	    stream_write_records(p->w, d, ours, err) < 0 || stream_write_tensor(p->w, &tok, err) < 0 ||
-	    (p->tok && stream_write_tensor(p->w, &txt, err) < 0) || stream_write_end(p->w, err) < 0)
+	}
+	for (int i = 0; i < res->nseq; i++) {
+		if (detok(p, &res->seq[i], err) < 0)
+			goto out;
+		if (!(v = json_text(p, p->text, p->text_len)) ||
+		    (i == 0 && json_object_set(o, "summary", v) < 0) ||
+		    (all && json_array_append(all, v) < 0)) {
+			json_decref(v);
+			lc_fail(err, "out of memory");
+			goto out;
+		}
+		json_decref(v);
+	}
+	if (all && json_object_set(o, "summaries", all) < 0) {
+		lc_fail(err, "out of memory");
 		goto out;
+	}
+	if (json_dumpf(o, stdout, JSON_PRESERVE_ORDER) < 0 || putchar('\n') == EOF) {
+		lc_fail(err, "write error: %s", strerror(errno));
+		goto out;
+	}
 	rc = 0;
 out:
-	tensor_free(&tok);
-	tensor_free(&txt);
+	json_decref(all);
+	json_decref(o);
+	return rc;
+}
+
+/* Writes one document's summaries in the output format. */
+static int emit(struct prog *p, const lc_doc *d, const search_result *res, lc_err *err)
+{
+	int rc = 0;
+
+	switch (p->fmt) {
+	case F_IDS:
+		for (int i = 0; rc == 0 && i < res->nseq; i++)
+			rc = convert_write_ids(stdout, res->seq[i].ids, (size_t)res->seq[i].n, err);
+		return rc;
+	case F_TEXT:
+		for (int i = 0; rc == 0 && i < res->nseq; i++)
+			if ((rc = detok(p, &res->seq[i], err)) == 0)
+				rc = put_text(p, err);
+		return rc;
+	case F_JSONL:
+		return put_jsonl(p, d, res, err);
+	default:
+		return put_stream(p, d, res, err);
+	}
+}
+
+/* The document's search: the settings, with its draws from the seed and
+ * the document's name. */
+static search_opts doc_opts(const struct prog *p, const lc_doc *d)
+{
+	search_opts so = p->so;
+
+	so.seed = search_seed(p->so.seed, d->name, strlen(d->name));
+	return so;
+}
+
+/* One document alone (--batch 1, or a batch that could not start). */
+static int decode_one(struct prog *p, const lc_doc *d, const float *enc, int64_t L,
+                      lc_err *err)
+{
+	struct step_ctx x = { NULL, p, d->name, L, 0 };
+	search_model m = { &x, cb_step, cb_reorder };
+	search_opts so = doc_opts(p, d);
+	search_result res;
+	int rc;
+
+	x.s = decoder_state_new(p->dec, enc, L, search_rows(&so), so.max_new, err);
+	if (!x.s || decoder_state_threads(x.s, p->threads, err) < 0 ||
+	    search_run(&so, &m, &res, err) < 0) {
+		decoder_state_free(x.s);
+		return -1;
+	}
+	decoder_state_free(x.s);
+	cli_progress_done(&p->pr);
+	rc = emit(p, d, &res, err);
+	search_result_free(&res);
 	return rc;
 }
 
@@ -172,44 +354,71 @@ static int decode_doc(lc_doc *d, void *ctx, lc_err *err)
 {
 	struct prog *p = ctx;
 	int64_t L;
-	const float *enc = hidden_of(p, d, &L, err);
-	struct step_ctx x = { NULL, p, d->name, L, 0 };
-	search_model m = { &x, cb_step, cb_reorder };
-	search_result res;
-	int rc;
+	const float *enc = hidden_of(p, d, &L, &p->conv, &p->conv_cap, err);
 
-	if (!enc)
-		return -1;
-	x.s = decoder_state_new(p->dec, enc, L, p->so.num_beams, p->so.max_new, err);
-	if (!x.s || decoder_state_threads(x.s, p->threads, err) < 0 ||
-	    search_run(&p->so, &m, &res, err) < 0) {
-		decoder_state_free(x.s);
-		return -1;
+	return enc ? decode_one(p, d, enc, L, err) : -1;
+}
+
+struct batch_progress {
+	struct prog *p;
+	const char *first;
+	int n;
+};
+
+static void on_batch_step(void *ctx, int step, int running)
+{
+	struct batch_progress *b = ctx;
+
+	cli_progress(&b->p->pr, "%d documents from %s: %d steps, %d still decoding", b->n,
+	             b->first, step, running);
+}
+
+/* Several documents at once (gen/batch.h): their summaries come out in
+ * order. The documents before a bad one are decoded and written first;
+ * the bad one is the error. */
+static int decode_batch(lc_doc *docs, int n, void *ctx, int *bad, lc_err *err)
+{
+	struct prog *p = ctx;
+	struct batch_progress bp = { p, docs[0].name, 0 };
+	int ok = 0, rc = 0;
+	lc_err first;
+
+	for (; ok < n; ok++) {
+		gen_job *j = &p->jobs[ok];
+		memset(j, 0, sizeof *j);
+		if (!(j->enc = hidden_of(p, &docs[ok], &j->L, &p->bconv[ok], &p->bconv_cap[ok],
+		                         &first)))
+			break;
+		j->o = doc_opts(p, &docs[ok]);
 	}
-	decoder_state_free(x.s);
-	cli_progress_done(&p->pr);
-	if (p->tok && p->fmt != F_IDS) {
-		/* the eos is not text */
-		size_t n = (size_t)res.n;
-		if (n && res.ids[n - 1] == p->so.eos_id)
-			n--;
-		if (tok_decode(p->tok, res.ids, n, 0, &p->text, &p->text_len, &p->text_cap, err) < 0) {
-			search_result_free(&res);
-			return lc_prefix(err, "detokenizing");
+	bp.n = ok;
+	if (ok > 1 && gen_batch_run(p->dec, p->jobs, ok, p->threads, on_batch_step, &bp, err) == 0) {
+		cli_progress_done(&p->pr);
+		for (int i = 0; i < ok; i++) {
+			if (rc == 0 && p->jobs[i].rc < 0) {
+				*err = p->jobs[i].err;
+				rc = -1;
+			}
+			if (rc == 0 && emit(p, &docs[i], &p->jobs[i].res, err) < 0)
+				rc = -1;
+			if (rc < 0 && *bad < 0)
+				*bad = i;
+			if (p->jobs[i].rc == 0)
+				search_result_free(&p->jobs[i].res);
 		}
+	} else {
+		/* one document, or a batch that cannot start (memory): alone */
+		for (int i = 0; rc == 0 && i < ok; i++)
+			if (decode_one(p, &docs[i], p->jobs[i].enc, p->jobs[i].L, err) < 0) {
+				*bad = i;
+				rc = -1;
+			}
 	}
-	switch (p->fmt) {
-	case F_IDS:
-		rc = convert_write_ids(stdout, res.ids, (size_t)res.n, err);
-		break;
-	case F_TEXT:
-		rc = put_text(p, err);
-		break;
-	default:
-		rc = put_stream(p, d, &res, err);
-		break;
+	if (rc == 0 && ok < n) {
+		*bad = ok;
+		*err = first;
+		rc = -1;
 	}
-	search_result_free(&res);
 	return rc;
 }
 
@@ -220,8 +429,12 @@ static void open_tokenizer(struct prog *p, const char *topt, const char *mdir)
 	lc_err err;
 	int none;
 
+	/* -t/--tokenizer; else the model directory's, $LC_TOKENIZER's (the
+	 * library's message names it) or the bundled one */
+	if (topt && *topt)
+		cli_check_path("-t/--tokenizer", topt);
 	if (!(p->tok = tok_open_model(topt, mdir, &none, &err)) && !none)
-		cli_die(LC_EXIT_DATA, "%s", err.msg);
+		cli_die_source(topt && *topt ? "-t/--tokenizer" : NULL, topt, err.msg);
 	if (!p->tok) {
 		snprintf(why, sizeof why, "%s", err.msg);
 		p->tok_why = why;
@@ -230,7 +443,8 @@ static void open_tokenizer(struct prog *p, const char *topt, const char *mdir)
 
 int main(int argc, char **argv)
 {
-	enum { O_MAXNEW = 256, O_MINNEW, O_LP, O_NGRAM, O_REP, O_EARLY, O_FBOS, O_FEOS, O_INFO };
+	enum { O_MAXNEW = 256, O_MINNEW, O_LP, O_NGRAM, O_REP, O_EARLY, O_FBOS, O_FEOS, O_INFO,
+	       O_MAXLEN, O_SAMPLE, O_NOSAMPLE, O_TEMP, O_TOPK, O_TOPP, O_SEED, O_NRET, O_BATCH };
 	static const struct option opts[] = {
 		{"model", required_argument, NULL, 'm'},
 		{"format", required_argument, NULL, 'f'},
@@ -244,6 +458,16 @@ int main(int argc, char **argv)
 		{"early-stopping", required_argument, NULL, O_EARLY},
 		{"forced-bos", required_argument, NULL, O_FBOS},
 		{"forced-eos", required_argument, NULL, O_FEOS},
+		{"max-length", required_argument, NULL, O_MAXLEN},
+		{"sample", no_argument, NULL, O_SAMPLE},
+		{"do-sample", no_argument, NULL, O_SAMPLE},
+		{"no-sample", no_argument, NULL, O_NOSAMPLE},
+		{"temperature", required_argument, NULL, O_TEMP},
+		{"top-k", required_argument, NULL, O_TOPK},
+		{"top-p", required_argument, NULL, O_TOPP},
+		{"seed", required_argument, NULL, O_SEED},
+		{"num-return-sequences", required_argument, NULL, O_NRET},
+		{"batch", required_argument, NULL, O_BATCH},
 		{"info", no_argument, NULL, O_INFO},
 		{"verbose", no_argument, NULL, 'v'},
 		{"tokenizer", required_argument, NULL, 't'},
@@ -254,8 +478,8 @@ int main(int argc, char **argv)
 	};
 	static char defmodel[4096];
 	struct prog p;
-	const char *mdir = NULL, *topt = NULL, *jopt = NULL;
-	int c, force = 0, info = 0, verbose = 0;
+	const char *mdir = NULL, *topt = NULL, *jopt = NULL, *from;
+	int c, force = 0, info = 0, verbose = 0, cl_maxlen = 0;
 	int given[GEN_NKEYS] = { 0 };
 	search_opts cl;             /* the command line's values, where given */
 	gen_settings gs;
@@ -263,6 +487,7 @@ int main(int argc, char **argv)
 
 	cli_init("lc-decode");
 	memset(&p, 0, sizeof p);
+	p.batch = BATCH_DOCS;
 	search_opts_default(&cl);
 	while ((c = cli_getopt(argc, argv, "m:f:zb:t:j:Fqv", opts)) != -1) {
 		switch (c) {
@@ -271,10 +496,15 @@ int main(int argc, char **argv)
 			if (!strcmp(optarg, "text")) p.fmt = F_TEXT;
 			else if (!strcmp(optarg, "ids")) p.fmt = F_IDS;
 			else if (!strcmp(optarg, "stream")) p.fmt = F_STREAM;
-			else cli_usage_error("unknown output format '%s'", optarg);
+			else if (!strcmp(optarg, "jsonl")) p.fmt = F_JSONL;
+			else cli_usage_error("-f/--format: unknown output format '%s' (text, ids, "
+			                     "stream, jsonl)", optarg);
 			break;
 		case 'z': p.nul = 1; break;
-		case 'b': cl.num_beams = (int)cli_int("-b", optarg, 1, 1024); given[GEN_BEAMS] = 1; break;
+		case 'b':
+			cl.num_beams = (int)cli_int("-b/--beams", optarg, 1, 1024);
+			given[GEN_BEAMS] = 1;
+			break;
 		case O_MAXNEW:
 			cl.max_new = (int)cli_int("--max-new", optarg, 1, 1 << 24);
 			given[GEN_MAX_NEW] = 1;
@@ -313,10 +543,43 @@ int main(int argc, char **argv)
 			given[c == O_FBOS ? GEN_FORCED_BOS : GEN_FORCED_EOS] = 1;
 			break;
 		}
+		case O_MAXLEN:
+			/* transformers: max_length counts the decoder start token */
+			cl_maxlen = (int)cli_int("--max-length", optarg, 2, (1 << 24) + 1);
+			given[GEN_MAX_LENGTH] = 1;
+			break;
+		case O_SAMPLE:
+		case O_NOSAMPLE:
+			cl.do_sample = c == O_SAMPLE;
+			given[GEN_DO_SAMPLE] = 1;
+			break;
+		case O_TEMP:
+			cl.temperature = cli_double("--temperature", optarg, 0, 1e6);
+			if (!(cl.temperature > 0))
+				cli_usage_error("--temperature must be > 0 (greedy search: no --sample)");
+			given[GEN_TEMPERATURE] = 1;
+			break;
+		case O_TOPK:
+			cl.top_k = (int)cli_int("--top-k", optarg, 0, INT32_MAX);
+			given[GEN_TOP_K] = 1;
+			break;
+		case O_TOPP:
+			cl.top_p = cli_double("--top-p", optarg, 0, 1);
+			given[GEN_TOP_P] = 1;
+			break;
+		case O_SEED:
+			cl.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX);
+			given[GEN_SEED] = 1;
+			break;
+		case O_NRET:
+			cl.num_return = (int)cli_int("--num-return-sequences", optarg, 1, 1024);
+			given[GEN_NUM_RETURN] = 1;
+			break;
+		case O_BATCH: p.batch = (int)cli_int("--batch", optarg, 1, 4096); break;
 		case O_INFO: info = 1; break;
 		case 'v': verbose = 1; break;
 		case 't': topt = optarg; break;
-		case 'j': jopt = optarg; break;
+		case 'j': jopt = optarg; cli_threads_arg(optarg); break;
 		case 'F': force = 1; break;
 		case 'q': p.quiet = 1; break;
 		case 'h': usage();
@@ -324,10 +587,18 @@ int main(int argc, char **argv)
 		default: cli_usage_error("unknown option");
 		}
 	}
-	mdir = model_locate(mdir, defmodel, sizeof defmodel);
+	/* -m/--model, else $LC_MODEL, else the demo model */
+	mdir = model_locate(cli_source(mdir, "-m/--model", "$LC_MODEL", &from), defmodel,
+	                    sizeof defmodel);
 	if (p.nul && p.fmt != F_TEXT)
 		cli_usage_error("-z applies to -f text only");
-	if (given[GEN_MIN_NEW] && given[GEN_MAX_NEW] && cl.min_new > cl.max_new)
+	if (given[GEN_MAX_LENGTH] && given[GEN_MAX_NEW])
+		cli_warn("--max-new %d and --max-length %d: --max-new wins, as in transformers",
+		         cl.max_new, cl_maxlen);
+	else if (given[GEN_MAX_LENGTH])
+		cl.max_new = cl_maxlen - 1;
+	if (given[GEN_MIN_NEW] && (given[GEN_MAX_NEW] || given[GEN_MAX_LENGTH]) &&
+	    cl.min_new > cl.max_new)
 		cli_usage_error("--min-new %d exceeds --max-new %d", cl.min_new, cl.max_new);
 	if (info && optind < argc)
 		cli_usage_error("--info takes no input files");
@@ -335,12 +606,17 @@ int main(int argc, char **argv)
 		cli_binary_stdout(force);
 	p.threads = cli_threads(jopt);
 
+	cli_check_path(from, mdir);
 	if (!(p.model = model_open(mdir, &err)))
-		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	if (!(p.dec = decoder_new(p.model, &err)))
+		cli_die_source(from, mdir, err.msg);
+	if (!(p.dec = decoder_new(p.model, &err))) {
+		if (from)
+			cli_die_source(from, mdir, err.msg);
 		cli_die(LC_EXIT_DATA, "%s: %s", mdir, err.msg);
+	}
 	/* lc's defaults, then the model's files, then the command line */
-	gen_settings_init(&gs, p.model);
+	if (gen_settings_init(&gs, p.model, &err) < 0)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	gen_settings_override(&gs, &cl, given);
 	p.so = gs.o;
 	if (search_opts_check(&p.so, &err) < 0)
@@ -357,9 +633,10 @@ int main(int argc, char **argv)
 	}
 	if (p.fmt != F_IDS) {
 		open_tokenizer(&p, topt, mdir);
-		if (!p.tok && p.fmt == F_TEXT)
-			cli_die(LC_EXIT_DATA, "-f text needs the model's tokenizer: %s "
-			        "(give -t, or use -f ids or -f stream)", p.tok_why);
+		if (!p.tok && (p.fmt == F_TEXT || p.fmt == F_JSONL))
+			cli_die(LC_EXIT_DATA, "-f %s needs the model's tokenizer: %s "
+			        "(give -t, or use -f ids or -f stream)", p.fmt == F_TEXT ? "text" : "jsonl",
+			        p.tok_why);
 		if (!p.tok)
 			cli_warn("no tokenizer (%s): the stream gets \"tokens\" but no \"text\"",
 			         p.tok_why);
@@ -367,11 +644,27 @@ int main(int argc, char **argv)
 	cli_progress_init(&p.pr, p.quiet);
 	if (p.fmt == F_STREAM && !(p.w = stream_writer_new(stdout, &err)))
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	if (stream_each(argc - optind, argv + optind, decode_doc, &p, &err) < 0)
+	if (p.batch > 1) {
+		p.bconv = calloc((size_t)p.batch, sizeof *p.bconv);
+		p.bconv_cap = calloc((size_t)p.batch, sizeof *p.bconv_cap);
+		p.jobs = calloc((size_t)p.batch, sizeof *p.jobs);
+		if (!p.bconv || !p.bconv_cap || !p.jobs)
+			cli_die(LC_EXIT_DATA, "out of memory for --batch %d", p.batch);
+		if (stream_each_batch(argc - optind, argv + optind, p.batch, BATCH_BYTES, decode_batch,
+		                      &p, &err) < 0)
+			cli_die(LC_EXIT_DATA, "%s", err.msg);
+		for (int i = 0; i < p.batch; i++)
+			free(p.bconv[i]);
+		free(p.bconv);
+		free(p.bconv_cap);
+		free(p.jobs);
+	} else if (stream_each(argc - optind, argv + optind, decode_doc, &p, &err) < 0) {
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	}
 	if (p.w && stream_writer_close(p.w, &err) < 0)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	free(p.text);
+	free(p.utf8);
 	free(p.conv);
 	tok_free(p.tok);
 	decoder_free(p.dec);

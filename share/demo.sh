@@ -41,7 +41,7 @@ stage lc-tokenize sh -c "lc-tokenize '$TEXT' >'$tmp/tok'"
 lc-cat -o info "$tmp/tok" | awk -F'\t' '$1=="tensor"{print "  " $3 ": " $6 " tokens"}'
 if have lc-encode && have lc-decode && [ -f "$MODEL/config.json" ]; then
 	stage lc-encode sh -c "lc-encode -m '$MODEL' '$tmp/tok' >'$tmp/enc'"
-	stage lc-decode sh -c "lc-decode -m '$MODEL' --max-new 128 --no-repeat-ngram 3 '$tmp/enc' >'$tmp/sum'"
+	stage lc-decode sh -c "lc-decode -m '$MODEL' '$tmp/enc' >'$tmp/sum'"
 	echo "summary (demo model: a 5M-parameter model GSG-pretrained for about 40 minutes on"
 	echo "the Bible; expect Bible-like sentences, not a faithful summary; see"
 	echo "share/models/demo/README for the published LOCOST checkpoint):"

@@ -51,23 +51,27 @@ const lc_config *decoder_config(const lc_decoder *d)
 	return d->cfg;
 }
 
-/* The checks every state's inputs get, before any architecture sees them. */
-static int check_input(const lc_decoder *d, const dec_input *in, int max_steps, lc_err *err)
+int decoder_check_states(const lc_decoder *d, const float *enc, int64_t L, lc_err *err)
 {
 	const char *what;
 	int64_t bad;
 
+	/* no rows, or a NaN, would decode into arbitrary tokens, silently */
+	if (L == 0)
+		return lc_fail(err, "the encoder states have no rows (nothing was encoded)");
+	if ((bad = lc_first_nonfinite(enc, (uint64_t)L * (uint64_t)d->cfg->d_model, &what)) >= 0)
+		return lc_fail(err, "the encoder states' row %lld of %lld holds %s",
+		               (long long)(bad / d->cfg->d_model), (long long)L, what);
+	return 0;
+}
+
+/* The checks every state's inputs get, before any architecture sees them. */
+static int check_input(const lc_decoder *d, const dec_input *in, int max_steps, lc_err *err)
+{
 	if (in->nrow < 1 || in->nrow > (1 << 20) || max_steps < 1 || in->L < 0 || !in->enc)
 		return lc_fail(err, "decoder: bad state size (rows %d, steps %d, L %lld)", in->nrow,
 		               max_steps, (long long)in->L);
-	/* no rows, or a NaN, would decode into arbitrary tokens, silently */
-	if (in->L == 0)
-		return lc_fail(err, "the encoder states have no rows (nothing was encoded)");
-	if ((bad = lc_first_nonfinite(in->enc, (uint64_t)in->L * (uint64_t)d->cfg->d_model,
-	                              &what)) >= 0)
-		return lc_fail(err, "the encoder states' row %lld of %lld holds %s",
-		               (long long)(bad / d->cfg->d_model), (long long)in->L, what);
-	return 0;
+	return decoder_check_states(d, in->enc, in->L, err);
 }
 
 dec_state *decoder_batch_new(const lc_decoder *d, const dec_input *in, int n, int max_steps,

@@ -34,13 +34,17 @@ const lc_config *decoder_config(const lc_decoder *d);
 dec_state *decoder_state_new(const lc_decoder *d, const float *enc, int64_t L, int nrow,
                              int max_steps, lc_err *err);
 
+/* The check of encoder states [L, d_model] every state makes: no rows,
+ * or a NaN or infinity (naming its row), is an error. */
+int decoder_check_states(const lc_decoder *d, const float *enc, int64_t L, lc_err *err);
+
 /* One document of a batch (dec_input, arch/arch.h): its encoder states
  * [L, d_model] (float32, outliving the state) and its rows. */
 /* A state over n documents; their rows follow each other in document
  * order (document i's rows start at the sum of the earlier nrow). Each
  * row's logits are those a state of its document alone would give, up to
  * float summation order. The first document whose states are unusable
- * fails the whole batch, and err names its index ("document 3: ..."). */
+ * fails the whole batch, and err names its index ("document 3 of the batch: ..."). */
 dec_state *decoder_batch_new(const lc_decoder *d, const dec_input *in, int n, int max_steps,
                              lc_err *err);
 
@@ -54,8 +58,8 @@ int decoder_rows(const dec_state *s);
 
 void decoder_state_free(dec_state *s);
 
-/* Threads for the steps (default 1). Results differ from the
- * single-threaded ones only by float summation order. */
+/* Threads for the steps (default 1). The logits are the same bits for
+ * every thread count (compute/compute.h, ops/xattn.h). */
 int decoder_state_threads(dec_state *s, int nthreads, lc_err *err);
 
 /* Feeds one token per row (tokens [rows]) at the next position and writes

@@ -31,9 +31,10 @@ void cmp_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_
               float beta, float *C, int64_t ldc);
 
 /* The same product split over nth threads by blocks of the columns of C
- * (for few rows and many columns: the decoder's projections). Splits
- * only where each thread gets at least 256 columns; otherwise it is
- * cmp_gemm. Every element is computed as cmp_gemm would compute it. */
+ * (for few rows and many columns: the decoder's projections). Up to 1024
+ * rows, the blocks are 256 columns whatever nth, so the result is the
+ * same bits for every thread count; taller products get one block per
+ * thread (each at least 256 columns). */
 void cmp_gemm_par(int nth, enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N,
                   int64_t K, float alpha, const float *A, int64_t lda, const float *B,
                   int64_t ldb, float beta, float *C, int64_t ldc);

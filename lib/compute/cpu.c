@@ -57,10 +57,27 @@ struct par_job {
 	int parts;
 };
 
+/* Products of up to PAR_ROWS rows (the decoder's, a short encoding's) are
+ * split into column blocks of PAR_COLS, the last one shorter: the same
+ * calls whatever the thread count, so the same bits (an OpenBLAS kernel's
+ * rounding depends on where a column falls in the call). Taller products
+ * are split into one part per thread: packing their many rows once per
+ * 256 columns would cost more than the split saves. */
+#define PAR_COLS 256
+#define PAR_ROWS 1024
+
 static void par_part(void *ctx, int64_t i, int tid)
 {
 	const struct par_job *j = ctx;
-	int64_t lo = j->N * i / j->parts, hi = j->N * (i + 1) / j->parts;
+	int64_t lo, hi;
+
+	if (j->parts == 0) {
+		lo = i * PAR_COLS;
+		hi = lo + PAR_COLS < j->N ? lo + PAR_COLS : j->N;
+	} else {
+		lo = j->N * i / j->parts;
+		hi = j->N * (i + 1) / j->parts;
+	}
 	/* columns lo..hi of op(B): rows of B when it is transposed */
 	const float *B = j->B + (j->tb == CMP_T ? lo * j->ldb : lo);
 
@@ -75,7 +92,16 @@ void cmp_gemm_par(int nth, enum cmp_trans ta, enum cmp_trans tb, int64_t M, int6
 {
 	struct par_job j = { ta, tb, M, N, K, lda, ldb, ldc, alpha, beta, A, B, C, nth };
 
-	if (nth <= 1 || N < 256 * (int64_t)nth) {
+	if (M <= PAR_ROWS) {
+		if (N < 2 * PAR_COLS) {
+			cmp_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+			return;
+		}
+		j.parts = 0;
+		par_for(nth, (N + PAR_COLS - 1) / PAR_COLS, par_part, &j);
+		return;
+	}
+	if (nth <= 1 || N < PAR_COLS * (int64_t)nth) {
 		cmp_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 		return;
 	}

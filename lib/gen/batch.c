@@ -178,7 +178,7 @@ int gen_batch_run(const lc_decoder *dec, gen_job *jobs, int n, int nthreads,
 			return lc_prefix(err, "document %d of the batch", i);
 		if (jobs[i].o.vocab != jobs[0].o.vocab)
 			return lc_fail(err, "the documents of a batch have different vocabularies");
-		rows += jobs[i].o.num_beams;
+		rows += search_rows(&jobs[i].o);
 		if (jobs[i].o.max_new > max_new)
 			max_new = jobs[i].o.max_new;
 	}
@@ -199,10 +199,10 @@ int gen_batch_run(const lc_decoder *dec, gen_job *jobs, int n, int nthreads,
 		goto out;
 	}
 	for (int i = 0, r = 0; i < n; i++) {
-		in[i] = (dec_input){ jobs[i].enc, jobs[i].L, jobs[i].o.num_beams };
-		b.m[i] = (member){ &b, &jobs[i], jobs[i].o.num_beams, M_RUNNING, 1, NULL, NULL,
-		                   srcs + r, 0, 0 };
-		r += jobs[i].o.num_beams;
+		int nr = search_rows(&jobs[i].o);
+		in[i] = (dec_input){ jobs[i].enc, jobs[i].L, nr };
+		b.m[i] = (member){ &b, &jobs[i], nr, M_RUNNING, 1, NULL, NULL, srcs + r, 0, 0 };
+		r += nr;
 	}
 	if (!(b.s = decoder_batch_new(dec, in, n, max_new, err)) ||
 	    decoder_state_threads(b.s, nthreads, err) < 0)

@@ -1,12 +1,15 @@
 /*
- * search: turning next-token logits into a sequence, with the semantics
+ * search: turning next-token logits into sequences, with the semantics
  * of Hugging Face transformers' generate() for encoder-decoder models
- * (greedy_search / beam_search with BeamSearchScorer, as in 4.36),
- * independent of any model: the model is two callbacks.
+ * (greedy_search, sample, beam_search and beam_sample with
+ * BeamSearchScorer, as in 4.36), independent of any model: the model is
+ * two callbacks.
  *
- * The sequence ("input_ids" in HF) starts with the decoder start token;
- * the result is what follows it. Per step, on every row:
+ * Each sequence ("input_ids" in HF) starts with the decoder start token;
+ * a result is what follows it. Per step, on every row:
  *   greedy: scores = processors(logits); next = argmax (first on ties).
+ *   sample: scores = warpers(processors(logits)); next = a draw from
+ *           softmax(scores).
  *   beam:   scores = processors(log_softmax(logits)) + beam score; the
  *           2K best (row, token) pairs over all rows go through
  *           BeamSearchScorer.process (an eos among the first K closes a
@@ -14,18 +17,44 @@
  *           generated tokens with the eos; the others fill the K beams),
  *           then is_done (early_stopping false, true or "never"); at the
  *           end finalize adds the open beams if not done (len: the
- *           generated tokens) and returns the best hypothesis, plus eos if
- *           it fits.
+ *           generated tokens) and returns the best hypotheses, each plus
+ *           eos if it fits.
+ *   beam sampling (do_sample with K >= 2 beams; HF's beam_sample): all
+ *           K rows start with beam score 0 (not only row 0); scores =
+ *           warpers(processors(log_softmax(logits))) + beam score, the
+ *           warpers keeping at least 2 tokens a row; 2K distinct (row,
+ *           token) pairs are drawn without replacement from the softmax
+ *           of all K x vocab scores, sorted by score (ties in draw
+ *           order), and go through BeamSearchScorer as above. When fewer
+ *           than 2K pairs have a non-zero probability (forced tokens),
+ *           zero-probability pairs make up the rest, the lowest (row,
+ *           token) first, as torch.multinomial also returns some.
  * Processors, in HF's order: repetition penalty (each distinct token of
  * the sequence, start token included: score < 0 ? score*p : score/p),
  * no-repeat n-gram (tokens that would repeat an n-gram of the sequence get
  * -inf), min new tokens (eos gets -inf while fewer than min_new tokens
  * were generated), forced BOS (the first generated token) and forced EOS
- * (the max_new-th). Generation stops after max_new tokens or on eos.
+ * (the max_new-th). Warpers, in HF's order (TemperatureLogitsWarper,
+ * TopKLogitsWarper, TopPLogitsWarper): scores / temperature; top-k keeps
+ * the scores >= the k-th highest (so ties with it too; k at least the
+ * tokens to keep, at most the vocabulary); top-p sorts the scores in
+ * ascending order (ties by token id), accumulates their softmax
+ * probabilities and removes the tokens whose cumulative probability is
+ * <= 1 - top_p, except the last tokens to keep (so it keeps the smallest
+ * top set whose probability exceeds top_p). Removed tokens get -inf.
+ * Generation stops after max_new tokens or on eos (sampling: each row on
+ * its own eos).
+ *
+ * Draws come from lc's generator (base/rng.h) seeded by opts.seed only:
+ * sampling row r (one of num_return) has its own stream, seeded from
+ * (seed, r); beam sampling has one. One search holds its whole state, so
+ * searches may run concurrently; the same seed and logits give the same
+ * sequences.
  */
 #ifndef LC_SEARCH_H
 #define LC_SEARCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/err.h"
@@ -44,16 +73,36 @@ typedef struct search_opts {
 	int32_t forced_bos;         /* the only first token (BART: <s>), or -1 */
 	int32_t forced_eos;         /* the only max_new-th token, or -1 */
 	int vocab;                  /* logits per row */
+	int do_sample;              /* 1: sampling (beam sampling with num_beams >= 2) */
+	double temperature;         /* sampling: scores / temperature; > 0; 1: off */
+	int top_k;                  /* sampling: >= 0; 0: off */
+	double top_p;               /* sampling: in [0, 1]; 1: off */
+	int num_return;             /* sequences returned (num_return_sequences): beam: at most
+	                               num_beams; sampling: independent samples; greedy: 1 */
+	uint64_t seed;              /* sampling: this search's seed (search_seed) */
 } search_opts;
 
 /* HF defaults: greedy, max_new 20, min_new 0, length_penalty 1, no
- * n-gram blocking, repetition penalty 1, early_stopping false; the ids
- * (start 0, eos 1) and vocab must be set from the model. */
+ * n-gram blocking, repetition penalty 1, early_stopping false, no
+ * sampling (when sampling: temperature 1, top_k 50, top_p 1), one
+ * sequence; seed 0; the ids (start 0, eos 1) and vocab must be set from
+ * the model. */
 void search_opts_default(search_opts *o);
-/* Checks the options (ranges, vocab > ids); -1 and err if unusable. */
+/* Checks the options (ranges, vocab > ids, the sampling settings when
+ * sampling, num_return against the mode as HF's GenerationConfig does);
+ * -1 and err if unusable. */
 int search_opts_check(const search_opts *o, lc_err *err);
 
-/* The model. Rows = num_beams. step() feeds tokens [rows] at the next
+/* The rows the model steps: num_beams, or num_return when sampling
+ * without beams. */
+int search_rows(const search_opts *o);
+
+/* The seed of one search from a user's seed and a stable key of what is
+ * searched (lc-decode: the document's name, key[len]): a hash, the same
+ * on every machine. */
+uint64_t search_seed(uint64_t seed, const char *key, size_t len);
+
+/* The model. Rows = search_rows(o). step() feeds tokens [rows] at the next
  * position and writes logits [rows, vocab]; reorder() makes row r continue
  * from the history of row src[r] (beam search only). */
 typedef struct search_model {
@@ -62,13 +111,25 @@ typedef struct search_model {
 	int (*reorder)(void *ctx, const int32_t *src, lc_err *err);
 } search_model;
 
-typedef struct search_result {
+typedef struct search_seq {
 	int32_t *ids;               /* [n] generated ids after the start token; eos last if produced */
 	int n;
-	double score;               /* beam: the hypothesis score (length-penalized); greedy: NAN */
+	double score;               /* beam: the hypothesis score (length-penalized); else NAN */
+} search_seq;
+
+typedef struct search_result {
+	/* the first sequence (seq[0]: the best one of a beam search) */
+	int32_t *ids;
+	int n;
+	double score;
+	/* all num_return sequences: beam search: the best hypotheses, best
+	 * first (equal scores: the later one first, as HF pops them);
+	 * sampling: row 0, 1, ... */
+	int nseq;
+	search_seq *seq;            /* [nseq] */
 } search_result;
 
-/* Runs the search. res->ids is malloc'd (free it with search_result_free). */
+/* Runs the search. The result is malloc'd (free it with search_result_free). */
 int search_run(const search_opts *o, const search_model *m, search_result *res, lc_err *err);
 void search_result_free(search_result *res);
 

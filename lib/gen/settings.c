@@ -1,8 +1,102 @@
 #include "gen/settings.h"
 
 #include <math.h>
+#include <sys/stat.h>
 
-void gen_settings_init(gen_settings *g, const lc_model *m)
+#include <jansson.h>
+
+/* Which file transformers takes generation settings from: the directory's
+ * generation_config.json, else its config.json (as arch/model.c does). */
+static void gen_file(const char *dir, char *path, size_t n, const char **name)
+{
+	struct stat sb;
+
+	snprintf(path, n, "%s/generation_config.json", dir);
+	*name = "generation_config.json";
+	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+		return;
+	snprintf(path, n, "%s/config.json", dir);
+	*name = "config.json";
+}
+
+/* A key's JSON value: NULL when absent or null. */
+static const json_t *key(const json_t *root, const char *k)
+{
+	const json_t *v = json_object_get(root, k);
+
+	return v && !json_is_null(v) ? v : NULL;
+}
+
+/* What arch/model.c's lc_gencfg does not hold: the sampling keys and
+ * num_return_sequences. */
+static int read_more(gen_settings *g, const lc_model *m, lc_err *err)
+{
+	char path[4096];
+	const char *name;
+	json_error_t je;
+	json_t *root;
+	const json_t *v;
+	int rc = -1;
+
+	gen_file(model_dir(m), path, sizeof path, &name);
+	if (!(root = json_load_file(path, 0, &je)))
+		return lc_fail(err, "%s: %s", path, je.text);
+	if (!json_is_object(root)) {
+		lc_fail(err, "%s: not a JSON object", path);
+		goto out;
+	}
+	if ((v = key(root, "do_sample"))) {
+		if (!json_is_boolean(v)) {
+			lc_fail(err, "%s: \"do_sample\" must be true or false", path);
+			goto out;
+		}
+		g->o.do_sample = json_is_true(v);
+		g->src[GEN_DO_SAMPLE] = name;
+	}
+	if ((v = key(root, "temperature"))) {
+		if (!json_is_number(v) || !isfinite(json_number_value(v))) {
+			lc_fail(err, "%s: \"temperature\" must be a number", path);
+			goto out;
+		}
+		g->o.temperature = json_number_value(v);
+		g->src[GEN_TEMPERATURE] = name;
+	}
+	/* "top_k": null turns top-k off in transformers (not its default 50) */
+	if (json_is_null(json_object_get(root, "top_k"))) {
+		g->o.top_k = 0;
+		g->src[GEN_TOP_K] = name;
+	} else if ((v = key(root, "top_k"))) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		    json_integer_value(v) > INT32_MAX) {
+			lc_fail(err, "%s: \"top_k\" must be an integer >= 0", path);
+			goto out;
+		}
+		g->o.top_k = (int)json_integer_value(v);
+		g->src[GEN_TOP_K] = name;
+	}
+	if ((v = key(root, "top_p"))) {
+		if (!json_is_number(v) || !(json_number_value(v) >= 0 && json_number_value(v) <= 1)) {
+			lc_fail(err, "%s: \"top_p\" must be a number in [0, 1]", path);
+			goto out;
+		}
+		g->o.top_p = json_number_value(v);
+		g->src[GEN_TOP_P] = name;
+	}
+	if ((v = key(root, "num_return_sequences"))) {
+		if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 1024) {
+			lc_fail(err, "%s: \"num_return_sequences\" must be an integer in [1, 1024]", path);
+			goto out;
+		}
+		g->o.num_return = (int)json_integer_value(v);
+		g->src[GEN_NUM_RETURN] = name;
+	}
+	rc = 0;
+out:
+	json_decref(root);
+	return rc;
+}
+
+int gen_settings_init(gen_settings *g, const lc_model *m, lc_err *err)
 {
 	const lc_config *c = model_config(m);
 	const lc_gencfg *f = model_generation(m);
@@ -27,6 +121,7 @@ void gen_settings_init(gen_settings *g, const lc_model *m)
 	SET(f->forced_bos >= 0, forced_bos, f->forced_bos, GEN_FORCED_BOS);
 	SET(f->forced_eos >= 0, forced_eos, f->forced_eos, GEN_FORCED_EOS);
 #undef SET
+	return read_more(g, m, err);
 }
 
 void gen_settings_cli(gen_settings *g, enum gen_key k)
@@ -48,7 +143,17 @@ void gen_settings_override(gen_settings *g, const search_opts *cl, const int giv
 	SET(GEN_EARLY_STOPPING, early_stopping);
 	SET(GEN_FORCED_BOS, forced_bos);
 	SET(GEN_FORCED_EOS, forced_eos);
+	SET(GEN_DO_SAMPLE, do_sample);
+	SET(GEN_TEMPERATURE, temperature);
+	SET(GEN_TOP_K, top_k);
+	SET(GEN_TOP_P, top_p);
+	SET(GEN_NUM_RETURN, num_return);
+	SET(GEN_SEED, seed);
 #undef SET
+	if (given[GEN_MAX_LENGTH] && !given[GEN_MAX_NEW]) {
+		o->max_new = cl->max_new;
+		gen_settings_cli(g, GEN_MAX_NEW);
+	}
 }
 
 void gen_settings_print(const gen_settings *g, FILE *f)
@@ -58,6 +163,7 @@ void gen_settings_print(const gen_settings *g, FILE *f)
 
 	fprintf(f, "num_beams\t%d\t%s\n", o->num_beams, g->src[GEN_BEAMS]);
 	fprintf(f, "max_new_tokens\t%d\t%s\n", o->max_new, g->src[GEN_MAX_NEW]);
+	fprintf(f, "max_length\t%d\t%s\n", o->max_new + 1, g->src[GEN_MAX_NEW]);
 	fprintf(f, "min_new_tokens\t%d\t%s\n", o->min_new, g->src[GEN_MIN_NEW]);
 	fprintf(f, "length_penalty\t%g\t%s\n", o->length_penalty, g->src[GEN_LENGTH_PENALTY]);
 	fprintf(f, "no_repeat_ngram_size\t%d\t%s\n", o->no_repeat_ngram, g->src[GEN_NO_REPEAT_NGRAM]);
@@ -72,6 +178,12 @@ void gen_settings_print(const gen_settings *g, FILE *f)
 		fprintf(f, "forced_eos_token_id\t%ld\t%s\n", (long)o->forced_eos, g->src[GEN_FORCED_EOS]);
 	else
 		fprintf(f, "forced_eos_token_id\tnone\t%s\n", g->src[GEN_FORCED_EOS]);
+	fprintf(f, "do_sample\t%s\t%s\n", o->do_sample ? "true" : "false", g->src[GEN_DO_SAMPLE]);
+	fprintf(f, "temperature\t%g\t%s\n", o->temperature, g->src[GEN_TEMPERATURE]);
+	fprintf(f, "top_k\t%d\t%s\n", o->top_k, g->src[GEN_TOP_K]);
+	fprintf(f, "top_p\t%g\t%s\n", o->top_p, g->src[GEN_TOP_P]);
+	fprintf(f, "num_return_sequences\t%d\t%s\n", o->num_return, g->src[GEN_NUM_RETURN]);
+	fprintf(f, "seed\t%llu\t%s\n", (unsigned long long)o->seed, g->src[GEN_SEED]);
 	fprintf(f, "decoder_start_token_id\t%ld\tconfig.json\n", (long)o->start_id);
 	fprintf(f, "eos_token_id\t%ld\tconfig.json\n", (long)o->eos_id);
 }

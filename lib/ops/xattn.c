@@ -8,33 +8,54 @@
 #include "base/parallel.h"
 #include "compute/compute.h"
 
+/* The rows of E are split into parts by L alone, never by the thread
+ * count: ceil(L / PART_MIN) parts, at most PARTS_MAX, part p holding rows
+ * [L p / parts, L (p+1) / parts). A part is one thread's work, computed
+ * the same whichever thread takes it; the parts' partial results are
+ * then folded into the output strictly in part order. So the result has
+ * the same bits for every thread count (and the threads share the work
+ * as soon as L reaches a few PART_MIN rows). */
+#define PART_MIN 256
+#define PARTS_MAX 64
+/* Memory for the partial results held at once: at least one part per
+ * thread, at most PARTS_MAX; more parts than that are done in rounds. */
+#define PARTIAL_BYTES ((uint64_t)8 << 20)
+
 struct xattn_work {
 	int64_t R;
-	int d, nth;
-	float *xs;                  /* [nth, R, XATTN_CHUNK] chunk scores */
-	float *mx, *sum;            /* [nth, R] running max and sum */
-	float *pacc;                /* [nth, R, d] per-thread context partials */
+	int d, nth, nslot;
+	float *xs;                  /* [nth, R, XATTN_CHUNK] chunk scores, by thread */
+	float *mx, *sum;            /* [nslot, R] each part's running max and sum */
+	float *pacc;                /* [nslot, R, d] each part's unnormalised context */
+	float *fm;                  /* [R] the fold: max so far */
+	double *ftot;               /* [R] the fold: sum so far */
 	/* the call's arguments, for the threads */
 	const float *qp, *E;
 	int64_t L, rows;
-	int parts;
+	int parts, base;
 };
 
 xattn_work *xattn_work_new(int64_t R, int d, int nth, lc_err *err)
 {
 	xattn_work *w = calloc(1, sizeof *w);
 	uint64_t t = (uint64_t)(nth < 1 ? 1 : nth), r = (uint64_t)(R < 1 ? 1 : R);
+	uint64_t s = PARTIAL_BYTES / (r * (uint64_t)(d < 1 ? 1 : d) * sizeof(float));
 
+	s = s > PARTS_MAX ? PARTS_MAX : s;
+	s = s < t ? t : s;
 	if (w) {
 		w->R = R;
 		w->d = d;
 		w->nth = (int)t;
+		w->nslot = (int)s;
 		w->xs = lc_calloc_f32(t * r, XATTN_CHUNK, 1);
-		w->mx = lc_calloc_f32(t, r, 1);
-		w->sum = lc_calloc_f32(t, r, 1);
-		w->pacc = lc_calloc_f32(t * r, (uint64_t)d, 1);
+		w->mx = lc_calloc_f32(s, r, 1);
+		w->sum = lc_calloc_f32(s, r, 1);
+		w->pacc = lc_calloc_f32(s * r, (uint64_t)d, 1);
+		w->fm = lc_calloc_f32(r, 1, 1);
+		w->ftot = calloc(r, sizeof *w->ftot);
 	}
-	if (!w || !w->xs || !w->mx || !w->sum || !w->pacc) {
+	if (!w || !w->xs || !w->mx || !w->sum || !w->pacc || !w->fm || !w->ftot) {
 		xattn_work_free(w);
 		lc_fail(err, "out of memory for cross-attention (%lld rows, %d threads)", (long long)R,
 		        nth);
@@ -62,20 +83,22 @@ void xattn_work_free(xattn_work *w)
 	free(w->mx);
 	free(w->sum);
 	free(w->pacc);
+	free(w->fm);
+	free(w->ftot);
 	free(w);
 }
 
-/* One thread's share of the rows of E, [L * part / parts, L * (part+1) / parts):
- * chunked scores with a running softmax, leaving its max, sum and
- * unnormalised context in its slices of mx, sum and pacc. */
-static void part_fw(void *ctx, int64_t part, int tid)
+/* Part p = base + i: chunked scores with a running softmax, leaving its
+ * max, sum and unnormalised context in slot i of mx, sum and pacc. */
+static void part_fw(void *ctx, int64_t i, int tid)
 {
 	xattn_work *w = ctx;
 	int dm = w->d;
-	int64_t rows = w->rows, lo = w->L * part / w->parts, hi = w->L * (part + 1) / w->parts, c0;
+	int64_t p = w->base + i, rows = w->rows, c0;
+	int64_t lo = w->L * p / w->parts, hi = w->L * (p + 1) / w->parts;
 	float *xs = w->xs + (size_t)tid * (size_t)rows * XATTN_CHUNK;
-	float *mx = w->mx + (size_t)part * rows, *sum = w->sum + (size_t)part * rows;
-	float *acc = w->pacc + (size_t)part * (size_t)rows * dm;
+	float *mx = w->mx + (size_t)i * rows, *sum = w->sum + (size_t)i * rows;
+	float *acc = w->pacc + (size_t)i * (size_t)rows * dm;
 
 	for (int64_t r = 0; r < rows; r++) {
 		mx[r] = -INFINITY;
@@ -113,11 +136,40 @@ static void part_fw(void *ctx, int64_t part, int tid)
 	}
 }
 
+/* Folds slot i (part base + i) into the running (fm, ftot, ctx):
+ *   m' = max(m, m_i);  ctx = ctx e^(m - m') + acc_i e^(m_i - m');
+ *   tot = tot e^(m - m') + sum_i e^(m_i - m'). */
+static void fold(xattn_work *w, int i, float *ctx)
+{
+	int d = w->d;
+
+	for (int64_t r = 0; r < w->rows; r++) {
+		float mi = w->mx[(size_t)i * w->rows + r], m = w->fm[r], nm, a, b;
+		const float *p = w->pacc + ((size_t)i * w->rows + r) * d;
+		float *c = ctx + (size_t)r * d;
+
+		if (mi == -INFINITY)        /* nothing to add */
+			continue;
+		if (m == -INFINITY) {       /* the first part with anything */
+			memcpy(c, p, (size_t)d * sizeof *c);
+			w->fm[r] = mi;
+			w->ftot[r] = w->sum[(size_t)i * w->rows + r];
+			continue;
+		}
+		nm = mi > m ? mi : m;
+		a = expf(m - nm);
+		b = expf(mi - nm);
+		for (int j = 0; j < d; j++)
+			c[j] = c[j] * a + p[j] * b;
+		w->ftot[r] = w->ftot[r] * a + (double)b * w->sum[(size_t)i * w->rows + r];
+		w->fm[r] = nm;
+	}
+}
+
 void xattn_fw(xattn_work *w, const float *qp, int64_t R, const float *E, int64_t L, int d,
               float *ctx, float *lse)
 {
-	int64_t rows = R;
-	int parts = w->nth;
+	int64_t parts = (L + PART_MIN - 1) / PART_MIN;
 
 	if (L == 0) {
 		memset(ctx, 0, (size_t)(R * d) * sizeof *ctx);
@@ -125,37 +177,35 @@ void xattn_fw(xattn_work *w, const float *qp, int64_t R, const float *E, int64_t
 			lse[r] = -INFINITY;
 		return;
 	}
-	if (parts > L)
-		parts = (int)L;
+	if (parts > PARTS_MAX)
+		parts = PARTS_MAX;
 	w->qp = qp;
 	w->E = E;
 	w->L = L;
-	w->rows = rows;
-	w->parts = parts;
-	par_for(parts, parts, part_fw, w);
-	/* merge: ctx = sum_t e^(m_t - M) acc_t / sum_t e^(m_t - M) sum_t */
-	for (int64_t r = 0; r < rows; r++) {
-		float M = -INFINITY, *a = ctx + (size_t)r * d;
-		double tot = 0;
+	w->rows = R;
+	w->parts = (int)parts;
+	memset(ctx, 0, (size_t)(R * d) * sizeof *ctx);
+	for (int64_t r = 0; r < R; r++) {
+		w->fm[r] = -INFINITY;
+		w->ftot[r] = 0;
+	}
+	for (int base = 0; base < parts; base += w->nslot) {
+		int n = parts - base < w->nslot ? (int)(parts - base) : w->nslot;
 
-		for (int t = 0; t < parts; t++)
-			if (w->mx[(size_t)t * rows + r] > M)
-				M = w->mx[(size_t)t * rows + r];
-		memset(a, 0, (size_t)d * sizeof(float));
-		for (int t = 0; t < parts; t++) {
-			float wt = w->mx[(size_t)t * rows + r] == -INFINITY ? 0.0f :
-			           expf(w->mx[(size_t)t * rows + r] - M);
-			const float *p = w->pacc + ((size_t)t * rows + r) * d;
-			if (wt == 0.0f)
-				continue;
-			tot += (double)wt * w->sum[(size_t)t * rows + r];
-			for (int i = 0; i < d; i++)
-				a[i] += wt * p[i];
-		}
-		for (int i = 0; i < d; i++)
-			a[i] = (float)(a[i] / tot);
+		w->base = base;
+		par_for(w->nth, n, part_fw, w);
+		for (int i = 0; i < n; i++)
+			fold(w, i, ctx);
+	}
+	/* ctx = sum_j e^(s_j - m) E_j / sum_j e^(s_j - m) */
+	for (int64_t r = 0; r < R; r++) {
+		float *c = ctx + (size_t)r * d;
+		double tot = w->ftot[r];
+
+		for (int j = 0; j < d; j++)
+			c[j] = (float)(c[j] / tot);
 		if (lse)
-			lse[r] = (float)(M + log(tot));
+			lse[r] = (float)(w->fm[r] + log(tot));
 	}
 }
 

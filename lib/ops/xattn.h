@@ -10,8 +10,9 @@
  * back, v_h = W_v,h ctx (a key bias only shifts a row's scores; a value
  * bias adds itself: both stay outside). Memory does not grow with L: the
  * states are read in chunks of XATTN_CHUNK rows with a running (online)
- * softmax, split over threads by rows of E, and the partial results are
- * merged exactly. The price is R x L x d multiply-adds twice, against
+ * softmax, split into parts by rows of E (by L alone, never by the
+ * thread count, so the result has the same bits for every thread count),
+ * and the parts' partial results are merged in part order. The price is R x L x d multiply-adds twice, against
  * d_kv-sized dot products with a cache (see lc-decode(1)).
  *
  * The backward recomputes the probabilities chunk by chunk from the

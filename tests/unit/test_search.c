@@ -32,7 +32,9 @@ static int toy_step(void *ctx, const int32_t *tok, float *logits, lc_err *err)
 	return 0;
 }
 
-static int run(int beams, int max_new, int min_new, double lp, int ngram, const char *want)
+/* The sequences of the search, " | " between them. */
+static int run_n(int beams, int nret, int max_new, int min_new, double lp, int ngram,
+                 const char *want)
 {
 	int rows = beams;
 	search_model m = { &rows, toy_step, NULL };
@@ -50,14 +52,26 @@ static int run(int beams, int max_new, int min_new, double lp, int ngram, const 
 	o.min_new = min_new;
 	o.length_penalty = lp;
 	o.no_repeat_ngram = ngram;
+	o.num_return = nret;
 	if (search_run(&o, &m, &res, &err) < 0)
 		return T_OK(0, "search_run: %s", err.msg);
-	for (i = 0; i < res.n; i++)
-		n += (size_t)snprintf(got + n, sizeof got - n, "%s%d", i ? " " : "", res.ids[i]);
+	T_OK(res.nseq == nret && res.ids == res.seq[0].ids && res.n == res.seq[0].n,
+	     "res.ids is the first of %d sequences", res.nseq);
+	for (int q = 0; q < res.nseq; q++)
+		for (i = 0; i < res.seq[q].n; i++)
+			n += (size_t)snprintf(got + n, sizeof got - n, "%s%d", i ? " " : q ? " | " : "",
+			                      res.seq[q].ids[i]);
+	for (int q = 1; q < res.nseq; q++)
+		T_OK(res.seq[q].score <= res.seq[q - 1].score, "sequence %d scores above %d", q, q - 1);
 	ok = T_OK(!strcmp(got, want), "beams %d max %d min %d lp %g ngram %d: got \"%s\", want \"%s\"",
 	          beams, max_new, min_new, lp, ngram, got, want);
 	search_result_free(&res);
 	return ok;
+}
+
+static int run(int beams, int max_new, int min_new, double lp, int ngram, const char *want)
+{
+	return run_n(beams, 1, max_new, min_new, lp, ngram, want);
 }
 
 static void test_greedy(void)
@@ -90,6 +104,12 @@ static void test_beam(void)
 	run(2, 3, 0, 3.0, 0, "2 3 1");
 	/* max_new 1: step 1 ends it; finalize: A -0.693/1 beats B -0.916 */
 	run(2, 1, 0, 1.0, 0, "2");
+	/* both hypotheses, best first: step 3's best, -1.848/3, cannot beat
+	 * the worst closed one (-0.616): done, the open beams stay out */
+	run_n(2, 2, 3, 0, 1.0, 0, "3 1 | 2 3 1");
+	/* length_penalty 3: the open A A B (-0.105) replaces [0 B] (-0.128);
+	 * A A A (-0.106) does not get in; A A B is 3 tokens, no room for eos */
+	run_n(2, 2, 3, 0, 3.0, 0, "2 3 1 | 2 2 3");
 }
 
 static void test_processors(void)

@@ -1,0 +1,254 @@
+#!/bin/sh
+# lc-decode's generate() options as a user runs them: where each setting
+# comes from (--info), max_length against max_new_tokens, errors,
+# num_return_sequences with beams against transformers' model.generate()
+# (tests/data/sampling/bart_nbest.txt, tests/gen/nbest_ref.py), sampling
+# reproducible by seed whatever the thread count and the other documents,
+# the output formats with several sequences, and JSON Lines.
+. tests/sh/lib.sh
+
+M=$DATA/locost
+H=$M/hidden.lcs          # 4 documents: L0001 L0007 L0064 L1000
+B=$DATA/bart/tiny_bart
+G=$DATA/bart/goldens
+need lc-decode || skip_all "lc-decode not built"
+
+ok "--help" lc-decode --help
+for o in --max-length --sample --no-sample --temperature --top-k --top-p --seed \
+	--num-return-sequences jsonl; do
+	grep -q -- "$o" "$T/out" || { echo "# --help lacks $o"; false; }
+	_res $? "--help names $o"
+done
+
+# --- settings and their sources
+ok "--info, lc's defaults" lc-decode -m "$M" --info
+grep -q '^do_sample	false	lc default$' "$T/out" &&
+	grep -q '^temperature	1	lc default$' "$T/out" &&
+	grep -q '^top_k	50	lc default$' "$T/out" &&
+	grep -q '^top_p	1	lc default$' "$T/out" &&
+	grep -q '^num_return_sequences	1	lc default$' "$T/out" &&
+	grep -q '^seed	0	lc default$' "$T/out" &&
+	grep -q '^max_new_tokens	256	lc default$' "$T/out" &&
+	grep -q '^max_length	257	lc default$' "$T/out"
+_res $? "transformers' defaults (top_k 50), 256 new tokens"
+
+D=$T/model
+mkdir "$D"
+ln -s "$M/config.json" "$D/config.json"
+ln -s "$M/model.safetensors" "$D/model.safetensors"
+cat >"$D/generation_config.json" <<'JSON'
+{"do_sample": true, "temperature": 0.7, "top_k": 20, "top_p": 0.9,
+ "num_return_sequences": 2, "max_length": 9, "transformers_version": "4.36.2"}
+JSON
+ok "--info from generation_config.json" lc-decode -m "$D" --info
+grep -q '^do_sample	true	generation_config.json$' "$T/out" &&
+	grep -q '^temperature	0.7	generation_config.json$' "$T/out" &&
+	grep -q '^top_k	20	generation_config.json$' "$T/out" &&
+	grep -q '^top_p	0.9	generation_config.json$' "$T/out" &&
+	grep -q '^num_return_sequences	2	generation_config.json$' "$T/out" &&
+	grep -q '^max_new_tokens	8	generation_config.json$' "$T/out" &&
+	grep -q '^max_length	9	generation_config.json$' "$T/out"
+_res $? "the file's keys, max_length 9 = 8 new tokens"
+ok "--info, the command line wins" lc-decode -m "$D" --info --no-sample --temperature 1.5 \
+	--top-k 0 --top-p 0.5 --num-return-sequences 1 --seed 12 --max-length 20
+grep -q '^do_sample	false	command line$' "$T/out" &&
+	grep -q '^temperature	1.5	command line$' "$T/out" &&
+	grep -q '^top_k	0	command line$' "$T/out" &&
+	grep -q '^top_p	0.5	command line$' "$T/out" &&
+	grep -q '^num_return_sequences	1	command line$' "$T/out" &&
+	grep -q '^seed	12	command line$' "$T/out" &&
+	grep -q '^max_new_tokens	19	command line$' "$T/out"
+_res $? "and says so"
+ok "--max-new and --max-length" lc-decode -m "$D" --info --max-length 20 --max-new 5
+grep -q '^max_new_tokens	5	command line$' "$T/out" && grep -q 'max-new wins' "$T/err"
+_res $? "--max-new wins, with a warning"
+# one file with both: max_new_tokens wins (transformers)
+printf '{"max_length": 9, "max_new_tokens": 4, "do_sample": false}\n' >"$D/generation_config.json"
+ok "--info, max_length and max_new_tokens in one file" lc-decode -m "$D" --info
+grep -q '^max_new_tokens	4	generation_config.json$' "$T/out" &&
+	grep -q '^do_sample	false	generation_config.json$' "$T/out"
+_res $? "max_new_tokens wins"
+# no generation_config.json: config.json's keys
+rm "$D/generation_config.json" "$D/config.json"
+sed 's/^{/{"do_sample": true, "top_k": 7, "num_return_sequences": 3,/' "$M/config.json" >"$D/config.json"
+ok "--info from config.json" lc-decode -m "$D" --info
+grep -q '^top_k	7	config.json$' "$T/out" && grep -q '^do_sample	true	config.json$' "$T/out" &&
+	grep -q '^num_return_sequences	3	config.json$' "$T/out"
+_res $? "config.json's keys"
+printf '{"top_k": null}\n' >"$D/generation_config.json"
+ok "--info, top_k null" lc-decode -m "$D" --info
+grep -q '^top_k	0	generation_config.json$' "$T/out"; _res $? "top_k null is off, as in transformers"
+printf '{"do_sample": "yes"}\n' >"$D/generation_config.json"
+fails 1 "a key of the wrong type" lc-decode -m "$D" --info
+grep -q 'generation_config.json: "do_sample" must be true or false' "$T/err"; _res $? "names the file and key"
+printf '{"top_p": 1.5}\n' >"$D/generation_config.json"
+fails 1 "top_p out of range in the file" lc-decode -m "$D" --info
+
+# --- usage errors, as transformers refuses them
+fails 2 "greedy with 2 sequences" lc-decode -m "$M" -f ids --num-return-sequences 2 "$H"
+grep -q 'greedy search returns one sequence' "$T/err"; _res $? "says why"
+fails 2 "more sequences than beams" lc-decode -m "$M" -f ids -b 2 --num-return-sequences 3 "$H"
+fails 2 "temperature 0" lc-decode -m "$M" -f ids --sample --temperature 0 "$H"
+fails 2 "top-p above 1" lc-decode -m "$M" -f ids --sample --top-p 1.5 "$H"
+fails 2 "negative top-k" lc-decode -m "$M" -f ids --sample --top-k -1 "$H"
+fails 2 "max-length 1" lc-decode -m "$M" -f ids --max-length 1 "$H"
+fails 2 "min-new above max-length" lc-decode -m "$M" -f ids --min-new 9 --max-length 9 "$H"
+
+# --- max_length is max_new_tokens + 1
+ok "--max-length 9" sh -c "lc-decode -q -m '$M' -f ids --max-length 9 '$H' >'$T/ml'"
+ok "--max-new 8" sh -c "lc-decode -q -m '$M' -f ids --max-new 8 '$H' >'$T/mn'"
+same "the same ids" "$T/ml" "$T/mn"
+printf '{"max_length": 9}\n' >"$D/generation_config.json"
+ok "max_length 9 in generation_config.json" sh -c "lc-decode -q -m '$D' -f ids '$H' >'$T/mf'"
+same "the same ids again" "$T/mf" "$T/mn"
+
+# --- num_return_sequences with beam search = transformers' generate()
+if [ -f "$DATA/sampling/bart_nbest.txt" ] && need lc-encode; then
+	bad=0 n=0
+	for L in len0001 len0007 len0100 len1000; do
+		od -An -td4 -v "$G/$L/input_ids.i32" | tr -s ' \n' '  ' | sed 's/^ *//; s/ *$//' >"$T/$L.in"
+		echo >>"$T/$L.in"
+		lc-cat -i ids "$T/$L.in" | lc-encode -q -m "$B" >"$T/$L.h"
+	done
+	while IFS= read -r line; do
+		set -- $(echo "$line" | sed 's/ :.*//; s/[a-z]*=//g')
+		L=$1 beams=$2 nret=$3 max=$4 lp=$5 ngram=$6 early=$7 forced=$8
+		if [ "$forced" = 1 ]; then f=""; else f="--forced-bos none --forced-eos none"; fi
+		echo "$line" | sed 's/^[^:]*: //; s/ : [^:]*$//' | tr '|' '\n' |
+			sed 's/^ *//; s/ *$//' >"$T/want"
+		lc-decode -q -m "$B" -f ids $f -b "$beams" --num-return-sequences "$nret" \
+			--max-new "$max" --length-penalty "$lp" --no-repeat-ngram "$ngram" \
+			--early-stopping "$early" "$T/$L.h" >"$T/got"
+		n=$((n + 1))
+		cmp -s "$T/got" "$T/want" || { bad=$((bad + 1)); echo "# differs: $line" | cut -c1-100; }
+	done <"$DATA/sampling/bart_nbest.txt"
+	is "the N best beams of $n settings in generate()'s order" $bad 0
+	lc-decode -q -m "$B" -f ids --forced-bos none --forced-eos none -b 4 --length-penalty 2 \
+		--no-repeat-ngram 3 --early-stopping true --max-new 24 "$T/len0100.h" >"$T/one"
+	lc-decode -q -m "$B" -f ids --forced-bos none --forced-eos none -b 4 --length-penalty 2 \
+		--no-repeat-ngram 3 --early-stopping true --max-new 24 --num-return-sequences 3 \
+		"$T/len0100.h" | head -1 >"$T/first"
+	same "the first of 3 is the one of 1" "$T/first" "$T/one"
+else
+	skip "the N best beams" "no tests/data/sampling or lc-encode"
+fi
+
+# --- sampling: a seed reproduces, whatever -j and the other documents
+S="-q -m $M -f ids --max-new 24 --sample --top-k 0"
+ok "sampling, -j 1" sh -c "lc-decode $S --seed 5 -j 1 '$H' >'$T/j1'"
+ok "sampling, -j 2" sh -c "lc-decode $S --seed 5 -j 2 '$H' >'$T/j2'"
+ok "sampling, -j 3" sh -c "lc-decode $S --seed 5 -j 3 '$H' >'$T/j3'"
+same "-j 2 draws as -j 1" "$T/j2" "$T/j1"
+same "-j 3 draws as -j 1" "$T/j3" "$T/j1"
+ok "sampling, another seed" sh -c "lc-decode $S --seed 6 '$H' >'$T/s6'"
+! cmp -s "$T/s6" "$T/j1"; _res $? "another seed, other samples"
+ok "sampling, no seed" sh -c "lc-decode $S '$H' >'$T/s0a' && lc-decode $S --seed 0 '$H' >'$T/s0b'"
+same "the default seed is 0" "$T/s0a" "$T/s0b"
+# each document on its own (lc-cat --shard 4: one per shard), and in
+# another order: its samples do not change
+ok "shard the documents" lc-cat --shard 4 -O "$T/sh" "$H"
+ok "the third document alone" sh -c "lc-decode $S --seed 5 '$T/sh.2.lc' >'$T/third'"
+sed -n 3p "$T/j1" >"$T/want3"
+same "its samples as in the whole stream" "$T/third" "$T/want3"
+ok "documents in another order" sh -c "cat '$T/sh.3.lc' '$T/sh.0.lc' | lc-decode $S --seed 5 >'$T/rev'"
+{ sed -n 4p "$T/j1"; sed -n 1p "$T/j1"; } >"$T/want41"
+same "the same samples per document" "$T/rev" "$T/want41"
+# several samples per document: N lines each, independent rows
+ok "3 samples each" sh -c "lc-decode $S --seed 5 --num-return-sequences 3 '$H' >'$T/n3'"
+is "3 lines per document" "$(wc -l <"$T/n3" | tr -d ' ')" 12
+awk 'NR % 3 == 1' "$T/n3" >"$T/n3first"
+same "the first of 3 samples is the 1 sample" "$T/n3first" "$T/j1"
+[ "$(sort -u "$T/n3" | wc -l)" -gt 4 ]; _res $? "the samples differ"
+ok "3 samples, -j 3" sh -c "lc-decode $S --seed 5 --num-return-sequences 3 -j 3 '$H' >'$T/n3j'"
+same "the same with -j 3" "$T/n3j" "$T/n3"
+# top-k 1 is greedy; beam sampling runs and reproduces
+ok "top-k 1" sh -c "lc-decode -q -m '$M' -f ids --max-new 24 --sample --top-k 1 --seed 9 '$H' >'$T/k1'"
+ok "greedy" sh -c "lc-decode -q -m '$M' -f ids --max-new 24 '$H' >'$T/g'"
+same "top-k 1 sampling is greedy search" "$T/k1" "$T/g"
+ok "beam sampling" sh -c "lc-decode $S -b 3 --num-return-sequences 2 --seed 4 '$H' >'$T/bs1' &&
+	lc-decode $S -b 3 --num-return-sequences 2 --seed 4 -j 2 '$H' >'$T/bs2'"
+same "beam sampling reproduces" "$T/bs1" "$T/bs2"
+is "2 lines per document" "$(wc -l <"$T/bs1" | tr -d ' ')" 8
+# the model's do_sample, and --no-sample over it
+printf '{"do_sample": true, "top_k": 0}\n' >"$D/generation_config.json"
+ok "do_sample from the model" sh -c "lc-decode -q -m '$D' -f ids --max-new 24 --seed 5 '$H' >'$T/fs'"
+same "as --sample" "$T/fs" "$T/j1"
+ok "--no-sample" sh -c "lc-decode -q -m '$D' -f ids --max-new 24 --no-sample '$H' >'$T/ns'"
+same "greedy again" "$T/ns" "$T/g"
+
+# --- output formats with several sequences, JSON Lines
+SPM=${LC_SHARE:-share}/spiece.model
+if [ -f "$SPM" ]; then
+	ok "stream with 3 samples" sh -c "lc-decode $S -t '$SPM' -f stream --seed 5 \
+		--num-return-sequences 3 '$H' >'$T/s3.lc'"
+	lc-cat -o info "$T/s3.lc" | awk -F'\t' '$1 == "tensor" && $2 == 1 { print $4 }' |
+		paste -sd' ' - >"$T/names"
+	is "tokens, text, tokens.2, text.2, tokens.3, text.3" "$(cat "$T/names")" \
+		"tokens text tokens.2 text.2 tokens.3 text.3"
+	lc-cat -o ids "$T/s3.lc" >"$T/s3ids"
+	same "tokens: the first samples" "$T/s3ids" "$T/j1"
+	ok "text with 3 samples" sh -c "lc-decode $S -t '$SPM' -f text --seed 5 \
+		--num-return-sequences 3 '$H' >'$T/t3'"
+	is "3 lines per document" "$(wc -l <"$T/t3" | tr -d ' ')" 12
+	ok "jsonl" sh -c "lc-decode $S -t '$SPM' -f jsonl --seed 5 '$H' >'$T/j.jsonl'"
+	is "one line per document" "$(wc -l <"$T/j.jsonl" | tr -d ' ')" 4
+	grep -q '^{"id": "L0001", "summary": ' "$T/j.jsonl"; _res $? "id first, then summary"
+	ok "jsonl with 3" sh -c "lc-decode $S -t '$SPM' -f jsonl --seed 5 --num-return-sequences 3 \
+		'$H' >'$T/j3.jsonl'"
+	grep -c '"summaries": \[' "$T/j3.jsonl" | grep -qx 4; _res $? "\"summaries\" in every line"
+	if need lc-rouge; then
+		ok "lc-rouge reads the JSON Lines" lc-rouge -q -b 0 --jsonl "$T/j.jsonl" "$T/j.jsonl"
+	fi
+	if command -v python3 >/dev/null 2>&1; then
+		ok "python3 parses it" python3 -c '
+import json, sys
+texts = open(sys.argv[3], encoding="utf-8").read().split("\n")
+for n, path in ((1, sys.argv[1]), (3, sys.argv[2])):
+    for i, line in enumerate(open(path, encoding="utf-8")):
+        o = json.loads(line)
+        assert o["id"] == ["L0001", "L0007", "L0064", "L1000"][i], o["id"]
+        assert o["summary"] == texts[3 * i], (o["summary"], texts[3 * i])
+        if n > 1:
+            assert o["summaries"] == texts[3 * i:3 * i + 3]
+        else:
+            assert "summaries" not in o
+' "$T/j.jsonl" "$T/j3.jsonl" "$T/t3"
+	else
+		skip "python3 parses it" "no python3"
+	fi
+else
+	skip "stream, text and jsonl with several sequences" "no $SPM"
+fi
+
+# names with quotes, backslashes and UTF-8 (and summaries of a byte-level
+# BPE tokenizer, whose pieces may split UTF-8) survive the trip
+if need lc-tokenize && need lc-encode; then
+	cat >"$T/docs.jsonl" <<'JSON'
+{"id": "say \"hi\"", "text": "The cat sat on the mat."}
+{"id": "back\\slash/and 'single'", "text": "A dog ran in the park, fast."}
+{"id": "ünïcödé — 文書 🐈", "text": "Ein Hund läuft schnell über die Wiese."}
+JSON
+	ok "named documents through the pipeline" sh -c "lc-tokenize -m '$B' --jsonl --id id '$T/docs.jsonl' |
+		lc-encode -q -m '$B' >'$T/named.h'"
+	ok "jsonl of them" sh -c "lc-decode -q -m '$B' --max-new 12 -f jsonl '$T/named.h' >'$T/named.jsonl'"
+	ok "the JSON Lines parse back" sh -c "lc-tokenize -m '$B' --jsonl --id id --text summary \
+		'$T/named.jsonl' | lc-cat -o info >'$T/back'"
+	awk -F'\t' '$1 == "doc" { print $3 }' "$T/back" >"$T/backnames"
+	# (lc-cat -o info writes a backslash as two)
+	printf '%s\n' 'say "hi"' "back\\\\slash/and 'single'" 'ünïcödé — 文書 🐈' >"$T/wantnames"
+	same "names round-trip" "$T/backnames" "$T/wantnames"
+	if command -v python3 >/dev/null 2>&1; then
+		ok "python3 reads the same names and texts" python3 -c '
+import json, sys
+got = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+want = [json.loads(l)["id"] for l in open(sys.argv[2], encoding="utf-8")]
+assert [o["id"] for o in got] == want, got
+assert all(isinstance(o["summary"], str) for o in got)
+' "$T/named.jsonl" "$T/docs.jsonl"
+	fi
+else
+	skip "names round-trip" "lc-tokenize or lc-encode not built"
+fi
+fails 1 "jsonl needs a tokenizer" lc-decode -m "$M" -t "$T/none.model" -f jsonl "$H"
+
+done_testing
