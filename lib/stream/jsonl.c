@@ -3,12 +3,15 @@
  *
  * Lines come from textin in line mode (the same reading path as text, so
  * compression and archives work alike); each is parsed whole by jansson,
- * which checks the UTF-8, the escapes (a lone surrogate is an error) and
- * the nesting depth.
+ * which checks the UTF-8 (of the whole line, not only of its strings),
+ * the escapes (a lone surrogate is an error), duplicate keys and the
+ * nesting depth. jsonl_parse is also lc-rouge's parser of a line
+ * (text/rouge_jsonl.c), so every rule about a line is here once.
  */
 #include "stream/jsonl.h"
 
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,56 +51,87 @@ void jsonl_rec_free(jsonl_rec *r)
 	memset(r, 0, sizeof *r);
 }
 
-static int bad_json(lc_err *err, const char *where, const json_error_t *je)
+/* At most this many bytes of a name in a message. */
+#define SHOW 100
+
+int jsonl_check_name(const char *name, size_t len, lc_err *err, const char *fmt, ...)
+{
+	char what[sizeof err->msg];
+	va_list ap;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f)
+			break;
+	if (len > 0 && len <= LC_MAX_NAME && i == len)
+		return 0;
+	if (!err)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	if (len == 0)
+		return lc_fail(err, "%s is empty", what);
+	if (len > LC_MAX_NAME)
+		return lc_fail(err, "%s is longer than %d bytes (\"%.*s...\")", what, LC_MAX_NAME,
+		               SHOW, name);
+	if (i == 0)
+		return lc_fail(err, "%s holds a control character (byte 1)", what);
+	return lc_fail(err, "%s holds a control character (byte %zu, after \"%.*s\")", what, i + 1,
+	               (int)(i < SHOW ? i : SHOW), name);
+}
+
+/* off: the bytes cut from the line's start (a byte order mark), so that
+ * byte positions count from the line's start as in the file. */
+static int bad_json(lc_err *err, const char *where, const json_error_t *je, size_t off)
 {
 	switch (json_error_code(je)) {
 	case json_error_invalid_utf8:
-		return lc_fail(err, "%s: invalid UTF-8 at byte %d", where, je->position + 1);
+		return lc_fail(err, "%s: invalid UTF-8 at byte %zu", where, off + (size_t)je->position + 1);
 	case json_error_null_character:
 	case json_error_null_byte_in_key:
-		return lc_fail(err, "%s: a string holds \\u0000 (column %d)", where, je->column);
+		/* jansson decodes a string once it has read it whole */
+		return lc_fail(err, "%s: a string holds \\u0000 (the string ending at byte %zu)",
+		               where, off + (size_t)je->position);
 	case json_error_duplicate_key:
 		return lc_fail(err, "%s: a key given twice: %s", where, je->text);
 	case json_error_out_of_memory:
 		return lc_fail(err, "%s: out of memory", where);
 	default:
-		return lc_fail(err, "%s: invalid JSON (column %d): %s", where, je->column, je->text);
+		return lc_fail(err, "%s: invalid JSON at byte %zu: %s", where,
+		               off + (size_t)je->position, je->text);
 	}
 }
 
+/* Names r by the id field of root: 1; or by where (no id): 0; -1: a bad id. */
 static int set_id(const jsonl_spec *s, const json_t *root, const char *where, jsonl_rec *r,
                   lc_err *err)
 {
 	const json_t *v = s->id ? json_object_get(root, s->id) : NULL;
 
-	if (!v || json_is_null(v)) {
+	if (s->id && s->id_required && !v)
+		return lc_fail(err, "%s: no \"%s\" field (the id)", where, s->id);
+	if (!v || (json_is_null(v) && !s->id_required)) {
 		if (!(r->namebuf = strdup(where)))
 			return lc_fail(err, "%s: out of memory", where);
 		r->name = r->namebuf;
 		return 0;
 	}
 	if (json_is_integer(v)) {
+		/* in decimal: the integer 7 names a record as the string "7" does */
 		if (asprintf(&r->namebuf, "%" JSON_INTEGER_FORMAT, json_integer_value(v)) < 0) {
 			r->namebuf = NULL;
 			return lc_fail(err, "%s: out of memory", where);
 		}
 		r->name = r->namebuf;
-		return 0;
+		return 1;
 	}
 	if (json_is_string(v)) {
-		const char *p = json_string_value(v);
-		size_t n = json_string_length(v);
-		if (n == 0)
-			return lc_fail(err, "%s: the id field \"%s\" is empty", where, s->id);
-		if (n > LC_MAX_NAME)
-			return lc_fail(err, "%s: the id field \"%s\" is longer than %d bytes", where,
-			               s->id, LC_MAX_NAME);
-		for (size_t i = 0; i < n; i++)
-			if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f)
-				return lc_fail(err, "%s: the id field \"%s\" holds a control character "
-				               "(byte %zu)", where, s->id, i + 1);
-		r->name = p;
-		return 0;
+		if (jsonl_check_name(json_string_value(v), json_string_length(v), err,
+		                     "%s: the id field \"%s\"", where, s->id) < 0)
+			return -1;
+		r->name = json_string_value(v);
+		return 1;
 	}
 	return lc_fail(err, "%s: the id field \"%s\" is %s, not a string or an integer", where,
 	               s->id, type_name(v));
@@ -108,44 +142,47 @@ int jsonl_parse(const jsonl_spec *s, const char *line, size_t len, const char *w
 {
 	json_error_t je;
 	json_t *root;
-	size_t i;
+	size_t i, off = 0;
+	int rc;
+	char idmsg[SHOW + 8] = "";
 
 	jsonl_rec_free(r);
 	if (s->nfield < 1 || s->nfield > JSONL_MAX_FIELDS)
 		return lc_fail(err, "%s: %d fields asked for (1 to %d)", where, s->nfield,
 		               JSONL_MAX_FIELDS);
-	if (len >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0) {
-		line += 3;
-		len -= 3;
-	}
-	for (i = 0; i < len; i++)
+	if (len >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0)
+		off = 3;
+	for (i = off; i < len; i++)
 		if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r' && line[i] != '\n')
 			break;
 	if (i == len)
 		return 0;
-	if (!(root = json_loadb(line, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je)))
-		return bad_json(err, where, &je);
+	if (!(root = json_loadb(line + off, len - off, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES,
+	                        &je)))
+		return bad_json(err, where, &je, off);
 	r->root = root;
 	if (!json_is_object(root)) {
 		lc_fail(err, "%s: %s, not a JSON object", where, type_name(root));
 		goto bad;
 	}
+	if ((rc = set_id(s, root, where, r, err)) < 0)
+		goto bad;
+	if (rc > 0)   /* messages about the fields name the id too */
+		snprintf(idmsg, sizeof idmsg, "id \"%.*s\": ", SHOW, r->name);
 	for (int k = 0; k < s->nfield; k++) {
 		const json_t *v = json_object_get(root, s->field[k]);
-		if (!v || json_is_null(v)) {
-			lc_fail(err, "%s: no \"%s\" field", where, s->field[k]);
+		if (!v) {
+			lc_fail(err, "%s: %sno \"%s\" field", where, idmsg, s->field[k]);
 			goto bad;
 		}
 		if (!json_is_string(v)) {
-			lc_fail(err, "%s: the \"%s\" field is %s, not a string", where, s->field[k],
-			        type_name(v));
+			lc_fail(err, "%s: %sthe \"%s\" field is %s, not a string", where, idmsg,
+			        s->field[k], type_name(v));
 			goto bad;
 		}
 		r->text[k] = json_string_value(v);
 		r->len[k] = json_string_length(v);
 	}
-	if (set_id(s, root, where, r, err) < 0)
-		goto bad;
 	return 1;
 bad:
 	jsonl_rec_free(r);

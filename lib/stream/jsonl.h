@@ -1,24 +1,33 @@
 /*
  * jsonl: records from JSON Lines files, one JSON object per line, the way
  * data sets are exported (Hugging Face datasets' to_json: {"id": ...,
- * "article": ..., "abstract": ...}).
+ * "article": ..., "abstract": ...}). The one definition of what a good
+ * line is, for every reader of JSON Lines (lc-tokenize, lc-gsg-split and
+ * lc-train through jsonl_open; lc-rouge --jsonl, text/rouge_jsonl.h,
+ * through jsonl_parse).
  *
  * A reader takes its lines from textin (textin.h, split by lines), so
  * plain, compressed (.jsonl.gz, .zst, .xz, ...) and archived files,
  * directories and standard input work as they do for text. Each line
  * gives a record: the string value of each field asked for, and a name,
- * the value of the id field when one is asked for and the line has it
- * (a string as it is, an integer in decimal), else "FILE:LINE" as textin
- * names lines (FILE being the archive member in an archive).
+ * the value of the id field when one is asked for and the line has it,
+ * else "FILE:LINE" as textin names lines (FILE being the archive member
+ * in an archive). A string id names the record as it is, an integer one
+ * in decimal: the id 7 and the id "7" give the same name, "7", so that a
+ * document named by lc-tokenize --id pairs in lc-rouge --jsonl with a
+ * reference of either id ("007" is another name).
  *
  * A line that is empty or only white space is skipped (it is no record
  * and not a bad line); a UTF-8 byte order mark at the start of a line is
  * ignored. Any other line is bad unless it is one JSON object, in valid
- * UTF-8, without \u0000 in its strings or a key given twice, in which
- * every field asked for is a string (the empty string too) and the id
- * field, if present and not null, is a non-empty string of at most 4096
- * bytes without control characters, or an integer. A bad line is an error
- * naming FILE:LINE and why, or with skip_bad is skipped and counted.
+ * UTF-8, without \u0000 in its strings or a key given twice, whose id
+ * field, if present and not null (or always, with id_required), is a
+ * string that jsonl_check_name accepts (not empty, at most LC_MAX_NAME =
+ * 4096 bytes, no control character) or an integer, and in which every
+ * field asked for is a string (the empty string too). A bad line is an
+ * error "FILE:LINE: why" (byte positions count from the line's start, a
+ * byte order mark included; a message about a field of a record with an
+ * id names the id too), or with skip_bad is skipped and counted.
  */
 #ifndef LC_JSONL_H
 #define LC_JSONL_H
@@ -34,6 +43,7 @@ typedef struct jsonl_spec {
 	const char *field[JSONL_MAX_FIELDS];  /* the string fields of every record, [nfield] */
 	int nfield;                           /* 1 to JSONL_MAX_FIELDS */
 	const char *id;                       /* the field naming a record; NULL: none */
+	int id_required;                      /* a line without the id field, or with null, is bad */
 	int skip_bad;                         /* skip and count bad lines instead of failing */
 } jsonl_spec;
 
@@ -53,6 +63,14 @@ typedef struct jsonl_rec {
 int jsonl_parse(const jsonl_spec *s, const char *line, size_t len, const char *where,
                 jsonl_rec *r, lc_err *err);
 void jsonl_rec_free(jsonl_rec *r);
+
+/* 0 if name[len] can name a record (not empty, at most LC_MAX_NAME bytes,
+ * no control character: a name every output format can hold), else -1
+ * and err says "WHAT is empty", "WHAT is longer than ... bytes (\"...\")"
+ * or "WHAT holds a control character (byte N, after \"...\")", WHAT
+ * being fmt formatted (e.g. "FILE:LINE: the id field \"id\""). */
+int jsonl_check_name(const char *name, size_t len, lc_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 typedef struct jsonl jsonl;
 

@@ -1,3 +1,9 @@
+/*
+ * rouge_jsonl: lc-rouge's JSON Lines inputs, paired by id; see
+ * rouge_jsonl.h. A line is parsed by stream/jsonl (jsonl_parse, the id
+ * required); what is here is the reading of lc streams as candidates and
+ * the map of texts by id.
+ */
 #include "text/rouge_jsonl.h"
 
 #include <stdint.h>
@@ -5,25 +11,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #include "base/hash.h"
+#include "stream/jsonl.h"
 #include "stream/textin.h"
-#include "text/utf8.h"
 
 #define SHOW 100       /* at most this many bytes of an id in a message */
-#define MAX_ID 4096    /* bytes in an id */
 
 struct rouge_jsonl {
-	textin *in;                               /* NULL: a parser only */
+	textin *in;
 	char *label;                              /* the input, in messages */
 	char *idkey;
 	char *fields[ROUGE_JSONL_MAX_FIELDS];
-	size_t nf;
+	jsonl_spec spec;                          /* idkey and fields, the id required */
+	jsonl_rec rec;                            /* the last line's record */
 
-	/* the last record */
-	json_t *root;                             /* the line's object, owns the strings */
-	char num[32];                             /* an integer id, in decimal */
+	/* the last record: of rec, or of an lc stream's document */
 	const char *id;
 	char *where;
 	const char *text[ROUGE_JSONL_MAX_FIELDS];
@@ -41,15 +43,15 @@ rouge_jsonl *rouge_jsonl_open(const char *path, const char *idkey, const char *c
 	}
 	if (!(j = calloc(1, sizeof *j)))
 		goto oom;
-	j->nf = nf;
 	if (!(j->idkey = strdup(idkey)))
 		goto oom;
+	j->spec.id = j->idkey;
+	j->spec.id_required = 1;
+	j->spec.nfield = (int)nf;
 	for (size_t k = 0; k < nf; k++)
-		if (!(j->fields[k] = strdup(fields[k])))
+		if (!(j->spec.field[k] = j->fields[k] = strdup(fields[k])))
 			goto oom;
-	if (!path)
-		return j;
-	if (!(j->label = strdup(strcmp(path, "-") == 0 ? "stdin" : path)))
+	if (!(j->label = strdup(!path || strcmp(path, "-") == 0 ? "stdin" : path)))
 		goto oom;
 	if (!(j->in = textin_open(path, TEXTIN_LINE, err))) {
 		rouge_jsonl_close(j);
@@ -67,7 +69,7 @@ void rouge_jsonl_close(rouge_jsonl *j)
 	if (!j)
 		return;
 	textin_close(j->in);
-	json_decref(j->root);
+	jsonl_rec_free(&j->rec);
 	free(j->label);
 	free(j->idkey);
 	for (size_t k = 0; k < ROUGE_JSONL_MAX_FIELDS; k++)
@@ -76,103 +78,16 @@ void rouge_jsonl_close(rouge_jsonl *j)
 	free(j);
 }
 
-int rouge_jsonl_check_id(const char *id, size_t len, lc_err *err)
-{
-	if (len == 0)
-		return lc_fail(err, "the id is empty");
-	if (len > MAX_ID)
-		return lc_fail(err, "the id \"%.*s...\" is longer than %d bytes", SHOW, id, MAX_ID);
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)id[i] < 0x20 || id[i] == 0x7f)
-			return lc_fail(err, "the id \"%.*s\" holds a control character (byte %zu)",
-			               (int)(i < SHOW ? i : SHOW), id, i + 1);
-	return 0;
-}
-
-/* "a string", "an array", ...: what a JSON value is, for messages. */
-static const char *kind(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT: return "an object";
-	case JSON_ARRAY: return "an array";
-	case JSON_STRING: return "a string";
-	case JSON_INTEGER: return "an integer";
-	case JSON_REAL: return "a real number";
-	case JSON_TRUE:
-	case JSON_FALSE: return "a boolean";
-	case JSON_NULL: return "null";
-	}
-	return "a JSON value";
-}
-
 static void drop_record(rouge_jsonl *j)
 {
-	json_decref(j->root);
-	j->root = NULL;
+	jsonl_rec_free(&j->rec);
+	free(j->where);
+	j->where = NULL;
 	j->id = NULL;
-	for (size_t k = 0; k < j->nf; k++) {
+	for (size_t k = 0; k < ROUGE_JSONL_MAX_FIELDS; k++) {
 		j->text[k] = NULL;
 		j->len[k] = 0;
 	}
-}
-
-static int parse(rouge_jsonl *j, const char *line, size_t len, lc_err *err)
-{
-	json_error_t je;
-	json_t *v;
-	size_t i, good, bom = 0;
-
-	if (len >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0) {   /* a byte order mark */
-		bom = 3;
-		line += bom;
-		len -= bom;
-	}
-	for (i = 0; i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'); i++)
-		;
-	if (i == len)
-		return 0;
-	if ((good = utf8_valid_len(line, len)) < len)
-		return lc_fail(err, "invalid UTF-8 at byte %zu", bom + good + 1);
-	j->root = json_loadb(line, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
-	if (!j->root)
-		return lc_fail(err, "invalid JSON: %s (byte %zu)", je.text, bom + (size_t)je.position);
-	if (!json_is_object(j->root))
-		return lc_fail(err, "%s, not a JSON object", kind(j->root));
-
-	if (!(v = json_object_get(j->root, j->idkey)))
-		return lc_fail(err, "no \"%s\" field (the id)", j->idkey);
-	if (json_is_string(v)) {
-		j->id = json_string_value(v);
-		if (rouge_jsonl_check_id(j->id, json_string_length(v), err) < 0)
-			return -1;
-	} else if (json_is_integer(v)) {
-		snprintf(j->num, sizeof j->num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		j->id = j->num;
-	} else {
-		return lc_fail(err, "the \"%s\" field (the id) is %s, not a string or an integer",
-		               j->idkey, kind(v));
-	}
-
-	for (size_t k = 0; k < j->nf; k++) {
-		if (!(v = json_object_get(j->root, j->fields[k])))
-			return lc_fail(err, "id \"%.*s\": no \"%s\" field", SHOW, j->id, j->fields[k]);
-		if (!json_is_string(v))
-			return lc_fail(err, "id \"%.*s\": the \"%s\" field is %s, not a string", SHOW, j->id,
-			               j->fields[k], kind(v));
-		j->text[k] = json_string_value(v);
-		j->len[k] = json_string_length(v);
-	}
-	return 1;
-}
-
-int rouge_jsonl_parse(rouge_jsonl *j, const char *line, size_t len, lc_err *err)
-{
-	int rc;
-
-	drop_record(j);
-	if ((rc = parse(j, line, len, err)) <= 0)
-		drop_record(j);   /* no half record after a bad line */
-	return rc;
 }
 
 int rouge_jsonl_next(rouge_jsonl *j, lc_err *err)
@@ -181,22 +96,18 @@ int rouge_jsonl_next(rouge_jsonl *j, lc_err *err)
 	size_t len;
 	int rc;
 
-	if (!j->in)
-		return lc_fail(err, "rouge_jsonl_next: a parser has no input");
 	for (;;) {
 		drop_record(j);
-		free(j->where);
-		j->where = NULL;
 		if ((rc = textin_next(j->in, &name, &text, &len, err)) <= 0)
 			return rc;
 		if (textin_meta(j->in)) {
 			/* an lc stream: a document, named by its id */
-			if (j->nf > 1)
+			if (j->spec.nfield > 1)
 				return lc_fail(err, "%s: document \"%.*s\": an lc stream holds one text per "
 				               "document, not the fields \"%s\" and \"%s\"", j->label, SHOW,
 				               name, j->fields[0], j->fields[1]);
-			if (rouge_jsonl_check_id(name, strlen(name), err) < 0)
-				return lc_prefix(err, "%s: document name", j->label);
+			if (jsonl_check_name(name, strlen(name), err, "%s: the document name", j->label) < 0)
+				return -1;
 			if (asprintf(&j->where, "%s: document \"%.*s\"", j->label, SHOW, name) < 0) {
 				j->where = NULL;
 				return lc_fail(err, "out of memory");
@@ -206,12 +117,17 @@ int rouge_jsonl_next(rouge_jsonl *j, lc_err *err)
 			j->len[0] = len;
 			return 1;
 		}
-		if ((rc = rouge_jsonl_parse(j, text, len, err)) < 0)
-			return lc_prefix(err, "%s", name);
+		if ((rc = jsonl_parse(&j->spec, text, len, name, &j->rec, err)) < 0)
+			return -1;
 		if (rc == 0)
 			continue;
 		if (!(j->where = strdup(name)))
 			return lc_fail(err, "out of memory");
+		j->id = j->rec.name;
+		for (int k = 0; k < j->spec.nfield; k++) {
+			j->text[k] = j->rec.text[k];
+			j->len[k] = j->rec.len[k];
+		}
 		return 1;
 	}
 }
@@ -221,7 +137,7 @@ const char *rouge_jsonl_where(const rouge_jsonl *j) { return j->where ? j->where
 
 const char *rouge_jsonl_text(const rouge_jsonl *j, size_t k, size_t *len)
 {
-	if (k >= j->nf || !j->text[k]) {
+	if (k >= ROUGE_JSONL_MAX_FIELDS || !j->text[k]) {
 		*len = 0;
 		return NULL;
 	}

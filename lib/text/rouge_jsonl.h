@@ -4,19 +4,17 @@
  *
  * An input is JSON Lines: one JSON object per line, as lc-decode writes
  * {"id": ..., "summary": ...} and as a Hugging Face datasets export looks
- * ({"id": ..., "article": ..., "abstract": ...}). Each line is parsed with
- * jansson and must be an object (a key given twice is refused) holding
- * the id field, a string or an integer, and every text field asked for,
- * each a string; a line that is not valid UTF-8, or has "\u0000" in a
- * string, is refused. The integer 7 and the string "7" are the same id;
- * an id is not empty, at most 4096 bytes and holds no control character
- * (so it can name a document in every output format). A line of only
- * spaces, tabs and carriage returns is skipped; a byte order mark at the
- * start of a line is ignored. (The same rules as lc-tokenize --jsonl's,
- * stream/jsonl.h.) Plain, compressed and archived
- * files and standard input are read through textin (line by line); an
- * input that is an lc stream gives its documents instead, the id being
- * the document's name and its "text" record the one text.
+ * ({"id": ..., "article": ..., "abstract": ...}). A line is what
+ * stream/jsonl.h says (jsonl_parse: the same rules, checks and messages
+ * as lc-tokenize --jsonl, so that the documents lc-tokenize names by id
+ * keep their ids through lc-encode and lc-decode to be paired here),
+ * with the id field required: a line without it, or with null, is bad.
+ * The id is the record's name there: a string as it is, an integer in
+ * decimal, so the integer 7 and the string "7" are the same id ("007" is
+ * another). Plain, compressed and archived files and standard input are
+ * read through textin (line by line); an input that is an lc stream gives
+ * its documents instead, the id being the document's name (which must
+ * pass jsonl_check_name) and its "text" record the one text.
  *
  * rouge_idmap keeps the texts of one side (the references) by id, so that
  * the other side, read in its own order, can take each text once.
@@ -37,10 +35,9 @@
 
 typedef struct rouge_jsonl rouge_jsonl;
 
-/* A reader of the input at path ("-": standard input) that takes from
- * each line the id field idkey and the text fields fields[nf]
- * (1 <= nf <= ROUGE_JSONL_MAX_FIELDS; the strings are copied). With path
- * NULL, a parser only (rouge_jsonl_parse; rouge_jsonl_next fails). */
+/* A reader of the input at path (NULL or "-": standard input) that takes
+ * from each line the id field idkey and the text fields fields[nf]
+ * (1 <= nf <= ROUGE_JSONL_MAX_FIELDS; the strings are copied). */
 rouge_jsonl *rouge_jsonl_open(const char *path, const char *idkey, const char *const *fields,
                               size_t nf, lc_err *err);
 void rouge_jsonl_close(rouge_jsonl *j);
@@ -49,20 +46,12 @@ void rouge_jsonl_close(rouge_jsonl *j);
  * read error, with a message naming the file and line. */
 int rouge_jsonl_next(rouge_jsonl *j, lc_err *err);
 
-/* Parses one line line[len]: 1 for a record, 0 for a blank line, -1 if
- * the line is bad, with a message that says why (without file or line). */
-int rouge_jsonl_parse(rouge_jsonl *j, const char *line, size_t len, lc_err *err);
-
-/* Of the last record (valid until the next call to next or parse): its
- * id; where it was ("FILE:LINE", or "FILE: document \"NAME\"" in an lc
- * stream); the text of fields[k], [*len] bytes and a NUL. */
+/* Of the last record (valid until the next call to next): its id; where
+ * it was ("FILE:LINE", or "FILE: document \"NAME\"" in an lc stream); the
+ * text of fields[k], [*len] bytes and a NUL (NULL for k >= nf). */
 const char *rouge_jsonl_id(const rouge_jsonl *j);
 const char *rouge_jsonl_where(const rouge_jsonl *j);
 const char *rouge_jsonl_text(const rouge_jsonl *j, size_t k, size_t *len);
-
-/* 0 if id[len] can be an id (not empty, at most 4096 bytes, no control
- * character), else -1 saying why. */
-int rouge_jsonl_check_id(const char *id, size_t len, lc_err *err);
 
 /* --- texts by id --- */
 typedef struct rouge_idmap rouge_idmap;

@@ -1,9 +1,9 @@
 /* libFuzzer target: the JSON Lines reader (stream/jsonl.h) on arbitrary
- * bytes. The first byte picks the fields asked for and the id field; the
- * rest is the input. Each line parsed alone must give a record, a blank
+ * bytes. The first byte picks the fields asked for, the id field and
+ * whether it is required (as lc-rouge asks); the rest is the input. Each line parsed alone must give a record, a blank
  * line or a bad line whose message names it; a record's texts and name
- * must be NUL-free UTF-8 of the stated length (a name from the id also
- * without control characters), and its fields written back as JSON must
+ * must be NUL-free UTF-8 of the stated length (a name from the id one
+ * that jsonl_check_name accepts), and its fields written back as JSON must
  * parse to the same record. The whole input read through jsonl_open (as
  * a file: textin's line splitting, --skip-bad counting) must give as many
  * records and bad lines as the lines parsed alone. */
@@ -32,10 +32,10 @@ static void check_rec(const jsonl_spec *s, const jsonl_rec *r, const char *where
 
 	if (nl == 0 || nl > LC_MAX_NAME + 64 || !utf8_valid(r->name, nl))
 		abort();
-	if (strcmp(r->name, where) != 0)
-		for (size_t i = 0; i < nl; i++)
-			if ((unsigned char)r->name[i] < 0x20 || r->name[i] == 0x7f)
-				abort();
+	if (strcmp(r->name, where) != 0 && jsonl_check_name(r->name, nl, NULL, "the name") < 0)
+		abort();
+	if (s->id && s->id_required && jsonl_check_name(r->name, nl, NULL, "the name") < 0)
+		abort();
 	for (int k = 0; k < s->nfield; k++)
 		if (!r->text[k] || strlen(r->text[k]) != r->len[k] || !utf8_valid(r->text[k], r->len[k]))
 			abort();
@@ -51,7 +51,7 @@ static void round_trip(const jsonl_spec *s, const jsonl_rec *r, const char *wher
 
 	for (int k = 0; k < s->nfield; k++)
 		json_object_set_new(o, s->field[k], json_stringn(r->text[k], r->len[k]));
-	if (s->id && strcmp(r->name, where) != 0 && !json_object_get(o, s->id))
+	if (s->id && (s->id_required || strcmp(r->name, where) != 0) && !json_object_get(o, s->id))
 		json_object_set_new(o, s->id, json_string(r->name));
 	if (!(line = json_dumps(o, JSON_COMPACT)))
 		abort();
@@ -84,6 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s.field[1] = field_sets[data[0] & 3][1];
 	s.nfield = s.field[1] ? 2 : 1;
 	s.id = data[0] & 4 ? "id" : NULL;
+	s.id_required = (data[0] & 8) != 0;
 	s.skip_bad = 1;
 	p = (const char *)data + 1;
 	end = (const char *)data + size;

@@ -122,9 +122,12 @@ bad "a string" '"text"' "a string, not a JSON object"
 bad "a number" '12' "an integer, not a JSON object"
 bad "null" 'null' "null, not a JSON object"
 bad "no text field" '{"txt": "a"}' 'no "text" field'
-bad "a null text" '{"text": null}' 'no "text" field'
+bad "a null text" '{"text": null}' 'the "text" field is null, not a string'
 bad "a number for text" '{"text": 5}' '"text" field is an integer, not a string'
 bad "an object for text" '{"text": {"a": 1}}' '"text" field is an object, not a string'
+bad "a record with an id: the id named" '{"id": 7, "text": 5}' 'id "7": the "text" field is an integer, not a string'
+bad "a bad id is found first" '{"id": "", "text": 5}' 'the id field "id" is empty'
+bad "a BOM counts in byte positions" "$(printf '\357\273\277{"text": "caf\351"}')" "invalid UTF-8 at byte 17"
 bad "invalid UTF-8" "$(printf '{"text": "caf\351"}')" "invalid UTF-8 at byte 14"
 bad "a truncated UTF-8 sequence" "$(printf '{"text": "\342\202"}')" "invalid UTF-8"
 bad "a lone surrogate" '{"text": "\ud800 x"}' "invalid JSON.*Unicode"
