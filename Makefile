@@ -21,7 +21,8 @@
 #   summaries    summarize CORPUS (as for gsg-data) into SUMMARIES (an lc stream, default
 #                $(O)/summaries.lc): SUM_CUT (PCRE2 pattern cutting documents first;
 #                default '^BOOK [0-9A-Z]' for the bundled KJV, else empty: no cut), MODEL
-#                (default share/models/demo), SUM_FLAGS (lc-decode options). HOSTS=FILE
+#                (default share/models/demo), SUM_FLAGS (lc-decode options; default none:
+#                the model's generation_config.json). HOSTS=FILE
 #                (GNU parallel's --sshloginfile: a host a line, one job at a time on
 #                each unless written N/host) spreads the work over those hosts in
 #                SHARDS pieces (default 16), with the same result (see lc(7))
@@ -269,7 +270,7 @@ demo-model: gsg-data
 # way, byte for byte on like hosts (tests/sh/t2030-parallel.sh).
 MODEL     = share/models/demo
 SUM_CUT   = $(if $(filter share/samples/kjv.txt.xz,$(CORPUS)),^BOOK [0-9A-Z])
-SUM_FLAGS = --max-new 128 --no-repeat-ngram 3
+SUM_FLAGS =
 SUMMARIES = $(O)/summaries.lc
 HOSTS     =
 SHARDS    = 16
