@@ -237,9 +237,10 @@ static int parse_u64(const char *s, uint64_t *v)
 	if (!*s || (s[0] == '0' && s[1]))
 		return 0;
 	for (; *s; s++) {
-		if (*s < '0' || *s > '9' || x > (UINT64_MAX - 9) / 10)
+		uint64_t d = (uint64_t)(*s - '0');
+		if (*s < '0' || *s > '9' || x > (UINT64_MAX - d) / 10)
 			return 0;
-		x = x * 10 + (uint64_t)(*s - '0');
+		x = x * 10 + d;
 	}
 	*v = x;
 	return 1;
