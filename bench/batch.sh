@@ -3,7 +3,8 @@
 # full-size random model (LOCOST-base dimensions, as bench/decode.sh):
 # documents/s and generated tokens/s of lc-decode batched (--batch, its
 # default) against one document at a time (--batch 1), in the same run;
-# and lc-encode's tokens/s on short documents against one long one.
+# and lc-encode's tokens/s on short documents, together and one at a
+# time, against one long one.
 #
 # BENCH_BATCH_DOCS documents (default 1000) of BENCH_BATCH_LEN tokens
 # (default 2048), every summary forced to BENCH_BATCH_NEW tokens (default
@@ -30,13 +31,17 @@ awk -v n="$((LEN * 8))" 'BEGIN { srand(12); for (i = 1; i < n; i++) printf "%d "
 
 echo "bench/batch.sh: full-size random model, $N documents of $LEN tokens, $NEW new tokens each, $BEAMS beam(s), $J threads"
 
-# The encoder: 8 short documents against one of the same total length.
-for f in short long; do
-	/usr/bin/time -f '%e' -o "$D/t.$f" lc-encode -q -j "$J" -m "$D" "$D/$f.lcs" >"$D/$f.hid"
-done
-awk -v s="$(cat "$D/t.short")" -v l="$(cat "$D/t.long")" -v n="$((LEN * 8))" -v len="$LEN" 'BEGIN {
-	printf "encode: 8 documents of %d tokens %.0f tokens/s; one of %d tokens %.0f tokens/s (ratio %.2f)\n",
-	    len, n / s, n, n / l, (n / s) / (n / l) }'
+# The encoder: 8 short documents several at a time (the default) and one
+# at a time on all threads (--batch 1), against one document of the same
+# total length.
+/usr/bin/time -f '%e' -o "$D/t.short" lc-encode -q -j "$J" -m "$D" "$D/short.lcs" >"$D/short.hid"
+/usr/bin/time -f '%e' -o "$D/t.short1" lc-encode -q -j "$J" --batch 1 -m "$D" "$D/short.lcs" >"$D/short1.hid"
+/usr/bin/time -f '%e' -o "$D/t.long" lc-encode -q -j "$J" -m "$D" "$D/long.lcs" >/dev/null
+cmp -s "$D/short.hid" "$D/short1.hid" && esame=identical || esame=DIFFERENT
+awk -v s="$(cat "$D/t.short")" -v s1="$(cat "$D/t.short1")" -v l="$(cat "$D/t.long")" \
+    -v n="$((LEN * 8))" -v len="$LEN" -v same="$esame" 'BEGIN {
+	printf "encode 8 documents of %d tokens: together %.0f tokens/s, one at a time %.0f tokens/s (%.2fx, states %s); one document of %d tokens %.0f tokens/s\n",
+	    len, n / s, n / s1, s1 / s, same, n, n / l }'
 
 # The decoder: the 8 hidden-state documents repeated to N (rounded up to
 # a multiple of 8).

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "base/dtype.h"
+#include "base/parallel.h"
 
 struct lc_encoder {
 	const lc_enc_ops *ops;
@@ -78,4 +79,24 @@ int encoder_gemm_only(lc_encoder *e, int64_t L, double *seconds, lc_err *err)
 	if (!e->ops->gemm_only)
 		return lc_fail(err, "this encoder has no products-only mode");
 	return e->ops->gemm_only(e->impl, L, seconds, err);
+}
+
+struct many {
+	lc_encoder *const *encs;
+	encoder_job *jobs;
+};
+
+static void run_one(void *ctx, int64_t i, int tid)
+{
+	struct many *m = ctx;
+	encoder_job *j = &m->jobs[i];
+
+	j->rc = encoder_run(m->encs[tid], j->ids, j->L, j->out, NULL, NULL, &j->err);
+}
+
+void encoder_run_many(lc_encoder *const *encs, int nenc, encoder_job *jobs, int n)
+{
+	struct many m = { encs, jobs };
+
+	par_for(nenc, n, run_one, &m);
 }

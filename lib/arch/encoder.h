@@ -39,6 +39,21 @@ typedef void (*encoder_progress_fn)(void *ctx, int done, int total);
 int encoder_run(lc_encoder *e, const int32_t *ids, int64_t L, float *out,
                 encoder_progress_fn progress, void *ctx, lc_err *err);
 
+/* One document of encoder_run_many. */
+typedef struct encoder_job {
+	const int32_t *ids;         /* in: [L] */
+	int64_t L;
+	float *out;                 /* in: [encoder_out_len(L), d_model] */
+	int rc;                     /* out: 0, or -1 with err */
+	lc_err err;
+} encoder_job;
+
+/* Several documents at once, each whole on one of the nenc encoders (each
+ * made with one thread), as many at a time as there are encoders: for
+ * short documents, whose layers are too small to share among threads
+ * well. Each result is encoder_run's. */
+void encoder_run_many(lc_encoder *const *encs, int nenc, encoder_job *jobs, int n);
+
 /* Runs only the products of an L-token input, on scratch data, with the
  * same blocking and threads; *seconds gets the wall time. Benchmarks. */
 int encoder_gemm_only(lc_encoder *e, int64_t L, double *seconds, lc_err *err);

@@ -155,14 +155,21 @@ int64_t cmp_fft_size(int64_t need)
 	}
 }
 
+/* FFTW's planner is not thread-safe (only fftwf_execute is): every plan
+ * made or destroyed anywhere in the process goes through this lock, since
+ * several caches (one per encoder) may plan at once. */
+static pthread_mutex_t planner_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static void fft_free(cmp_fft *p)
 {
 	if (!p)
 		return;
+	pthread_mutex_lock(&planner_mu);
 	if (p->fwd)
 		fftwf_destroy_plan(p->fwd);
 	if (p->inv)
 		fftwf_destroy_plan(p->inv);
+	pthread_mutex_unlock(&planner_mu);
 	free(p);
 }
 
@@ -179,8 +186,10 @@ static cmp_fft *fft_new(int64_t n, lc_err *err)
 		goto fail;
 	}
 	p->n = n;
+	pthread_mutex_lock(&planner_mu);
 	p->fwd = fftwf_plan_dft_r2c_1d((int)n, x, xf, FFTW_ESTIMATE);
 	p->inv = fftwf_plan_dft_c2r_1d((int)n, xf, x, FFTW_ESTIMATE);
+	pthread_mutex_unlock(&planner_mu);
 	if (!p->fwd || !p->inv) {
 		lc_fail(err, "FFTW could not plan size %lld", (long long)n);
 		goto fail;
