@@ -82,6 +82,9 @@ enum fmt { F_TEXT, F_IDS, F_STREAM, F_JSONL };
  * states) a batch holds: a book goes alone. */
 #define BATCH_DOCS 16
 #define BATCH_BYTES ((uint64_t)512 << 20)
+#define BATCH_ROWS 1024
+/* bf16 -> f32 scratch kept between batches, per document slot */
+#define BATCH_KEEP_SCRATCH ((uint64_t)64 << 20)
 
 struct prog {
 	lc_model *model;
@@ -295,6 +298,16 @@ out:
 	return rc;
 }
 
+/* Documents per batch: --batch, but no more than BATCH_ROWS rows in a step
+ * (products of up to 1024 rows are the same bits for every thread count,
+ * compute/compute.h). */
+static int batch_docs(const struct prog *p)
+{
+	int per = BATCH_ROWS / search_rows(&p->so);
+
+	return per < 1 ? 1 : per < p->batch ? per : p->batch;
+}
+
 /* Writes one document's summaries in the output format. */
 static int emit(struct prog *p, const lc_doc *d, const search_result *res, lc_err *err)
 {
@@ -395,6 +408,14 @@ static int decode_batch(lc_doc *docs, int n, void *ctx, int *bad, lc_err *err)
 	if (ok > 1 && gen_batch_run(p->dec, p->jobs, ok, p->threads, on_batch_step, &bp, err) == 0) {
 		cli_progress_done(&p->pr);
 		for (int i = 0; i < ok; i++) {
+			/* a search the batch could not start a thread for: alone */
+			if (rc == 0 && p->jobs[i].rc > 0 &&
+			    decode_one(p, &docs[i], p->jobs[i].enc, p->jobs[i].L, err) < 0) {
+				*bad = i;
+				rc = -1;
+			}
+			if (p->jobs[i].rc > 0)
+				continue;
 			if (rc == 0 && p->jobs[i].rc < 0) {
 				*err = p->jobs[i].err;
 				rc = -1;
@@ -419,6 +440,13 @@ static int decode_batch(lc_doc *docs, int n, void *ctx, int *bad, lc_err *err)
 		*err = first;
 		rc = -1;
 	}
+	/* a large document's converted states do not stay for the next batch */
+	for (int i = 0; i < n; i++)
+		if (p->bconv_cap[i] * sizeof(float) > BATCH_KEEP_SCRATCH) {
+			free(p->bconv[i]);
+			p->bconv[i] = NULL;
+			p->bconv_cap[i] = 0;
+		}
 	return rc;
 }
 
@@ -650,8 +678,8 @@ int main(int argc, char **argv)
 		p.jobs = calloc((size_t)p.batch, sizeof *p.jobs);
 		if (!p.bconv || !p.bconv_cap || !p.jobs)
 			cli_die(LC_EXIT_DATA, "out of memory for --batch %d", p.batch);
-		if (stream_each_batch(argc - optind, argv + optind, p.batch, BATCH_BYTES, decode_batch,
-		                      &p, &err) < 0)
+		if (stream_each_batch(argc - optind, argv + optind, batch_docs(&p), BATCH_BYTES,
+		                      decode_batch, &p, &err) < 0)
 			cli_die(LC_EXIT_DATA, "%s", err.msg);
 		for (int i = 0; i < p.batch; i++)
 			free(p.bconv[i]);

@@ -181,7 +181,12 @@ static int encode_batch(lc_doc *docs, int n, void *ctx, int *bad, lc_err *err)
 	/* the run of short documents the batch starts with */
 	for (; k < n; k++) {
 		encoder_job *j = &r->jobs[k];
+		const lc_tensor *tk = doc_find(&docs[k], "tokens");
 		memset(j, 0, sizeof *j);
+		/* a long one ends the run before its ids are read (and cut, with
+		 * a warning, which encode_doc would repeat) */
+		if (tk && tk->rank == 1 && tk->dims[0] > OVERLAP_LEN)
+			break;
 		if (doc_ids(r, &docs[k], (int32_t **)&j->ids, &j->L, err) < 0) {
 			*bad = k;
 			rc = -1;

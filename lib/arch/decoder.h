@@ -58,8 +58,9 @@ int decoder_rows(const dec_state *s);
 
 void decoder_state_free(dec_state *s);
 
-/* Threads for the steps (default 1). The logits are the same bits for
- * every thread count (compute/compute.h, ops/xattn.h). */
+/* Threads for the steps (default 1). With up to 1024 rows the logits are
+ * the same bits for every thread count (compute/compute.h, ops/xattn.h);
+ * lc-decode keeps its batches within that. */
 int decoder_state_threads(dec_state *s, int nthreads, lc_err *err);
 
 /* Feeds one token per row (tokens [rows]) at the next position and writes

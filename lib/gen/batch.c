@@ -212,7 +212,9 @@ int gen_batch_run(const lc_decoder *dec, gen_job *jobs, int n, int nthreads,
 	b.running = n;
 	for (int i = 0; i < n; i++)
 		if (pthread_create(&th[i], NULL, search_thread, &b.m[i]) != 0) {
-			jobs[i].rc = lc_fail(&jobs[i].err, "cannot start a thread for its search");
+			/* not run: the caller decodes it alone */
+			lc_fail(&jobs[i].err, "cannot start a thread for its search");
+			jobs[i].rc = 1;
 			th[i] = pthread_self();
 			leave(&b.m[i]);
 		}

@@ -27,7 +27,8 @@ typedef struct gen_job {
 	int64_t L;
 	search_opts o;              /* in: the document's search */
 	search_result res;          /* out, when rc == 0 (free with search_result_free) */
-	int rc;                     /* out: 0, or -1 with err */
+	int rc;                     /* out: 0; -1 with err; 1: not run (no thread could be
+	                               started for it: decode it alone) */
 	lc_err err;
 } gen_job;
 

@@ -67,6 +67,25 @@ int attn_cache_reorder(float *const *caches, int ncache, int nl, int rcap, int n
 	}
 	if (identity || used == 0)
 		return 0;
+	if (nout < nin) {
+		/* dropping rows (src increasing, src[r] >= r): in place, copying
+		 * only the rows that move; each source row is read before any
+		 * write reaches it */
+		int inplace = 1;
+		for (int r = 0; r < nout && inplace; r++)
+			inplace = src[r] >= r && (r == 0 || src[r] > src[r - 1]);
+		if (inplace) {
+			for (int c = 0; c < ncache; c++)
+				for (int li = 0; li < nl; li++) {
+					float *base = caches[c] + (size_t)li * (size_t)rcap * stride;
+					for (int r = 0; r < nout; r++)
+						if (src[r] != r)
+							memcpy(base + (size_t)r * stride, base + (size_t)src[r] * stride,
+							       used * sizeof(float));
+				}
+			return 0;
+		}
+	}
 	for (int c = 0; c < ncache; c++)
 		for (int li = 0; li < nl; li++) {
 			float *base = caches[c] + (size_t)li * (size_t)rcap * stride;

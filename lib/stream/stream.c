@@ -890,8 +890,21 @@ static int batch_file(batcher *b, const char *path, lc_err *err)
 			rc = got < 0 ? -1 : 0;
 			break;
 		}
+		uint64_t db = doc_bytes(&b->docs[b->n]);
+		if (b->n > 0 && b->bytes + db > b->max_bytes) {
+			/* it would go over: the batch so far first, then it starts
+			 * the next one (alone, if it is over the limit by itself) */
+			lc_doc d = b->docs[b->n];
+			memset(&b->docs[b->n], 0, sizeof d);
+			if (batch_flush(b, err) < 0) {
+				doc_free(&d);
+				rc = -1;
+				break;
+			}
+			b->docs[0] = d;
+		}
 		b->labels[b->n] = label;
-		b->bytes += doc_bytes(&b->docs[b->n]);
+		b->bytes += db;
 		if ((++b->n == b->max || b->bytes >= b->max_bytes) && batch_flush(b, err) < 0) {
 			rc = -1;
 			break;

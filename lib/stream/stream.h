@@ -145,8 +145,8 @@ int stream_each_file(FILE *f, const char *label, int (*fn)(lc_doc *d, void *ctx,
 
 /* The same loop with documents handed over in batches (programs that
  * process several documents at once): up to max_docs documents, and no
- * more than max_bytes of payload unless one document alone exceeds it,
- * read in order, then fn(docs, ndoc, ...). When fn fails with *bad set
+ * more than max_bytes of payload (a document over it by itself comes
+ * alone), read in order, then fn(docs, ndoc, ...). When fn fails with *bad set
  * to a document's place in the batch, the message gets that document's
  * 'FILE: document "NAME": ' prefix. A reading error comes after the
  * documents read before it have been through fn. */

@@ -662,6 +662,45 @@ static void test_vmath(void)
 	free(y);
 }
 
+/* attn_cache_reorder: every (source row, layer, cache) keeps its values
+ * under beam reorders (repeats, any order) and under dropping rows (a
+ * finished document: in place), against a direct copy. */
+static void test_cache_reorder(void)
+{
+	enum { NL = 3, RCAP = 5, STRIDE = 7, USED = 4 };
+	static const int32_t cases[][RCAP + 2] = {
+		/* nin, nout, src... */
+		{ 5, 5, 4, 3, 2, 1, 0 }, { 5, 5, 0, 0, 3, 3, 1 }, { 5, 3, 1, 3, 4 },
+		{ 5, 2, 0, 4 }, { 4, 2, 2, 3 }, { 5, 3, 2, 0, 1 }, { 3, 3, 0, 1, 2 },
+	};
+	float c0[NL * RCAP * STRIDE], c1[NL * RCAP * STRIDE], tmp[RCAP * STRIDE];
+	float *caches[2] = { c0, c1 };
+	lc_err err;
+
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+		int nin = cases[k][0], nout = cases[k][1], good = 1;
+		const int32_t *src = &cases[k][2];
+		for (int i = 0; i < NL * RCAP * STRIDE; i++) {
+			c0[i] = (float)i;
+			c1[i] = (float)-i;
+		}
+		T_OK(attn_cache_reorder(caches, 2, NL, RCAP, nin, nout, STRIDE, USED, src, tmp, &err) == 0,
+		     "case %zu: %s", k, err.msg);
+		for (int c = 0; c < 2; c++)
+			for (int li = 0; li < NL; li++)
+				for (int r = 0; r < nout; r++)
+					for (int j = 0; j < USED; j++) {
+						float want = (float)((li * RCAP + src[r]) * STRIDE + j) * (c ? -1 : 1);
+						good &= caches[c][(li * RCAP + r) * STRIDE + j] == want;
+					}
+		T_OK(good, "case %zu: rows keep their histories", k);
+	}
+	T_OK(attn_cache_reorder(caches, 2, NL, RCAP, 4, 2, STRIDE, USED, (int32_t[]){ 0, 4 }, tmp,
+	                        &err) < 0 && strstr(err.msg, "out of range"), "%s", err.msg);
+	T_OK(attn_cache_reorder(caches, 2, NL, RCAP, 6, 2, STRIDE, USED, (int32_t[]){ 0, 1 }, tmp,
+	                        &err) < 0, "more rows than the caches hold");
+}
+
 int main(void)
 {
 	T_RUN(test_vmath);
@@ -676,5 +715,6 @@ int main(void)
 	T_RUN(test_attn);
 	T_RUN(test_attn_full);
 	T_RUN(test_xattn);
+	T_RUN(test_cache_reorder);
 	return t_done();
 }

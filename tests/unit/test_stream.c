@@ -268,13 +268,20 @@ static void test_batches(void)
 	T_EQ_I(s.nd, 7);
 	T_EQ_S(s.names[4], "d4");
 	T_EQ_S(s.names[6], "d6");
-	/* the byte limit: 250 bytes hold two documents of 100, then the third
-	 * goes over and closes the batch */
+	/* the byte limit: 250 bytes hold two documents of 100; the third would
+	 * go over, so it starts the next batch */
 	memset(&s, 0, sizeof s);
 	s.fail_at = -1;
 	T_OK(stream_each_batch(2, paths, 64, 250, on_batch, &s, &err) == 0, "%s", err.msg);
-	T_OK(s.nb == 3 && s.sizes[0] == 3 && s.sizes[1] == 3 && s.sizes[2] == 1,
+	T_OK(s.nb == 4 && s.sizes[0] == 2 && s.sizes[1] == 2 && s.sizes[2] == 2 && s.sizes[3] == 1,
 	     "by bytes: %d batches", s.nb);
+	T_EQ_I(s.nd, 7);
+	/* a document over the limit by itself comes alone */
+	memset(&s, 0, sizeof s);
+	s.fail_at = -1;
+	T_OK(stream_each_batch(2, paths, 64, 50, on_batch, &s, &err) == 0, "%s", err.msg);
+	T_OK(s.nb == 7 && s.sizes[0] == 1 && s.sizes[6] == 1, "over the limit: %d batches", s.nb);
+	T_EQ_S(s.names[6], "d6");
 	/* a failure names the document it is about, not the last one read */
 	memset(&s, 0, sizeof s);
 	s.fail_at = 4;
