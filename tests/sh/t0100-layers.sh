@@ -15,6 +15,7 @@ allowed() {
 	arch) echo "base weights compute ops arch" ;;
 	gen) echo "base arch gen" ;;
 	train) echo "base stream text weights compute ops arch gen train" ;;
+	pipe) echo "base stream text weights compute ops arch gen pipe" ;;
 	*) echo "" ;;
 	esac
 }
