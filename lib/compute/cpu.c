@@ -54,30 +54,22 @@ struct par_job {
 	float alpha, beta;
 	const float *A, *B;
 	float *C;
-	int parts;
+	int64_t width;                  /* columns of C per part, the last one fewer */
 };
 
 /* Products of up to PAR_ROWS rows (the decoder's, a short encoding's) are
- * split into column blocks of PAR_COLS, the last one shorter: the same
- * calls whatever the thread count, so the same bits (an OpenBLAS kernel's
- * rounding depends on where a column falls in the call). Taller products
- * are split into one part per thread: packing their many rows once per
- * 256 columns would cost more than the split saves. */
+ * split into column blocks of PAR_COLS: the same calls whatever the
+ * thread count, so the same bits (an OpenBLAS kernel's rounding depends
+ * on where a column falls in the call). Taller products are split into
+ * one part per thread: packing their many rows once per 256 columns would
+ * cost more than the split saves. */
 #define PAR_COLS 256
 #define PAR_ROWS 1024
 
 static void par_part(void *ctx, int64_t i, int tid)
 {
 	const struct par_job *j = ctx;
-	int64_t lo, hi;
-
-	if (j->parts == 0) {
-		lo = i * PAR_COLS;
-		hi = lo + PAR_COLS < j->N ? lo + PAR_COLS : j->N;
-	} else {
-		lo = j->N * i / j->parts;
-		hi = j->N * (i + 1) / j->parts;
-	}
+	int64_t lo = i * j->width, hi = lo + j->width < j->N ? lo + j->width : j->N;
 	/* columns lo..hi of op(B): rows of B when it is transposed */
 	const float *B = j->B + (j->tb == CMP_T ? lo * j->ldb : lo);
 
@@ -90,22 +82,14 @@ void cmp_gemm_par(int nth, enum cmp_trans ta, enum cmp_trans tb, int64_t M, int6
                   int64_t K, float alpha, const float *A, int64_t lda, const float *B,
                   int64_t ldb, float beta, float *C, int64_t ldc)
 {
-	struct par_job j = { ta, tb, M, N, K, lda, ldb, ldc, alpha, beta, A, B, C, nth };
+	struct par_job j = { ta, tb, M, N, K, lda, ldb, ldc, alpha, beta, A, B, C, 0 };
 
-	if (M <= PAR_ROWS) {
-		if (N < 2 * PAR_COLS) {
-			cmp_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-			return;
-		}
-		j.parts = 0;
-		par_for(nth, (N + PAR_COLS - 1) / PAR_COLS, par_part, &j);
-		return;
-	}
-	if (nth <= 1 || N < PAR_COLS * (int64_t)nth) {
+	if (M <= PAR_ROWS ? N < 2 * PAR_COLS : nth <= 1 || N < PAR_COLS * (int64_t)nth) {
 		cmp_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 		return;
 	}
-	par_for(nth, nth, par_part, &j);
+	j.width = M <= PAR_ROWS ? PAR_COLS : (N + nth - 1) / nth;
+	par_for(nth, (N + j.width - 1) / j.width, par_part, &j);
 }
 
 void cmp_gemm_batch(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
