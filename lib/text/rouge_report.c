@@ -64,6 +64,44 @@ static json_t *json_score(const rouge_score *s)
 	return json_pack("{s:f,s:f,s:f}", "P", s->p, "R", s->r, "F", s->f);
 }
 
+int rouge_report_types_parse(rouge_report_opts *o, const char *list, lc_err *err)
+{
+	o->ntypes = 0;
+	for (const char *p = list; *p; p++) {
+		size_t n = strcspn(p, ",");
+		char tok[16];
+		rouge_type t;
+		if (n == 0)
+			continue;
+		if (n < sizeof tok) {
+			memcpy(tok, p, n);
+			tok[n] = 0;
+		}
+		if (n >= sizeof tok || rouge_type_parse(tok, &t) < 0)
+			return lc_fail(err, "unknown type '%.*s' (rouge1..rouge9, rougeL, rougeLsum)",
+			               (int)n, p);
+		for (size_t i = 0; i < o->ntypes; i++)
+			if (o->types[i].kind == t.kind && o->types[i].n == t.n)
+				return lc_fail(err, "type '%s' given twice", tok);
+		o->types[o->ntypes++] = t;
+		p += n;
+		if (!*p)
+			break;
+	}
+	return o->ntypes ? 0 : lc_fail(err, "no type");
+}
+
+int rouge_report_fmt_parse(const char *s)
+{
+	static const char *const names[] = { [ROUGE_FMT_TABLE] = "table", [ROUGE_FMT_TSV] = "tsv",
+	                                     [ROUGE_FMT_JSON] = "json", [ROUGE_FMT_CSV] = "csv" };
+
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (strcmp(s, names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
 rouge_report *rouge_report_new(const rouge_report_opts *o, FILE *out, lc_err *err)
 {
 	rouge_report *r = calloc(1, sizeof *r);

@@ -53,6 +53,13 @@ typedef struct rouge_report_opts {
 	int csv_ids;                 /* csv per document: names, not 0-based numbers */
 } rouge_report_opts;
 
+/* Sets o's types from a comma-separated list of names ("rouge1,rougeL";
+ * rouge_type_parse's, each at most once; empty items are skipped): 0, or
+ * -1 with "unknown type 'X' (...)", "type 'X' given twice" or "no type". */
+int rouge_report_types_parse(rouge_report_opts *o, const char *list, lc_err *err);
+/* "table", "tsv", "json" or "csv" -> its rouge_fmt; else -1. */
+int rouge_report_fmt_parse(const char *s);
+
 typedef struct rouge_report rouge_report;
 
 /* Writes the tsv or per-document csv header line to out. */
