@@ -128,6 +128,15 @@ int train_data_read(FILE *f, const char *label, int64_t max_src, int64_t max_tgt
 	return stream_each_file(f, label, read_pair, &c, err);
 }
 
+int train_data_read_path(const char *path, int64_t max_src, int64_t max_tgt, int32_t eos_id,
+                         train_data *d, lc_err *err)
+{
+	struct read_ctx c = { max_src, max_tgt, eos_id, d };
+	char *p = (char *)path;
+
+	return stream_each(1, &p, read_pair, &c, err);
+}
+
 int train_data_write_pairs(const train_data *d, const char *prefix, lc_err *err)
 {
 	for (int side = 0; side < 2; side++) {

@@ -52,6 +52,10 @@ typedef struct train_data {
  * skipped. */
 int train_data_read(FILE *f, const char *label, int64_t max_src, int64_t max_tgt,
                     int32_t eos_id, train_data *d, lc_err *err);
+/* The same from the stream at path ("-": standard input, named "stdin"
+ * in messages). */
+int train_data_read_path(const char *path, int64_t max_src, int64_t max_tgt, int32_t eos_id,
+                         train_data *d, lc_err *err);
 /* Appends the pairs of the JSON Lines records of j (field 0 the source
  * text, field 1 the target), each named as j names it, both sides encoded
  * with tk as lc-tokenize and lc-gsg-split -m encode (special tokens, </s>

@@ -1,0 +1,482 @@
+/*
+ * trainjob.c: an lc-train run from its resolved options (see trainjob.h).
+ */
+#include "train/trainjob.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/clock.h"
+#include "base/fileio.h"
+#include "base/share.h"
+#include "arch/model.h"
+#include "text/tokenizer.h"
+#include "train/train.h"
+#include "train/traineval.h"
+#include "train/trainlog.h"
+
+void train_job_init(train_job *j)
+{
+	memset(j, 0, sizeof *j);
+	j->js.field[0] = "article";
+	j->js.field[1] = "abstract";
+	j->js.nfield = 2;
+	j->steps = 1000;
+	j->batch_tokens = 8192;
+	j->max_src = 1024;
+	j->max_tgt = 256;
+	j->lr = -1;
+	j->sched = -1;
+	j->warmup = -1;
+	j->weight_decay = 0.01;
+	j->clip = 1.0;
+	j->seed = 1;
+	j->eval_every = 100;
+	j->save_every = 500;
+	j->log_every = 10;
+	j->rouge = 1;
+	j->rouge_max_new = 128;
+	j->threads = 1;
+}
+
+/* What a run holds between its phases. */
+struct run {
+	train_job *j;
+	int resume;                 /* outdir is the model */
+	const char *config;         /* the config.json of random weights, or NULL */
+	char cfgpath[4096];         /* the config.json checkpoints copy */
+	char tok[4096];             /* the spiece.model they copy, when has_tok */
+	int has_tok;
+	lc_model *m;
+	train_opts to;
+	train_data td, ed;          /* training and evaluation pairs */
+	trainer *tr;
+};
+
+/* Hands the formatted text to the job's report. */
+static void say(const train_job *j, enum train_report kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void say(const train_job *j, enum train_report kind, const char *fmt, ...)
+{
+	char small[512], *buf = small;
+	va_list ap, aq;
+	int n;
+
+	if (!j->report)
+		return;
+	va_start(ap, fmt);
+	va_copy(aq, ap);
+	n = vsnprintf(small, sizeof small, fmt, ap);
+	if (n >= (int)sizeof small && (buf = malloc((size_t)n + 1)))
+		vsnprintf(buf, (size_t)n + 1, fmt, aq);
+	else
+		buf = small;
+	va_end(aq);
+	va_end(ap);
+	j->report(j->ctx, kind, buf);
+	if (buf != small)
+		free(buf);
+}
+
+static void mark(const train_job *j, enum train_report kind)
+{
+	if (j->report)
+		j->report(j->ctx, kind, NULL);
+}
+
+static int stopped(const train_job *j)
+{
+	return j->stop && *j->stop;
+}
+
+static int exists(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0;
+}
+
+/* A path given with the option from must name something (none given: no
+ * check). */
+static int check_path(const char *from, const char *path, lc_err *err)
+{
+	struct stat sb;
+
+	if (path && stat(path, &sb) < 0)
+		return lc_fail(err, "%s %s: %s", from, path, strerror(errno));
+	return 0;
+}
+
+/* Fails with err, which is about path, given with the option from. */
+static int fail_source(train_job *j, const char *from, const char *path)
+{
+	j->err_from = from;
+	j->err_path = path;
+	return -1;
+}
+
+/* OUTDIR recovered and resumed or created, every path checked, the model
+ * to start from open, the tokenizer of checkpoints chosen. */
+static int start(struct run *r, lc_err *err)
+{
+	train_job *j = r->j;
+	const char *init = j->init, *tok;
+	char path[4096];
+
+	r->config = j->config;
+	snprintf(path, sizeof path, "%s/trainer_state.json", j->outdir);
+	/* a save killed after its commit is finished, a mixed set refused,
+	 * before anything reads OUTDIR */
+	if (!j->restart && exists(j->outdir) && checkpoint_recover(j->outdir, err) < 0) {
+		lc_err e = *err;
+		return lc_fail(err, "resume: %s (--restart starts over)", e.msg);
+	}
+	if (!j->restart && exists(path)) {
+		r->resume = 1;
+		init = j->outdir;
+		r->config = NULL;
+	} else if (!init && !r->config) {
+		j->err_usage = 1;
+		return lc_fail(err, "%s holds no checkpoint: give -m INIT or --config JSON", j->outdir);
+	}
+	/* before anything is created */
+	if (r->config && check_path("--config", r->config, err) < 0)
+		return -1;
+	if (r->config && arch_config_check(r->config, err) < 0)
+		return fail_source(j, "--config", r->config);
+	if ((!r->resume && check_path("-m/--model", init, err) < 0) ||
+	    check_path("-t/--tokenizer", j->tokenizer, err) < 0 ||
+	    (j->eval && strcmp(j->eval, "-") != 0 && check_path("--eval", j->eval, err) < 0))
+		return -1;
+	if (mkdir(j->outdir, 0777) < 0 && errno != EEXIST)
+		return lc_fail(err, "-o/--output %s: %s", j->outdir, strerror(errno));
+	/* the model to start from */
+	if (r->config) {
+		snprintf(r->cfgpath, sizeof r->cfgpath, "%s/config.json", j->outdir);
+		if (lc_copy_file(r->config, r->cfgpath, err) < 0)
+			return -1;
+		if (model_write_random(j->outdir, j->seed, err) < 0)
+			return fail_source(j, "--config", r->config);
+		if (!(r->m = model_open(j->outdir, err)))
+			return -1;
+	} else {
+		if (!(r->m = model_open(init, err)))
+			return fail_source(j, r->resume ? NULL : "-m/--model", init);
+		snprintf(r->cfgpath, sizeof r->cfgpath, "%s/config.json", model_dir(r->m));
+	}
+	/* the tokenizer copied into checkpoints */
+	if (!(tok = j->tokenizer)) {
+		enum share_from from = SHARE_ENV;
+		snprintf(path, sizeof path, "%s/spiece.model", model_dir(r->m));
+		if (!exists(path))
+			share_path("spiece.model", path, sizeof path, &from);
+		tok = exists(path) ? path : NULL;
+		if (!tok && !j->quiet)
+			say(j, TRAIN_WARN, "no spiece.model in %s nor %s (%s): checkpoints hold no "
+			    "tokenizer (use -t)", model_dir(r->m), path, share_from_name(from));
+	}
+	/* copy the path: a checkpoint may overwrite the file it came from */
+	if (tok) {
+		char *real = realpath(tok, NULL);
+		snprintf(r->tok, sizeof r->tok, "%s", real ? real : tok);
+		free(real);
+		r->has_tok = 1;
+	}
+	return 0;
+}
+
+/* The trainer's options: the job's, their defaults, or on resume the
+ * checkpoint's schedule unless given again. */
+static int options(struct run *r, lc_err *err)
+{
+	const train_job *j = r->j;
+	train_opts *to = &r->to, saved;
+
+	memset(to, 0, sizeof *to);
+	to->sched = j->sched >= 0 ? (enum lr_sched)j->sched : r->config ? LR_INVSQRT : LR_CONSTANT;
+	to->lr = j->lr >= 0 ? j->lr : r->config ? 1e-3 : 1e-4;
+	to->warmup = j->warmup >= 0 ? j->warmup : to->sched == LR_INVSQRT ? 100 : 0;
+	to->batch_tokens = j->batch_tokens;
+	to->dropout = j->dropout;
+	to->clip = j->clip;
+	to->adam.beta1 = 0.9;
+	to->adam.beta2 = 0.999;
+	to->adam.eps = 1e-8;
+	to->adam.weight_decay = j->weight_decay;
+	to->threads = j->threads;
+	to->seed = j->seed;
+	if (!r->resume)
+		return 0;
+	saved = *to;
+	if (train_state_opts(j->outdir, &saved, err) < 0)
+		return lc_prefix(err, "resume");
+	to->lr = j->lr >= 0 ? j->lr : saved.lr;
+	to->sched = j->sched >= 0 ? (enum lr_sched)j->sched : saved.sched;
+	to->warmup = j->warmup >= 0 ? j->warmup : saved.warmup;
+	to->seed = j->seed_given ? j->seed : saved.seed;
+	return 0;
+}
+
+/* How the pairs are read: lc streams, or JSON Lines encoded with tk. */
+struct pair_src {
+	int64_t max_src, max_tgt;
+	int32_t eos;
+	lc_tokenizer *tk;           /* non-NULL: JSON Lines */
+	const jsonl_spec *js;
+	uint64_t nbad;              /* bad lines skipped */
+	char *first_bad;
+};
+
+static int read_pairs(const char *path, struct pair_src *ps, train_data *d, lc_err *err)
+{
+	jsonl *jl;
+	int rc;
+
+	if (!ps->tk)
+		return train_data_read_path(path, ps->max_src, ps->max_tgt, ps->eos, d, err);
+	if (!(jl = jsonl_open(path, ps->js, err)))
+		return -1;
+	rc = train_data_read_jsonl(jl, ps->tk, ps->max_src, ps->max_tgt, ps->eos, d, err);
+	if (rc == 0 && jsonl_skipped(jl) && !ps->nbad &&
+	    !(ps->first_bad = strdup(jsonl_first_bad(jl))))
+		rc = lc_fail(err, "out of memory");
+	ps->nbad += jsonl_skipped(jl);
+	jsonl_close(jl);
+	return rc;
+}
+
+/* The training and evaluation pairs, checked against the model. */
+static int load_data(struct run *r, lc_err *err)
+{
+	train_job *j = r->j;
+	train_data *td = &r->td, *ed = &r->ed;
+	struct pair_src ps = { j->max_src, j->max_tgt, model_config(r->m)->eos_id, NULL, &j->js,
+	                       0, NULL };
+	int rc = -1;
+
+	if (j->jsonl) {
+		/* the texts are encoded with the tokenizer the checkpoints carry */
+		if (!r->has_tok)
+			return lc_fail(err, "--jsonl: no tokenizer to encode the texts with (use -t)");
+		if (!(ps.tk = tok_open(r->tok, err)))
+			return fail_source(j, j->tokenizer ? "-t/--tokenizer" : NULL, j->tokenizer);
+	}
+	if (j->ninputs == 0 && read_pairs("-", &ps, td, err) < 0)
+		goto out;
+	for (int i = 0; i < j->ninputs; i++)
+		if (read_pairs(j->inputs[i], &ps, td, err) < 0)
+			goto out;
+	if (j->holdout) {
+		if ((size_t)j->holdout >= td->n) {
+			lc_fail(err, "--holdout %" PRId64 " leaves no training pairs (%zu in all)",
+			        j->holdout, td->n);
+			goto out;
+		}
+		if (train_data_split(td, (size_t)j->holdout, ed, err) < 0 ||
+		    (j->holdout_out && train_data_write_pairs(ed, j->holdout_out, err) < 0))
+			goto out;
+	}
+	if (j->eval) {
+		const char *label = strcmp(j->eval, "-") == 0 ? "stdin" : j->eval;
+		if (read_pairs(j->eval, &ps, ed, err) < 0)
+			goto out;
+		if (ed->n == 0 && ed->skipped == 0) {
+			lc_fail(err, "%s: no documents, so no pairs to evaluate on (--eval)", label);
+			goto out;
+		}
+		if (ed->n == 0) {
+			lc_fail(err, "%s: no (source, target) pairs to evaluate on (--eval): %zu "
+			        "document%s without both i32 \"source\" and \"target\"", label,
+			        ed->skipped, ed->skipped == 1 ? "" : "s");
+			goto out;
+		}
+	}
+	if (ps.nbad)
+		say(j, TRAIN_WARN, "skipped %llu bad JSON line%s (the first: %s)",
+		    (unsigned long long)ps.nbad, ps.nbad == 1 ? "" : "s", ps.first_bad);
+	if (td->n == 0 && j->jsonl)
+		lc_fail(err, "no (source, target) pairs in the training input");
+	else if (td->n == 0)
+		lc_fail(err, "no (source, target) pairs in the training input (%zu documents "
+		        "without both i32 \"source\" and \"target\")", td->skipped);
+	else
+		rc = train_data_check_vocab(td, model_config(r->m)->vocab_size, err);
+out:
+	free(ps.first_bad);
+	tok_free(ps.tk);
+	return rc;
+}
+
+/* On resume, the data and options must be the checkpoint's, or
+ * force_resume says to go on with these. */
+static int check_resume(struct run *r, lc_err *err)
+{
+	train_job *j = r->j;
+	char diff[1024];
+	int nd;
+
+	if (!r->resume)
+		return 0;
+	if ((nd = train_state_check(j->outdir, &r->to, diff, sizeof diff, err)) < 0)
+		return lc_prefix(err, "resume");
+	if (nd > 0 && !j->force_resume)
+		return lc_fail(err, "resume: %s was trained with other data or options: %s "
+		               "(--force-resume continues with these, --restart starts over)",
+		               j->outdir, diff);
+	if (nd > 0)
+		say(j, TRAIN_WARN, "resuming %s with other data or options (--force-resume): %s",
+		    j->outdir, diff);
+	return 0;
+}
+
+/* Saves a checkpoint; with an evaluation set and a tokenizer, scores
+ * greedy summaries of it into rouge.tsv and a log line. */
+static int checkpoint(struct run *r, int rouge, lc_err *err)
+{
+	const train_job *j = r->j;
+	int64_t step = trainer_step_count(r->tr);
+	train_rouge sc;
+
+	if (trainer_save(r->tr, j->outdir, r->cfgpath, r->has_tok ? r->tok : NULL, 1, err) < 0)
+		return lc_prefix(err, "checkpoint");
+	if (!rouge || !r->has_tok || !r->ed.n)
+		return 0;
+	if (train_eval_rouge(j->outdir, r->tok, &r->ed, j->rouge_max_new, r->to.threads, &sc,
+	                     err) < 0)
+		return lc_prefix(err, "ROUGE evaluation");
+	if (train_log_rouge(j->outdir, step == 0, step, &sc, err) < 0)
+		return -1;
+	if (!j->quiet) {
+		/* a line of its own, not appended to the progress line */
+		mark(j, TRAIN_PROGRESS_END);
+		say(j, TRAIN_LINE, "step %" PRId64 "  greedy summaries of %zu evaluation pairs: "
+		    "ROUGE-1 %.2f  ROUGE-2 %.2f  ROUGE-Lsum %.2f", step, sc.n, sc.r1, sc.r2, sc.rlsum);
+	}
+	return 0;
+}
+
+/* h:mm:ss, or m:ss under an hour */
+static void fmt_time(char *buf, size_t n, double s)
+{
+	long t = s < 0 ? 0 : (long)(s + 0.5);
+
+	if (t >= 3600)
+		snprintf(buf, n, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+	else
+		snprintf(buf, n, "%ld:%02ld", t / 60, t % 60);
+}
+
+/* The steps, their logs and the checkpoints between them. */
+static int train_loop(struct run *r, FILE *logf, lc_err *err)
+{
+	const train_job *j = r->j;
+	int64_t start_step = trainer_step_count(r->tr);
+	double t0, tok_done = 0;
+
+	if (!j->quiet)
+		mark(j, TRAIN_PROGRESS_START);
+	t0 = clock_now();
+	while (trainer_step_count(r->tr) < j->steps && !stopped(j)) {
+		train_stats s;
+		double el, tps, eta, eval = NAN;
+		char etas[32];
+		int64_t done;
+
+		if (trainer_step(r->tr, &r->td, &s, err) < 0) {
+			lc_err e = *err;
+			return lc_fail(err, "step %" PRId64 ": %s; the last checkpoint in %s is kept",
+			               trainer_step_count(r->tr) + 1, e.msg, j->outdir);
+		}
+		tok_done += (double)s.tokens;
+		el = clock_now() - t0;
+		done = s.step - start_step;
+		tps = el > 0 ? tok_done / el : 0;
+		eta = done > 0 ? el / (double)done * (double)(j->steps - s.step) : 0;
+		fmt_time(etas, sizeof etas, eta);
+		if (r->ed.n && (s.step % j->eval_every == 0 || s.step == j->steps)) {
+			int64_t nl;
+			if (trainer_eval(r->tr, &r->ed, &eval, &nl, err) < 0)
+				return lc_prefix(err, "evaluation");
+		}
+		if (train_log_step(logf, &s, tps, eval, err) < 0)
+			return -1;
+		if (!j->quiet)
+			say(j, TRAIN_PROGRESS, "step %" PRId64 "/%" PRId64 "  loss %.4f  lr %.2e  "
+			    "%.0f tok/s  ETA %s", s.step, j->steps, s.loss, s.lr, tps, etas);
+		if (!j->quiet && (s.step % j->log_every == 0 || !isnan(eval) || s.step == j->steps)) {
+			char ev[64] = "";
+			if (!isnan(eval))
+				snprintf(ev, sizeof ev, "  eval loss %.4f", eval);
+			mark(j, TRAIN_PROGRESS_END);
+			say(j, TRAIN_LINE, "step %" PRId64 "/%" PRId64 "  epoch %" PRId64 "  loss %.4f  "
+			    "lr %.2e  |g| %.3g  %.0f tok/s  ETA %s%s", s.step, j->steps, s.epoch, s.loss,
+			    s.lr, s.gnorm, tps, etas, ev);
+		}
+		if (s.step % j->save_every == 0 && s.step < j->steps && !stopped(j) &&
+		    checkpoint(r, j->rouge, err) < 0)
+			return -1;
+	}
+	if (!j->quiet)
+		mark(j, TRAIN_PROGRESS_END);
+	return 0;
+}
+
+int train_job_run(train_job *j, lc_err *err)
+{
+	struct run r;
+	FILE *logf = NULL;
+	int64_t start_step;
+	int rc = -1;
+
+	memset(&r, 0, sizeof r);
+	r.j = j;
+	j->err_usage = 0;
+	j->err_from = j->err_path = NULL;
+	if (start(&r, err) < 0 || options(&r, err) < 0 || load_data(&r, err) < 0)
+		goto out;
+	r.to.data_pairs = r.td.n;
+	r.to.data_crc = train_data_crc(&r.td);
+	if (check_resume(&r, err) < 0 || !(r.tr = trainer_new(r.m, &r.to, err)))
+		goto out;
+	if (r.resume && trainer_resume(r.tr, j->outdir, err) < 0) {
+		lc_prefix(err, "resume");
+		goto out;
+	}
+	model_free(r.m);
+	r.m = NULL;
+	start_step = trainer_step_count(r.tr);
+	if (!j->quiet)
+		say(j, TRAIN_NOTE, "%llu parameters, %zu training pairs%s%zu evaluation pairs, "
+		    "%s lr %g (warm-up %" PRId64 "), %d threads, %s at step %" PRId64,
+		    (unsigned long long)trainer_nparams(r.tr), r.td.n,
+		    r.td.skipped ? " (some skipped), " : ", ", r.ed.n, lr_sched_name(r.to.sched),
+		    r.to.lr, r.to.warmup, r.to.threads, start_step ? "resuming" : "starting",
+		    start_step);
+	if (!(logf = train_log_open(j->outdir, start_step == 0, err)) ||
+	    train_loop(&r, logf, err) < 0)
+		goto out;
+	rc = train_log_close(logf, j->outdir, err);
+	logf = NULL;
+	if (rc < 0 || (rc = checkpoint(&r, j->rouge && !stopped(j), err)) < 0)
+		goto out;
+	{
+		int stop = stopped(j);
+		if (!j->quiet || stop)
+			say(j, TRAIN_NOTE, "%s at step %" PRId64 "; checkpoint in %s%s",
+			    stop ? "interrupted" : "done", trainer_step_count(r.tr), j->outdir,
+			    stop ? " (run the same command again to resume)" : "");
+	}
+out:
+	if (logf)
+		fclose(logf);
+	trainer_free(r.tr);
+	model_free(r.m);
+	train_data_free(&r.td);
+	train_data_free(&r.ed);
+	return rc;
+}
