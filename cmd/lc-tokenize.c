@@ -173,8 +173,8 @@ int main(int argc, char **argv)
 	int split = TEXTIN_FILE, split_given = 0, force = 0, quiet = 0, jsonl_in = 0, c;
 	jsonl_spec js = {.field = {"text"}, .nfield = 1};
 	const char *jsonl_opt = NULL;
-	uint64_t nbad = 0;
-	char *first_bad = NULL;
+	jsonl_tally bad = { 0 };
+	char msg[LC_JSONL_MSG];
 	lc_tokenizer *m;
 	lc_err err;
 
@@ -254,9 +254,8 @@ int main(int argc, char **argv)
 				one_doc(&r, rec->name, NULL, rec->text[0], rec->len[0]);
 			if (rc < 0)
 				cli_die(LC_EXIT_DATA, "%s", err.msg);
-			if (jsonl_skipped(j) && !nbad && !(first_bad = strdup(jsonl_first_bad(j))))
-				cli_die(LC_EXIT_DATA, "out of memory");
-			nbad += jsonl_skipped(j);
+			if (jsonl_tally_add(&bad, j, &err) < 0)
+				cli_die(LC_EXIT_DATA, "%s", err.msg);
 			jsonl_close(j);
 			if (i >= argc)
 				break;
@@ -273,10 +272,9 @@ int main(int argc, char **argv)
 			break;
 	}
 	cli_progress_done(&r.prog);
-	if (nbad)
-		cli_warn("skipped %llu bad JSON line%s (the first: %s)", (unsigned long long)nbad,
-		         nbad == 1 ? "" : "s", first_bad);
-	free(first_bad);
+	if (jsonl_tally_msg(&bad, msg, sizeof msg))
+		cli_warn("%s", msg);
+	jsonl_tally_free(&bad);
 	if (r.w && stream_writer_close(r.w, &err) < 0)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	tok_enc_free(&r.e);

@@ -23,8 +23,8 @@ struct gsgsplit {
 	struct buf src, tgt;        /* the pair being written */
 	struct buf first, cur;      /* text output: the first document (held), the current one */
 	char *first_name;
-	unsigned long long ndocs, nshort, nbad;
-	char *first_bad;            /* the first bad JSON line's message */
+	unsigned long long ndocs, nshort;
+	jsonl_tally bad;            /* bad JSON lines skipped */
 };
 
 static int buf_add(struct buf *b, const char *s, size_t n, lc_err *err)
@@ -109,7 +109,7 @@ void gsgsplit_free(gsgsplit *s)
 	free(s->first.p);
 	free(s->cur.p);
 	free(s->first_name);
-	free(s->first_bad);
+	jsonl_tally_free(&s->bad);
 	free(s);
 }
 
@@ -244,11 +244,8 @@ static int jsonl_input(gsgsplit *s, const char *path, lc_err *err)
 		                                   r->len[1], err)
 		                   : gsgsplit_doc(s, r->name, NULL, r->text[0], r->len[0], err)) < 0)
 			break;
-	if (rc == 0 && jsonl_skipped(j)) {
-		if (!s->nbad && !(s->first_bad = strdup(jsonl_first_bad(j))))
-			rc = lc_fail(err, "out of memory");
-		s->nbad += jsonl_skipped(j);
-	}
+	if (rc == 0)
+		rc = jsonl_tally_add(&s->bad, j, err);
 	jsonl_close(j);
 	return rc;
 }
@@ -289,10 +286,7 @@ int gsgsplit_finish(gsgsplit *s, lc_err *err)
 		         s->o.g.ratio);
 		s->o.warn(s->o.ctx, msg);
 	}
-	if (s->nbad) {
-		snprintf(msg, sizeof msg, "skipped %llu bad JSON line%s (the first: %s)", s->nbad,
-		         s->nbad == 1 ? "" : "s", s->first_bad);
+	if (jsonl_tally_msg(&s->bad, msg, sizeof msg))
 		s->o.warn(s->o.ctx, msg);
-	}
 	return 0;
 }

@@ -248,6 +248,32 @@ const char *jsonl_first_bad(const jsonl *j)
 	return j->first_bad;
 }
 
+int jsonl_tally_add(jsonl_tally *t, const jsonl *j, lc_err *err)
+{
+	if (!j->skipped)
+		return 0;
+	if (!t->n && !(t->first = strdup(j->first_bad)))
+		return lc_fail(err, "out of memory");
+	t->n += j->skipped;
+	return 0;
+}
+
+int jsonl_tally_msg(const jsonl_tally *t, char *buf, size_t n)
+{
+	if (!t->n)
+		return 0;
+	snprintf(buf, n, "skipped %llu bad JSON line%s (the first: %s)", (unsigned long long)t->n,
+	         t->n == 1 ? "" : "s", t->first);
+	return 1;
+}
+
+void jsonl_tally_free(jsonl_tally *t)
+{
+	free(t->first);
+	t->first = NULL;
+	t->n = 0;
+}
+
 void jsonl_close(jsonl *j)
 {
 	if (!j)

@@ -86,4 +86,20 @@ uint64_t jsonl_skipped(const jsonl *j);
 const char *jsonl_first_bad(const jsonl *j);
 void jsonl_close(jsonl *j);
 
+/* Room for a tally's message. */
+#define LC_JSONL_MSG 1200
+
+/* The bad lines skipped over all the inputs of a run, for the one warning
+ * at its end. Start from {0}. */
+typedef struct jsonl_tally {
+	uint64_t n;
+	char *first;                /* the first one's message */
+} jsonl_tally;
+/* Adds what j skipped (before jsonl_close); -1 when out of memory. */
+int jsonl_tally_add(jsonl_tally *t, const jsonl *j, lc_err *err);
+/* "skipped N bad JSON line(s) (the first: ...)" into buf[n]; 0 (and
+ * nothing written) when none was skipped, else 1. */
+int jsonl_tally_msg(const jsonl_tally *t, char *buf, size_t n);
+void jsonl_tally_free(jsonl_tally *t);
+
 #endif

@@ -228,8 +228,7 @@ struct pair_src {
 	int32_t eos;
 	lc_tokenizer *tk;           /* non-NULL: JSON Lines */
 	const jsonl_spec *js;
-	uint64_t nbad;              /* bad lines skipped */
-	char *first_bad;
+	jsonl_tally bad;            /* bad lines skipped */
 };
 
 static int read_pairs(const char *path, struct pair_src *ps, train_data *d, lc_err *err)
@@ -242,10 +241,8 @@ static int read_pairs(const char *path, struct pair_src *ps, train_data *d, lc_e
 	if (!(jl = jsonl_open(path, ps->js, err)))
 		return -1;
 	rc = train_data_read_jsonl(jl, ps->tk, ps->max_src, ps->max_tgt, ps->eos, d, err);
-	if (rc == 0 && jsonl_skipped(jl) && !ps->nbad &&
-	    !(ps->first_bad = strdup(jsonl_first_bad(jl))))
-		rc = lc_fail(err, "out of memory");
-	ps->nbad += jsonl_skipped(jl);
+	if (rc == 0)
+		rc = jsonl_tally_add(&ps->bad, jl, err);
 	jsonl_close(jl);
 	return rc;
 }
@@ -256,7 +253,8 @@ static int load_data(struct run *r, lc_err *err)
 	train_job *j = r->j;
 	train_data *td = &r->td, *ed = &r->ed;
 	struct pair_src ps = { j->max_src, j->max_tgt, model_config(r->m)->eos_id, NULL, &j->js,
-	                       0, NULL };
+	                       { 0, NULL } };
+	char msg[LC_JSONL_MSG];
 	int rc = -1;
 
 	if (j->jsonl) {
@@ -296,9 +294,8 @@ static int load_data(struct run *r, lc_err *err)
 			goto out;
 		}
 	}
-	if (ps.nbad)
-		say(j, TRAIN_WARN, "skipped %llu bad JSON line%s (the first: %s)",
-		    (unsigned long long)ps.nbad, ps.nbad == 1 ? "" : "s", ps.first_bad);
+	if (jsonl_tally_msg(&ps.bad, msg, sizeof msg))
+		say(j, TRAIN_WARN, "%s", msg);
 	if (td->n == 0 && j->jsonl)
 		lc_fail(err, "no (source, target) pairs in the training input");
 	else if (td->n == 0)
@@ -307,7 +304,7 @@ static int load_data(struct run *r, lc_err *err)
 	else
 		rc = train_data_check_vocab(td, model_config(r->m)->vocab_size, err);
 out:
-	free(ps.first_bad);
+	jsonl_tally_free(&ps.bad);
 	tok_free(ps.tk);
 	return rc;
 }
