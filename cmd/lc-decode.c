@@ -1,22 +1,17 @@
 /* lc-decode: hidden-state stream in, one summary per document out. */
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #include "base/cli.h"
-#include "stream/convert.h"
 #include "arch/decoder.h"
 #include "arch/model.h"
-#include "gen/batch.h"
 #include "gen/search.h"
 #include "gen/settings.h"
-#include "text/tokenizer.h"
-#include "text/utf8.h"
+#include "pipe/decode.h"
 #include "stream/stream.h"
+#include "text/tokenizer.h"
 
 static _Noreturn void usage(void)
 {
@@ -76,397 +71,40 @@ static _Noreturn void usage(void)
 	exit(cli_finish(0));
 }
 
-enum fmt { F_TEXT, F_IDS, F_STREAM, F_JSONL };
+static void on_progress(void *ctx, const char *line)
+{
+	if (line)
+		cli_progress(ctx, "%s", line);
+	else
+		cli_progress_done(ctx);
+}
 
-/* Documents decoded together by default, and the most payload (encoder
- * states) a batch holds: a book goes alone. */
-#define BATCH_DOCS 16
-#define BATCH_BYTES ((uint64_t)512 << 20)
-#define BATCH_ROWS 1024
-/* bf16 -> f32 scratch kept between batches, per document slot */
-#define BATCH_KEEP_SCRATCH ((uint64_t)64 << 20)
+static void on_warn(void *ctx, const char *msg)
+{
+	(void)ctx;
+	cli_warn("%s", msg);
+}
 
-struct prog {
-	lc_model *model;
-	lc_decoder *dec;
+/* The tokenizer: -t, else the model directory's, $LC_TOKENIZER's (the
+ * library's message names it) or the bundled one. -f text and jsonl
+ * need one; a stream goes without ("tokens" only). */
+static lc_tokenizer *open_tokenizer(const char *topt, const char *mdir, const char *fmt)
+{
 	lc_tokenizer *tok;
-	const char *tok_why;      /* why there is no tokenizer */
-	search_opts so;
-	enum fmt fmt;
-	int nul, quiet, threads, warned_fp;
-	lc_writer *w;
-	char *text;
-	size_t text_len, text_cap;
-	char *utf8;               /* text as valid UTF-8, for JSON */
-	size_t utf8_cap;
-	float *conv;              /* bf16 -> f32 scratch */
-	uint64_t conv_cap;
-	int batch;                /* documents decoded together (--batch) */
-	float **bconv;            /* [batch] each batched document's bf16 -> f32 scratch */
-	uint64_t *bconv_cap;
-	gen_job *jobs;            /* [batch] */
-	lc_progress pr;
-};
-
-struct step_ctx {
-	dec_state *s;
-	struct prog *p;
-	const char *doc;
-	int64_t L;
-	int steps;
-};
-
-static int cb_step(void *c, const int32_t *tok, float *logits, lc_err *err)
-{
-	struct step_ctx *x = c;
-
-	if (decoder_step(x->s, tok, logits, err) < 0)
-		return -1;
-	x->steps++;
-	cli_progress(&x->p->pr, "%s: %lld tokens in, %d generated", x->doc,
-	             (long long)x->L, x->steps);
-	return 0;
-}
-
-static int cb_reorder(void *c, const int32_t *src, lc_err *err)
-{
-	return decoder_reorder(((struct step_ctx *)c)->s, src, err);
-}
-
-/* The encoder states of d as float32 [L, d_model], converted (if bf16)
- * into *conv, checked. */
-static const float *hidden_of(struct prog *p, const lc_doc *d, int64_t *L, float **conv,
-                              uint64_t *conv_cap, lc_err *err)
-{
-	const lc_tensor *t = doc_find(d, "hidden");
-	int dm = model_config(p->model)->d_model;
-	const char *fp;
-	const float *h;
-
-	if (!t) {
-		lc_fail(err, "no \"hidden\" tensor (is this lc-encode's output?)");
-		return NULL;
-	}
-	if (t->rank != 2 || t->dims[1] != (uint64_t)dm) {
-		char shape[LC_MAX_RANK * 21];
-		tensor_shape(t, shape, sizeof shape);
-		lc_fail(err, "\"hidden\" must be [L, %d] for this model, not [%s] (rank %u)", dm,
-		        shape, (unsigned)t->rank);
-		return NULL;
-	}
-	*L = (int64_t)t->dims[0];
-	fp = meta_get(&t->meta, "model");
-	if (fp && strcmp(fp, model_fingerprint(p->model)) && !p->warned_fp) {
-		cli_warn("%s: hidden states made by model %s, decoded with model %s", d->name, fp,
-		         model_fingerprint(p->model));
-		p->warned_fp = 1;
-	}
-	if (!(h = convert_f32_view(t, conv, conv_cap, err)) ||
-	    decoder_check_states(p->dec, h, *L, err) < 0)
-		return NULL;
-	return h;
-}
-
-/* The text of q into p->text (the eos is not text). */
-static int detok(struct prog *p, const search_seq *q, lc_err *err)
-{
-	size_t n = (size_t)q->n;
-
-	if (n && q->ids[n - 1] == p->so.eos_id)
-		n--;
-	if (tok_decode(p->tok, q->ids, n, 0, &p->text, &p->text_len, &p->text_cap, err) < 0)
-		return lc_prefix(err, "detokenizing");
-	return 0;
-}
-
-/* Writes the summary text, one line (or NUL-terminated record). */
-static int put_text(struct prog *p, lc_err *err)
-{
-	size_t i;
-
-	if (p->nul) {
-		if (fwrite(p->text, 1, p->text_len, stdout) != p->text_len || putchar(0) == EOF)
-			return lc_fail(err, "write error: %s", strerror(errno));
-		return 0;
-	}
-	for (i = 0; i < p->text_len; i++) {
-		char ch = p->text[i];
-		if (putchar(ch == '\n' || ch == '\r' ? ' ' : ch) == EOF)
-			return lc_fail(err, "write error: %s", strerror(errno));
-	}
-	return putchar('\n') == EOF ? lc_fail(err, "write error: %s", strerror(errno)) : 0;
-}
-
-/* The document with its summaries: "hidden" consumed, "tokens" and "text"
- * replaced by the first sequence's, the others as "tokens.2", "text.2",
- * ..., everything else passed through in order. */
-static int put_stream(struct prog *p, const lc_doc *d, const search_result *res, lc_err *err)
-{
-	static const char *const ours[] = { "hidden", "tokens", "text", NULL };
-
-	if (stream_write_begin(p->w, d->name, &d->meta, err) < 0 ||
-	    stream_write_records(p->w, d, ours, err) < 0)
-		return -1;
-	for (int i = 0; i < res->nseq; i++) {
-		const search_seq *q = &res->seq[i];
-		lc_tensor tok = {0}, txt = {0};
-		uint64_t n = (uint64_t)q->n, tl;
-		char tname[32], xname[32];
-		int rc = -1;
-
-		snprintf(tname, sizeof tname, i ? "tokens.%d" : "tokens", i + 1);
-		snprintf(xname, sizeof xname, i ? "text.%d" : "text", i + 1);
-		if (tensor_init(&tok, tname, LC_I32, 1, &n, err) < 0 ||
-		    meta_set(&tok.meta, "model", model_fingerprint(p->model), err) < 0)
-			goto next;
-		if (n)
-			memcpy(tok.data, q->ids, n * sizeof(int32_t));
-		if (stream_write_tensor(p->w, &tok, err) < 0)
-			goto next;
-		if (p->tok) {
-			if (detok(p, q, err) < 0)
-				goto next;
-			tl = p->text_len;
-			if (tensor_init(&txt, xname, LC_U8, 1, &tl, err) < 0)
-				goto next;
-			if (tl)
-				memcpy(txt.data, p->text, tl);
-			if (stream_write_tensor(p->w, &txt, err) < 0)
-				goto next;
-		}
-		rc = 0;
-next:
-		tensor_free(&tok);
-		tensor_free(&txt);
-		if (rc < 0)
-			return -1;
-	}
-	return stream_write_end(p->w, err);
-}
-
-/* s[n] as a JSON string: ill-formed UTF-8 replaced by U+FFFD (as Python's
- * errors="replace"), so the line stays valid JSON. NULL when out of memory. */
-static json_t *json_text(struct prog *p, const char *s, size_t n)
-{
-	size_t need = 3 * n + 1;
-
-	if (need > p->utf8_cap) {
-		char *t = realloc(p->utf8, need);
-		if (!t)
-			return NULL;
-		p->utf8 = t;
-		p->utf8_cap = need;
-	}
-	return json_stringn(p->utf8, utf8_replace(s, n, p->utf8));
-}
-
-/* {"id": NAME, "summary": TEXT[, "summaries": [TEXT...]]} on one line. */
-static int put_jsonl(struct prog *p, const lc_doc *d, const search_result *res, lc_err *err)
-{
-	json_t *o = json_object(), *all = res->nseq > 1 ? json_array() : NULL, *v;
-	int rc = -1;
-
-	if (!o || (res->nseq > 1 && !all) ||
-	    json_object_set_new(o, "id", json_text(p, d->name, strlen(d->name))) < 0) {
-		lc_fail(err, "out of memory");
-		goto out;
-	}
-	for (int i = 0; i < res->nseq; i++) {
-		if (detok(p, &res->seq[i], err) < 0)
-			goto out;
-		if (!(v = json_text(p, p->text, p->text_len)) ||
-		    (i == 0 && json_object_set(o, "summary", v) < 0) ||
-		    (all && json_array_append(all, v) < 0)) {
-			json_decref(v);
-			lc_fail(err, "out of memory");
-			goto out;
-		}
-		json_decref(v);
-	}
-	if (all && json_object_set(o, "summaries", all) < 0) {
-		lc_fail(err, "out of memory");
-		goto out;
-	}
-	if (json_dumpf(o, stdout, JSON_PRESERVE_ORDER) < 0 || putchar('\n') == EOF) {
-		lc_fail(err, "write error: %s", strerror(errno));
-		goto out;
-	}
-	rc = 0;
-out:
-	json_decref(all);
-	json_decref(o);
-	return rc;
-}
-
-/* Documents per batch: --batch, but no more than BATCH_ROWS rows in a step
- * (products of up to 1024 rows are the same bits for every thread count,
- * compute/compute.h). */
-static int batch_docs(const struct prog *p)
-{
-	int per = BATCH_ROWS / search_rows(&p->so);
-
-	return per < 1 ? 1 : per < p->batch ? per : p->batch;
-}
-
-/* Writes one document's summaries in the output format. */
-static int emit(struct prog *p, const lc_doc *d, const search_result *res, lc_err *err)
-{
-	int rc = 0;
-
-	switch (p->fmt) {
-	case F_IDS:
-		for (int i = 0; rc == 0 && i < res->nseq; i++)
-			rc = convert_write_ids(stdout, res->seq[i].ids, (size_t)res->seq[i].n, err);
-		return rc;
-	case F_TEXT:
-		for (int i = 0; rc == 0 && i < res->nseq; i++)
-			if ((rc = detok(p, &res->seq[i], err)) == 0)
-				rc = put_text(p, err);
-		return rc;
-	case F_JSONL:
-		return put_jsonl(p, d, res, err);
-	default:
-		return put_stream(p, d, res, err);
-	}
-}
-
-/* The document's search: the settings, with its draws from the seed and
- * the document's name. */
-static search_opts doc_opts(const struct prog *p, const lc_doc *d)
-{
-	search_opts so = p->so;
-
-	so.seed = search_seed(p->so.seed, d->name, strlen(d->name));
-	return so;
-}
-
-/* One document alone (--batch 1, or a batch that could not start). */
-static int decode_one(struct prog *p, const lc_doc *d, const float *enc, int64_t L,
-                      lc_err *err)
-{
-	struct step_ctx x = { NULL, p, d->name, L, 0 };
-	search_model m = { &x, cb_step, cb_reorder };
-	search_opts so = doc_opts(p, d);
-	search_result res;
-	int rc;
-
-	x.s = decoder_state_new(p->dec, enc, L, search_rows(&so), so.max_new, err);
-	if (!x.s || decoder_state_threads(x.s, p->threads, err) < 0 ||
-	    search_run(&so, &m, &res, err) < 0) {
-		decoder_state_free(x.s);
-		return -1;
-	}
-	decoder_state_free(x.s);
-	cli_progress_done(&p->pr);
-	rc = emit(p, d, &res, err);
-	search_result_free(&res);
-	return rc;
-}
-
-static int decode_doc(lc_doc *d, void *ctx, lc_err *err)
-{
-	struct prog *p = ctx;
-	int64_t L;
-	const float *enc = hidden_of(p, d, &L, &p->conv, &p->conv_cap, err);
-
-	return enc ? decode_one(p, d, enc, L, err) : -1;
-}
-
-struct batch_progress {
-	struct prog *p;
-	const char *first;
-	int n;
-};
-
-static void on_batch_step(void *ctx, int step, int running)
-{
-	struct batch_progress *b = ctx;
-
-	cli_progress(&b->p->pr, "%d documents from %s: %d steps, %d still decoding", b->n,
-	             b->first, step, running);
-}
-
-/* Several documents at once (gen/batch.h): their summaries come out in
- * order. The documents before a bad one are decoded and written first;
- * the bad one is the error. */
-static int decode_batch(lc_doc *docs, int n, void *ctx, int *bad, lc_err *err)
-{
-	struct prog *p = ctx;
-	struct batch_progress bp = { p, docs[0].name, 0 };
-	int ok = 0, rc = 0;
-	lc_err first;
-
-	for (; ok < n; ok++) {
-		gen_job *j = &p->jobs[ok];
-		memset(j, 0, sizeof *j);
-		if (!(j->enc = hidden_of(p, &docs[ok], &j->L, &p->bconv[ok], &p->bconv_cap[ok],
-		                         &first)))
-			break;
-		j->o = doc_opts(p, &docs[ok]);
-	}
-	bp.n = ok;
-	if (ok > 1 && gen_batch_run(p->dec, p->jobs, ok, p->threads, on_batch_step, &bp, err) == 0) {
-		cli_progress_done(&p->pr);
-		for (int i = 0; i < ok; i++) {
-			/* a search the batch could not start a thread for: alone */
-			if (rc == 0 && p->jobs[i].rc > 0 &&
-			    decode_one(p, &docs[i], p->jobs[i].enc, p->jobs[i].L, err) < 0) {
-				*bad = i;
-				rc = -1;
-			}
-			if (p->jobs[i].rc > 0)
-				continue;
-			if (rc == 0 && p->jobs[i].rc < 0) {
-				*err = p->jobs[i].err;
-				rc = -1;
-			}
-			if (rc == 0 && emit(p, &docs[i], &p->jobs[i].res, err) < 0)
-				rc = -1;
-			if (rc < 0 && *bad < 0)
-				*bad = i;
-			if (p->jobs[i].rc == 0)
-				search_result_free(&p->jobs[i].res);
-		}
-	} else {
-		/* one document, or a batch that cannot start (memory): alone */
-		for (int i = 0; rc == 0 && i < ok; i++)
-			if (decode_one(p, &docs[i], p->jobs[i].enc, p->jobs[i].L, err) < 0) {
-				*bad = i;
-				rc = -1;
-			}
-	}
-	if (rc == 0 && ok < n) {
-		*bad = ok;
-		*err = first;
-		rc = -1;
-	}
-	/* a large document's converted states do not stay for the next batch */
-	for (int i = 0; i < n; i++)
-		if (p->bconv_cap[i] * sizeof(float) > BATCH_KEEP_SCRATCH) {
-			free(p->bconv[i]);
-			p->bconv[i] = NULL;
-			p->bconv_cap[i] = 0;
-		}
-	return rc;
-}
-
-/* The tokenizer: -t, else the model directory's, else the defaults. */
-static void open_tokenizer(struct prog *p, const char *topt, const char *mdir)
-{
-	static char why[1200];
 	lc_err err;
 	int none;
 
-	/* -t/--tokenizer; else the model directory's, $LC_TOKENIZER's (the
-	 * library's message names it) or the bundled one */
 	if (topt && *topt)
 		cli_check_path("-t/--tokenizer", topt);
-	if (!(p->tok = tok_open_model(topt, mdir, &none, &err)) && !none)
+	if ((tok = tok_open_model(topt, mdir, &none, &err)))
+		return tok;
+	if (!none)
 		cli_die_source(topt && *topt ? "-t/--tokenizer" : NULL, topt, err.msg);
-	if (!p->tok) {
-		snprintf(why, sizeof why, "%s", err.msg);
-		p->tok_why = why;
-	}
+	if (strcmp(fmt, "stream"))
+		cli_die(LC_EXIT_DATA, "-f %s needs the model's tokenizer: %s "
+		        "(give -t, or use -f ids or -f stream)", fmt, err.msg);
+	cli_warn("no tokenizer (%s): the stream gets \"tokens\" but no \"text\"", err.msg);
+	return NULL;
 }
 
 int main(int argc, char **argv)
@@ -504,31 +142,37 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{0, 0, 0, 0},
 	};
+	/* -f's values, as enum summ_format */
+	static const char *const formats[] = { "text", "ids", "stream", "jsonl" };
 	static char defmodel[4096];
-	struct prog p;
+	summ_opts o = { .format = SUMM_TEXT, .batch = SUMM_BATCH_DOCS, .progress = on_progress,
+	                .warn = on_warn };
+	lc_model *model;
+	lc_decoder *dec;
+	lc_tokenizer *tok = NULL;
+	summarizer *sum;
+	lc_progress pr;
 	const char *mdir = NULL, *topt = NULL, *jopt = NULL, *from;
-	int c, force = 0, info = 0, verbose = 0, cl_maxlen = 0;
+	int c, i, force = 0, info = 0, verbose = 0, quiet = 0, cl_maxlen = 0, rc;
 	int given[GEN_NKEYS] = { 0 };
 	search_opts cl;             /* the command line's values, where given */
 	gen_settings gs;
 	lc_err err;
 
 	cli_init("lc-decode");
-	memset(&p, 0, sizeof p);
-	p.batch = BATCH_DOCS;
 	search_opts_default(&cl);
 	while ((c = cli_getopt(argc, argv, "m:f:zb:t:j:Fqv", opts)) != -1) {
 		switch (c) {
 		case 'm': mdir = optarg; break;
 		case 'f':
-			if (!strcmp(optarg, "text")) p.fmt = F_TEXT;
-			else if (!strcmp(optarg, "ids")) p.fmt = F_IDS;
-			else if (!strcmp(optarg, "stream")) p.fmt = F_STREAM;
-			else if (!strcmp(optarg, "jsonl")) p.fmt = F_JSONL;
-			else cli_usage_error("-f/--format: unknown output format '%s' (text, ids, "
-			                     "stream, jsonl)", optarg);
+			for (i = 0; i < 4 && strcmp(optarg, formats[i]); i++)
+				;
+			if (i == 4)
+				cli_usage_error("-f/--format: unknown output format '%s' "
+				                "(text, ids, stream, jsonl)", optarg);
+			o.format = (enum summ_format)i;
 			break;
-		case 'z': p.nul = 1; break;
+		case 'z': o.nul = 1; break;
 		case 'b':
 			cl.num_beams = (int)cli_int("-b/--beams", optarg, 1, 1024);
 			given[GEN_BEAMS] = 1;
@@ -603,13 +247,13 @@ int main(int argc, char **argv)
 			cl.num_return = (int)cli_int("--num-return-sequences", optarg, 1, 1024);
 			given[GEN_NUM_RETURN] = 1;
 			break;
-		case O_BATCH: p.batch = (int)cli_int("--batch", optarg, 1, 4096); break;
+		case O_BATCH: o.batch = (int)cli_int("--batch", optarg, 1, 4096); break;
 		case O_INFO: info = 1; break;
 		case 'v': verbose = 1; break;
 		case 't': topt = optarg; break;
 		case 'j': jopt = optarg; cli_threads_arg(optarg); break;
 		case 'F': force = 1; break;
-		case 'q': p.quiet = 1; break;
+		case 'q': quiet = 1; break;
 		case 'h': usage();
 		case 'V': cli_version();
 		default: cli_usage_error("unknown option");
@@ -618,7 +262,7 @@ int main(int argc, char **argv)
 	/* -m/--model, else $LC_MODEL, else the demo model */
 	mdir = model_locate(cli_source(mdir, "-m/--model", "$LC_MODEL", &from), defmodel,
 	                    sizeof defmodel);
-	if (p.nul && p.fmt != F_TEXT)
+	if (o.nul && o.format != SUMM_TEXT)
 		cli_usage_error("-z applies to -f text only");
 	if (given[GEN_MAX_LENGTH] && given[GEN_MAX_NEW])
 		cli_warn("--max-new %d and --max-length %d: --max-new wins, as in transformers",
@@ -630,72 +274,51 @@ int main(int argc, char **argv)
 		cli_usage_error("--min-new %d exceeds --max-new %d", cl.min_new, cl.max_new);
 	if (info && optind < argc)
 		cli_usage_error("--info takes no input files");
-	if (p.fmt == F_STREAM && !info)
+	if (o.format == SUMM_STREAM && !info)
 		cli_binary_stdout(force);
-	p.threads = cli_threads(jopt);
+	o.threads = cli_threads(jopt);
 
 	cli_check_path(from, mdir);
-	if (!(p.model = model_open(mdir, &err)))
+	if (!(model = model_open(mdir, &err)))
 		cli_die_source(from, mdir, err.msg);
-	if (!(p.dec = decoder_new(p.model, &err))) {
+	if (!(dec = decoder_new(model, &err))) {
 		if (from)
 			cli_die_source(from, mdir, err.msg);
 		cli_die(LC_EXIT_DATA, "%s: %s", mdir, err.msg);
 	}
 	/* lc's defaults, then the model's files, then the command line */
-	if (gen_settings_init(&gs, p.model, &err) < 0)
+	if (gen_settings_init(&gs, model, &err) < 0)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	gen_settings_override(&gs, &cl, given);
-	p.so = gs.o;
-	if (search_opts_check(&p.so, &err) < 0)
+	o.search = gs.o;
+	if (search_opts_check(&o.search, &err) < 0)
 		cli_usage_error("%s", err.msg);
 	if (info || verbose) {
 		FILE *f = info ? stdout : stderr;
-		fprintf(f, "model\t%s\t%s\n", model_dir(p.model), model_config(p.model)->arch->name);
+		fprintf(f, "model\t%s\t%s\n", model_dir(model), model_config(model)->arch->name);
 		gen_settings_print(&gs, f);
 		if (info) {
-			decoder_free(p.dec);
-			model_free(p.model);
+			decoder_free(dec);
+			model_free(model);
 			return cli_finish(0);
 		}
 	}
-	if (p.fmt != F_IDS) {
-		open_tokenizer(&p, topt, mdir);
-		if (!p.tok && (p.fmt == F_TEXT || p.fmt == F_JSONL))
-			cli_die(LC_EXIT_DATA, "-f %s needs the model's tokenizer: %s "
-			        "(give -t, or use -f ids or -f stream)", p.fmt == F_TEXT ? "text" : "jsonl",
-			        p.tok_why);
-		if (!p.tok)
-			cli_warn("no tokenizer (%s): the stream gets \"tokens\" but no \"text\"",
-			         p.tok_why);
-	}
-	cli_progress_init(&p.pr, p.quiet);
-	if (p.fmt == F_STREAM && !(p.w = stream_writer_new(stdout, &err)))
+	if (o.format != SUMM_IDS)
+		tok = open_tokenizer(topt, mdir, formats[o.format]);
+	cli_progress_init(&pr, quiet);
+	o.ctx = &pr;
+	if (!(sum = summ_new(model, dec, tok, &o, stdout, &err)))
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	if (p.batch > 1) {
-		p.bconv = calloc((size_t)p.batch, sizeof *p.bconv);
-		p.bconv_cap = calloc((size_t)p.batch, sizeof *p.bconv_cap);
-		p.jobs = calloc((size_t)p.batch, sizeof *p.jobs);
-		if (!p.bconv || !p.bconv_cap || !p.jobs)
-			cli_die(LC_EXIT_DATA, "out of memory for --batch %d", p.batch);
-		if (stream_each_batch(argc - optind, argv + optind, batch_docs(&p), BATCH_BYTES,
-		                      decode_batch, &p, &err) < 0)
-			cli_die(LC_EXIT_DATA, "%s", err.msg);
-		for (int i = 0; i < p.batch; i++)
-			free(p.bconv[i]);
-		free(p.bconv);
-		free(p.bconv_cap);
-		free(p.jobs);
-	} else if (stream_each(argc - optind, argv + optind, decode_doc, &p, &err) < 0) {
+	if (o.batch > 1)
+		rc = stream_each_batch(argc - optind, argv + optind, summ_batch_docs(sum),
+		                       SUMM_BATCH_BYTES, summ_docs, sum, &err);
+	else
+		rc = stream_each(argc - optind, argv + optind, summ_doc, sum, &err);
+	if (rc < 0 || summ_finish(sum, &err) < 0)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	}
-	if (p.w && stream_writer_close(p.w, &err) < 0)
-		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	free(p.text);
-	free(p.utf8);
-	free(p.conv);
-	tok_free(p.tok);
-	decoder_free(p.dec);
-	model_free(p.model);
+	summ_free(sum);
+	tok_free(tok);
+	decoder_free(dec);
+	model_free(model);
 	return cli_finish(0);
 }

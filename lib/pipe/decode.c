@@ -1,0 +1,444 @@
+/*
+ * decode.c: documents of hidden states in, summaries out (see decode.h).
+ */
+#include "pipe/decode.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "gen/batch.h"
+#include "stream/convert.h"
+#include "text/utf8.h"
+
+/* The most rows of a step in a batch (summ_batch_docs). */
+#define BATCH_ROWS 1024
+/* bf16 -> f32 scratch kept between batches, per document slot */
+#define BATCH_KEEP_SCRATCH ((uint64_t)64 << 20)
+
+struct summarizer {
+	const lc_model *model;
+	const lc_decoder *dec;
+	const lc_tokenizer *tok;
+	summ_opts o;
+	FILE *out;
+	lc_writer *w;             /* stream format */
+	int warned_fp;
+	char *text;               /* a summary's text */
+	size_t text_len, text_cap;
+	char *utf8;               /* text as valid UTF-8, for JSON */
+	size_t utf8_cap;
+	float **conv;             /* [batch] each document slot's bf16 -> f32 scratch */
+	uint64_t *conv_cap;
+	gen_job *jobs;            /* [batch] */
+	char line[LC_MAX_NAME + 128];   /* progress and warnings */
+};
+
+static void say(summarizer *s, void (*fn)(void *, const char *), const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* A progress line or warning, formatted, to the caller's fn (if any). */
+static void say(summarizer *s, void (*fn)(void *, const char *), const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!fn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(s->line, sizeof s->line, fmt, ap);
+	va_end(ap);
+	fn(s->o.ctx, s->line);
+}
+
+static void progress_done(summarizer *s)
+{
+	if (s->o.progress)
+		s->o.progress(s->o.ctx, NULL);
+}
+
+/* The encoder states of d as float32 [L, d_model], converted (if bf16)
+ * into *conv, checked. */
+static const float *hidden_of(summarizer *s, const lc_doc *d, int64_t *L, float **conv,
+                              uint64_t *conv_cap, lc_err *err)
+{
+	const lc_tensor *t = doc_find(d, "hidden");
+	int dm = model_config(s->model)->d_model;
+	const char *fp, *ours = model_fingerprint(s->model);
+	const float *h;
+
+	if (!t) {
+		lc_fail(err, "no \"hidden\" tensor (is this lc-encode's output?)");
+		return NULL;
+	}
+	if (t->rank != 2 || t->dims[1] != (uint64_t)dm) {
+		char shape[LC_MAX_RANK * 21];
+		tensor_shape(t, shape, sizeof shape);
+		lc_fail(err, "\"hidden\" must be [L, %d] for this model, not [%s] (rank %u)", dm,
+		        shape, (unsigned)t->rank);
+		return NULL;
+	}
+	*L = (int64_t)t->dims[0];
+	fp = meta_get(&t->meta, "model");
+	if (fp && strcmp(fp, ours) && !s->warned_fp) {
+		say(s, s->o.warn, "%s: hidden states made by model %s, decoded with model %s",
+		    d->name, fp, ours);
+		s->warned_fp = 1;
+	}
+	if (!(h = convert_f32_view(t, conv, conv_cap, err)) ||
+	    decoder_check_states(s->dec, h, *L, err) < 0)
+		return NULL;
+	return h;
+}
+
+/* --- the output --- */
+
+/* The text of q into s->text (the eos is not text). */
+static int detok(summarizer *s, const search_seq *q, lc_err *err)
+{
+	size_t n = (size_t)q->n;
+
+	if (n && q->ids[n - 1] == s->o.search.eos_id)
+		n--;
+	if (tok_decode(s->tok, q->ids, n, 0, &s->text, &s->text_len, &s->text_cap, err) < 0)
+		return lc_prefix(err, "detokenizing");
+	return 0;
+}
+
+static int write_error(lc_err *err)
+{
+	return lc_fail(err, "write error: %s", strerror(errno));
+}
+
+/* The text, one line (or NUL-terminated record). */
+static int put_text(summarizer *s, lc_err *err)
+{
+	if (s->o.nul)
+		return fwrite(s->text, 1, s->text_len, s->out) != s->text_len ||
+		       putc(0, s->out) == EOF ? write_error(err) : 0;
+	for (size_t i = 0; i < s->text_len; i++) {
+		char ch = s->text[i];
+		if (putc(ch == '\n' || ch == '\r' ? ' ' : ch, s->out) == EOF)
+			return write_error(err);
+	}
+	return putc('\n', s->out) == EOF ? write_error(err) : 0;
+}
+
+/* The vector v[n] as the stream's record NAME (the ith summary's: NAME,
+ * NAME.2, ...), with the model's fingerprint as "model" if given. */
+static int put_vec(summarizer *s, const char *name, int i, enum lc_dtype dt, const void *v,
+                   uint64_t n, const char *model, lc_err *err)
+{
+	lc_tensor t = {0};
+	char tn[32];
+	int rc = -1;
+
+	snprintf(tn, sizeof tn, i ? "%s.%d" : "%s", name, i + 1);
+	if (tensor_init(&t, tn, dt, 1, &n, err) == 0 &&
+	    (!model || meta_set(&t.meta, "model", model, err) == 0)) {
+		if (n)
+			memcpy(t.data, v, n * lc_dtype_size(dt));
+		rc = stream_write_tensor(s->w, &t, err);
+	}
+	tensor_free(&t);
+	return rc;
+}
+
+/* s[n] as a JSON string: ill-formed UTF-8 replaced by U+FFFD (as Python's
+ * errors="replace"), so the line stays valid JSON. NULL when out of memory. */
+static json_t *json_text(summarizer *s, const char *str, size_t n)
+{
+	size_t need = 3 * n + 1;
+
+	if (need > s->utf8_cap) {
+		char *t = realloc(s->utf8, need);
+		if (!t)
+			return NULL;
+		s->utf8 = t;
+		s->utf8_cap = need;
+	}
+	return json_stringn(s->utf8, utf8_replace(str, n, s->utf8));
+}
+
+/* The ith summary's text into the JSON object o ("summary", the first)
+ * and the array all (every one; NULL with one summary). */
+static int json_add(summarizer *s, json_t *o, json_t *all, int i, lc_err *err)
+{
+	json_t *v = json_text(s, s->text, s->text_len);
+	int bad = !v || (i == 0 && json_object_set(o, "summary", v) < 0) ||
+	          (all && json_array_append(all, v) < 0);
+
+	json_decref(v);
+	return bad ? lc_fail(err, "out of memory") : 0;
+}
+
+/* Writes one document's summaries in the output format: each one's ids,
+ * then its text (where the format has text and there is a tokenizer),
+ * between the document's beginning and end in a stream or JSON line. */
+static int emit(summarizer *s, const lc_doc *d, const search_result *res, lc_err *err)
+{
+	static const char *const replaced[] = { "hidden", "tokens", "text", NULL };
+	enum summ_format f = s->o.format;
+	json_t *o = NULL, *all = NULL;
+	int rc = 0;
+
+	if (f == SUMM_STREAM)
+		rc = stream_write_begin(s->w, d->name, &d->meta, err) < 0 ||
+		     stream_write_records(s->w, d, replaced, err) < 0 ? -1 : 0;
+	if (f == SUMM_JSONL) {
+		o = json_object();
+		all = res->nseq > 1 ? json_array() : NULL;
+		if (!o || (res->nseq > 1 && !all) ||
+		    json_object_set_new(o, "id", json_text(s, d->name, strlen(d->name))) < 0)
+			rc = lc_fail(err, "out of memory");
+	}
+	for (int i = 0; rc == 0 && i < res->nseq; i++) {
+		const search_seq *q = &res->seq[i];
+
+		if (f == SUMM_IDS)
+			rc = convert_write_ids(s->out, q->ids, (size_t)q->n, err);
+		else if (f == SUMM_STREAM)
+			rc = put_vec(s, "tokens", i, LC_I32, q->ids, (uint64_t)q->n,
+			             model_fingerprint(s->model), err);
+		if (rc < 0 || f == SUMM_IDS || !s->tok)
+			continue;
+		if ((rc = detok(s, q, err)) < 0)
+			break;
+		if (f == SUMM_TEXT)
+			rc = put_text(s, err);
+		else if (f == SUMM_JSONL)
+			rc = json_add(s, o, all, i, err);
+		else
+			rc = put_vec(s, "text", i, LC_U8, s->text, s->text_len, NULL, err);
+	}
+	if (rc == 0 && f == SUMM_STREAM)
+		rc = stream_write_end(s->w, err);
+	if (rc == 0 && f == SUMM_JSONL) {
+		if (all && json_object_set(o, "summaries", all) < 0)
+			rc = lc_fail(err, "out of memory");
+		else if (json_dumpf(o, s->out, JSON_PRESERVE_ORDER) < 0 ||
+		         putc('\n', s->out) == EOF)
+			rc = write_error(err);
+	}
+	json_decref(all);
+	json_decref(o);
+	return rc;
+}
+
+/* --- decoding --- */
+
+struct step_ctx {
+	dec_state *st;
+	summarizer *s;
+	const char *doc;
+	int64_t L;
+	int steps;
+};
+
+static int cb_step(void *c, const int32_t *tok, float *logits, lc_err *err)
+{
+	struct step_ctx *x = c;
+
+	if (decoder_step(x->st, tok, logits, err) < 0)
+		return -1;
+	x->steps++;
+	say(x->s, x->s->o.progress, "%s: %lld tokens in, %d generated", x->doc, (long long)x->L,
+	    x->steps);
+	return 0;
+}
+
+static int cb_reorder(void *c, const int32_t *src, lc_err *err)
+{
+	return decoder_reorder(((struct step_ctx *)c)->st, src, err);
+}
+
+/* The document's search: the settings, with its draws from the seed and
+ * the document's name. */
+static search_opts doc_opts(const summarizer *s, const lc_doc *d)
+{
+	search_opts so = s->o.search;
+
+	so.seed = search_seed(so.seed, d->name, strlen(d->name));
+	return so;
+}
+
+/* One document alone (batch 1, or a batch that could not start). */
+static int decode_one(summarizer *s, const lc_doc *d, const float *enc, int64_t L, lc_err *err)
+{
+	struct step_ctx x = { NULL, s, d->name, L, 0 };
+	search_model m = { &x, cb_step, cb_reorder };
+	search_opts so = doc_opts(s, d);
+	search_result res;
+	int rc;
+
+	x.st = decoder_state_new(s->dec, enc, L, search_rows(&so), so.max_new, err);
+	if (!x.st || decoder_state_threads(x.st, s->o.threads, err) < 0 ||
+	    search_run(&so, &m, &res, err) < 0) {
+		decoder_state_free(x.st);
+		return -1;
+	}
+	decoder_state_free(x.st);
+	progress_done(s);
+	rc = emit(s, d, &res, err);
+	search_result_free(&res);
+	return rc;
+}
+
+int summ_doc(lc_doc *d, void *ctx, lc_err *err)
+{
+	summarizer *s = ctx;
+	int64_t L;
+	const float *enc = hidden_of(s, d, &L, &s->conv[0], &s->conv_cap[0], err);
+
+	return enc ? decode_one(s, d, enc, L, err) : -1;
+}
+
+struct batch_progress {
+	summarizer *s;
+	const char *first;
+	int n;
+};
+
+static void on_batch_step(void *ctx, int step, int running)
+{
+	struct batch_progress *b = ctx;
+
+	say(b->s, b->s->o.progress, "%d documents from %s: %d steps, %d still decoding", b->n,
+	    b->first, step, running);
+}
+
+int summ_docs(lc_doc *docs, int n, void *ctx, int *bad, lc_err *err)
+{
+	summarizer *s = ctx;
+	struct batch_progress bp = { s, docs[0].name, 0 };
+	gen_job *jobs = s->jobs;
+	int ok = 0, rc = 0;
+	lc_err first;
+
+	if (n > s->o.batch)
+		return lc_fail(err, "%d documents in a batch of at most %d", n, s->o.batch);
+	for (; ok < n; ok++) {
+		gen_job *j = &jobs[ok];
+		memset(j, 0, sizeof *j);
+		j->enc = hidden_of(s, &docs[ok], &j->L, &s->conv[ok], &s->conv_cap[ok], &first);
+		if (!j->enc)
+			break;
+		j->o = doc_opts(s, &docs[ok]);
+	}
+	bp.n = ok;
+	if (ok > 1 && gen_batch_run(s->dec, jobs, ok, s->o.threads, on_batch_step, &bp, err) == 0) {
+		progress_done(s);
+		for (int i = 0; i < ok; i++) {
+			/* a search the batch could not start a thread for: alone */
+			if (rc == 0 && jobs[i].rc > 0 &&
+			    decode_one(s, &docs[i], jobs[i].enc, jobs[i].L, err) < 0) {
+				*bad = i;
+				rc = -1;
+			}
+			if (jobs[i].rc > 0)
+				continue;
+			if (rc == 0 && jobs[i].rc < 0) {
+				*err = jobs[i].err;
+				rc = -1;
+			}
+			if (rc == 0 && emit(s, &docs[i], &jobs[i].res, err) < 0)
+				rc = -1;
+			if (rc < 0 && *bad < 0)
+				*bad = i;
+			if (jobs[i].rc == 0)
+				search_result_free(&jobs[i].res);
+		}
+	} else {
+		/* one document, or a batch that cannot start (memory): alone */
+		for (int i = 0; rc == 0 && i < ok; i++)
+			if (decode_one(s, &docs[i], jobs[i].enc, jobs[i].L, err) < 0) {
+				*bad = i;
+				rc = -1;
+			}
+	}
+	if (rc == 0 && ok < n) {
+		*bad = ok;
+		*err = first;
+		rc = -1;
+	}
+	/* a large document's converted states do not stay for the next batch */
+	for (int i = 0; i < n; i++)
+		if (s->conv_cap[i] * sizeof(float) > BATCH_KEEP_SCRATCH) {
+			free(s->conv[i]);
+			s->conv[i] = NULL;
+			s->conv_cap[i] = 0;
+		}
+	return rc;
+}
+
+int summ_batch_docs(const summarizer *s)
+{
+	int per = BATCH_ROWS / search_rows(&s->o.search);
+
+	return per < 1 ? 1 : per < s->o.batch ? per : s->o.batch;
+}
+
+/* --- the summarizer --- */
+
+summarizer *summ_new(const lc_model *model, const lc_decoder *dec, const lc_tokenizer *tok,
+                     const summ_opts *o, FILE *out, lc_err *err)
+{
+	summarizer *s;
+
+	if (!tok && (o->format == SUMM_TEXT || o->format == SUMM_JSONL)) {
+		lc_fail(err, "summaries as text need a tokenizer");
+		return NULL;
+	}
+	if (o->batch < 1) {
+		lc_fail(err, "a batch of %d documents", o->batch);
+		return NULL;
+	}
+	if (!(s = calloc(1, sizeof *s))) {
+		lc_fail(err, "out of memory");
+		return NULL;
+	}
+	s->model = model;
+	s->dec = dec;
+	s->tok = tok;
+	s->o = *o;
+	s->out = out;
+	if (o->format == SUMM_STREAM && !(s->w = stream_writer_new(out, err))) {
+		summ_free(s);
+		return NULL;
+	}
+	s->conv = calloc((size_t)o->batch, sizeof *s->conv);
+	s->conv_cap = calloc((size_t)o->batch, sizeof *s->conv_cap);
+	s->jobs = calloc((size_t)o->batch, sizeof *s->jobs);
+	if (!s->conv || !s->conv_cap || !s->jobs) {
+		lc_fail(err, "out of memory for --batch %d", o->batch);
+		summ_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+int summ_finish(summarizer *s, lc_err *err)
+{
+	lc_writer *w = s->w;
+
+	s->w = NULL;
+	return w ? stream_writer_close(w, err) : 0;
+}
+
+void summ_free(summarizer *s)
+{
+	if (!s)
+		return;
+	if (s->w)
+		stream_writer_abort(s->w);
+	for (int i = 0; s->conv && i < s->o.batch; i++)
+		free(s->conv[i]);
+	free(s->conv);
+	free(s->conv_cap);
+	free(s->jobs);
+	free(s->text);
+	free(s->utf8);
+	free(s);
+}
