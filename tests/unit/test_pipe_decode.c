@@ -47,7 +47,7 @@ static int make_doc(lc_doc *d, int k, const char *fp)
 	size_t len = 0;
 	float *h;
 	uint64_t dm = (uint64_t)model_config(model)->d_model, dims[2], one = 1;
-	lc_tensor *t;
+	lc_tensor *t = NULL;
 	lc_err err;
 
 	snprintf(rel, sizeof rel, "locost/cases/%s/enc_out.f32", cases[k]);
