@@ -36,7 +36,9 @@ need rsync || skip_all "rsync is not installed (GNU parallel moves files with it
 
 # ssh HOST COMMAND..., as GNU parallel and rsync call it (options first,
 # "--" or not): runs the command with sh in hosts/HOST, the host's home.
-# A host named broken* has no lc programs on its PATH.
+# A host named broken* has no lc programs on its PATH. SHELL is set as sshd
+# sets it from the login's passwd entry: parallel's remote wrapper runs the
+# job with $SHELL, and without it (CI runs with no SHELL) the job never runs.
 mkdir "$T/hosts" "$T/home" "$T/work"
 cat >"$T/fakessh" <<'EOF'
 #!/bin/sh
@@ -51,6 +53,7 @@ host=$1
 shift
 [ "${1-}" = -- ] && shift
 case $host in broken*) PATH=/usr/bin:/bin ;; esac
+export SHELL=/bin/sh
 mkdir -p "$(dirname "$0")/hosts/$host" && cd "$(dirname "$0")/hosts/$host" && exec sh -c "$*"
 EOF
 chmod +x "$T/fakessh"
