@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/barttrain.h"
 #include "arch/model.h"
 #include "base/clock.h"
 #include "base/parallel.h"
@@ -438,5 +439,5 @@ const lc_arch arch_bart = {
 	.info = bart_info,
 	.enc = &bart_enc_ops,
 	.dec = &bart_dec_ops,
-	.train = NULL,
+	.train = &bart_train_ops,
 };
