@@ -753,7 +753,15 @@ typedef struct ckpt_file {
 int trainer_save(trainer *t, const char *dir, const char *config_path, const char *spiece,
                  int optimizer, lc_err *err)
 {
-	ckpt_file f[5];
+	train_file sp = { spiece, "spiece.model" };
+
+	return trainer_save_files(t, dir, config_path, &sp, spiece ? 1 : 0, optimizer, err);
+}
+
+int trainer_save_files(trainer *t, const char *dir, const char *config_path,
+                       const train_file *copy, int ncopy, int optimizer, lc_err *err)
+{
+	ckpt_file f[4 + TRAIN_CKPT_MAXCOPY];
 	int n = 0, rc = -1;
 	char path[4096], tmp[4200];
 	json_t *man = NULL, *files;
@@ -762,8 +770,11 @@ int trainer_save(trainer *t, const char *dir, const char *config_path, const cha
 		return lc_fail(err, "%s: %s", dir, strerror(errno));
 	f[n++] = (ckpt_file){ "model.safetensors", NULL, write_weights };
 	f[n++] = (ckpt_file){ "config.json", config_path, NULL };
-	if (spiece)
-		f[n++] = (ckpt_file){ "spiece.model", spiece, NULL };
+	if (ncopy > TRAIN_CKPT_MAXCOPY)
+		return lc_fail(err, "%s: %d files to copy into a checkpoint (at most %d)", dir, ncopy,
+		               TRAIN_CKPT_MAXCOPY);
+	for (int i = 0; i < ncopy; i++)
+		f[n++] = (ckpt_file){ copy[i].name, copy[i].from, NULL };
 	if (optimizer) {
 		f[n++] = (ckpt_file){ "optimizer.safetensors", NULL, write_optim };
 		f[n++] = (ckpt_file){ "trainer_state.json", NULL, write_state };
@@ -821,8 +832,9 @@ out:
 
 int checkpoint_recover(const char *dir, lc_err *err)
 {
-	static const char *const known[] = { "model.safetensors", "config.json", "spiece.model",
-	                                     "optimizer.safetensors", "trainer_state.json" };
+	static const char *const known[] = { "model.safetensors", "config.json",
+	                                     "optimizer.safetensors", "trainer_state.json",
+	                                     TRAIN_CKPT_COPIES };
 	char path[4096], tmp[4200];
 	json_t *man, *files, *e;
 	json_error_t je;

@@ -6,7 +6,9 @@
  *
  * A checkpoint directory holds config.json, model.safetensors (every
  * parameter under its Hugging Face name, float32, tied aliases omitted),
- * spiece.model (when a tokenizer was given), and for resuming
+ * the tokenizer's files (spiece.model, or BART's vocab.json, merges.txt
+ * and the like: TRAIN_CKPT_COPIES) and generation_config.json when the
+ * model had them, and for resuming
  * optimizer.safetensors ("adam.m", "adam.v": the moments, flat, in the
  * order of model.safetensors) and trainer_state.json (step, data
  * position, seed). Files are written to temporary names and renamed, so
@@ -136,6 +138,18 @@ int trainer_eval(trainer *t, const train_data *d, double *loss, int64_t *labels,
  * or the new one, after checkpoint_recover. */
 int trainer_save(trainer *t, const char *dir, const char *config_path, const char *spiece,
                  int optimizer, lc_err *err);
+/* The same with the tokenizer's files (and generation_config.json) in
+ * copy[ncopy], each copied from `from` under `name` (one of
+ * TRAIN_CKPT_COPIES), after config.json; trainer_save is this with
+ * spiece.model alone. */
+typedef struct train_file {
+	const char *from, *name;
+} train_file;
+#define TRAIN_CKPT_COPIES "spiece.model", "vocab.json", "merges.txt", "tokenizer.json", \
+	"tokenizer_config.json", "special_tokens_map.json", "generation_config.json"
+#define TRAIN_CKPT_MAXCOPY 7
+int trainer_save_files(trainer *t, const char *dir, const char *config_path,
+                       const train_file *copy, int ncopy, int optimizer, lc_err *err);
 
 /* Before dir is read: finishes a save that crashed after its commit, then
  * checks every file against checkpoint.json; a file that differs (a mixed

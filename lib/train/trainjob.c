@@ -51,8 +51,13 @@ struct run {
 	int resume;                 /* outdir is the model */
 	const char *config;         /* the config.json of random weights, or NULL */
 	char cfgpath[4096];         /* the config.json checkpoints copy */
-	char tok[4096];             /* the spiece.model they copy, when has_tok */
+	char tok[4096];             /* the tokenizer (a file or a directory), when has_tok */
 	int has_tok;
+	/* what checkpoints copy besides config.json: the tokenizer's files
+	 * and generation_config.json */
+	char from[TRAIN_CKPT_MAXCOPY][4096];
+	train_file copy[TRAIN_CKPT_MAXCOPY];
+	int ncopy;
 	lc_model *m;
 	train_opts to;
 	train_data td, ed;          /* training and evaluation pairs */
@@ -120,6 +125,87 @@ static int fail_source(train_job *j, const char *from, const char *path)
 	return -1;
 }
 
+static int is_dir(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* dir holds a byte-level BPE tokenizer (text/tokenizer.h) */
+static int has_bpe(const char *dir)
+{
+	char a[4096], b[4096];
+
+	snprintf(a, sizeof a, "%s/vocab.json", dir);
+	snprintf(b, sizeof b, "%s/merges.txt", dir);
+	if (exists(a) && exists(b))
+		return 1;
+	snprintf(a, sizeof a, "%s/tokenizer.json", dir);
+	return exists(a);
+}
+
+/* The tokenizer at path has no id at or above vocab. */
+static int fits_vocab(const char *path, int vocab)
+{
+	lc_err e;
+	lc_tokenizer *t = tok_open(path, &e);
+	int ok = t && tok_vocab_size(t) <= vocab;
+
+	tok_free(t);
+	return ok;
+}
+
+static void add_copy(struct run *r, const char *from, const char *name)
+{
+	if (r->ncopy >= TRAIN_CKPT_MAXCOPY)
+		return;
+	snprintf(r->from[r->ncopy], sizeof r->from[r->ncopy], "%s", from);
+	r->copy[r->ncopy].from = r->from[r->ncopy];
+	r->copy[r->ncopy].name = name;
+	r->ncopy++;
+}
+
+/* The files of the tokenizer r->tok that checkpoints copy: a
+ * SentencePiece model as spiece.model, or the BPE files of its directory
+ * (r->tok then becomes that directory, which tok_open reads). */
+static void tok_files(struct run *r)
+{
+	static const char *const bpe[] = { "vocab.json", "merges.txt", "tokenizer.json",
+	                                   "tokenizer_config.json", "special_tokens_map.json" };
+	char dir[4096], path[4200];
+	const char *slash;
+	size_t n;
+
+	if (is_dir(r->tok)) {
+		snprintf(path, sizeof path, "%s/spiece.model", r->tok);
+		if (exists(path)) {
+			snprintf(r->tok, sizeof r->tok, "%s", path);
+			add_copy(r, path, "spiece.model");
+			return;
+		}
+		snprintf(dir, sizeof dir, "%s", r->tok);
+	} else {
+		/* vocab.json, merges.txt, tokenizer.json: BPE; anything else SentencePiece */
+		n = strlen(r->tok);
+		slash = strrchr(r->tok, '/');
+		if (!(n >= 5 && !strcmp(r->tok + n - 5, ".json")) &&
+		    !(n >= 10 && !strcmp(r->tok + n - 10, "merges.txt"))) {
+			add_copy(r, r->tok, "spiece.model");
+			return;
+		}
+		if (slash)
+			snprintf(dir, sizeof dir, "%.*s", (int)(slash - r->tok), r->tok);
+		else
+			snprintf(dir, sizeof dir, ".");
+		snprintf(r->tok, sizeof r->tok, "%s", dir);
+	}
+	for (size_t i = 0; i < sizeof bpe / sizeof *bpe; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, bpe[i]);
+		if (exists(path))
+			add_copy(r, path, bpe[i]);
+	}
+}
+
 /* OUTDIR recovered and resumed or created, every path checked, the model
  * to start from open, the tokenizer of checkpoints chosen. */
 static int start(struct run *r, lc_err *err)
@@ -173,12 +259,17 @@ static int start(struct run *r, lc_err *err)
 	if (!(tok = j->tokenizer)) {
 		enum share_from from = SHARE_ENV;
 		snprintf(path, sizeof path, "%s/spiece.model", model_dir(r->m));
-		if (!exists(path))
-			share_path("spiece.model", path, sizeof path, &from);
-		tok = exists(path) ? path : NULL;
+		if (!exists(path) && has_bpe(model_dir(r->m)))
+			snprintf(path, sizeof path, "%s", model_dir(r->m));
+		else if (!exists(path) && share_path("spiece.model", path, sizeof path, &from) &&
+		         !fits_vocab(path, model_config(r->m)->vocab_size))
+			path[0] = 0;   /* the share's tokenizer has ids the model has not */
+		tok = path[0] && exists(path) ? path : NULL;
 		if (!tok && !j->quiet)
-			say(j, TRAIN_WARN, "no spiece.model in %s nor %s (%s): checkpoints hold no "
-			    "tokenizer (use -t)", model_dir(r->m), path, share_from_name(from));
+			say(j, TRAIN_WARN, "no tokenizer in %s (spiece.model, vocab.json and merges.txt, "
+			    "or tokenizer.json) nor a share/spiece.model (%s) that fits its vocabulary: "
+			    "checkpoints hold no tokenizer (use -t)", model_dir(r->m),
+			    share_from_name(from));
 	}
 	/* copy the path: a checkpoint may overwrite the file it came from */
 	if (tok) {
@@ -186,7 +277,13 @@ static int start(struct run *r, lc_err *err)
 		snprintf(r->tok, sizeof r->tok, "%s", real ? real : tok);
 		free(real);
 		r->has_tok = 1;
+		tok_files(r);
 	}
+	/* the generation settings follow the model (not a checkpoint's own:
+	 * a resumed run copies them from OUTDIR itself) */
+	snprintf(path, sizeof path, "%s/generation_config.json", model_dir(r->m));
+	if (exists(path))
+		add_copy(r, path, "generation_config.json");
 	return 0;
 }
 
@@ -339,7 +436,7 @@ static int checkpoint(struct run *r, int rouge, lc_err *err)
 	int64_t step = trainer_step_count(r->tr);
 	train_rouge sc;
 
-	if (trainer_save(r->tr, j->outdir, r->cfgpath, r->has_tok ? r->tok : NULL, 1, err) < 0)
+	if (trainer_save_files(r->tr, j->outdir, r->cfgpath, r->copy, r->ncopy, 1, err) < 0)
 		return lc_prefix(err, "checkpoint");
 	if (!rouge || !r->has_tok || !r->ed.n)
 		return 0;
