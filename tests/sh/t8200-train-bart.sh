@@ -1,0 +1,97 @@
+#!/bin/sh
+# lc-train on BART: pairs tokenized with the model's byte-level BPE
+# (<s> ... </s>), a small random BART from --config and fine-tuning of the
+# oracle's tiny BART; the loss goes down, checkpoints are BART directories
+# (transformers' tensor names, config.json, the BPE files,
+# generation_config.json) that lc-encode and lc-decode load, and a resumed
+# run ends with the bytes of an uninterrupted one.
+. tests/sh/lib.sh
+need lc-train || skip_all "lc-train is not built"
+BART=$DATA/bart/tiny_bart
+[ -f "$BART/model.safetensors" ] || skip_all "no tests/data/bart/tiny_bart"
+
+# pairs: the verses of Ruth, ten per document, GSG-split with BART's tokenizer
+awk 'NF && !/^CHAPTER|^THE BOOK/ { printf "%s%s", $0, (++n % 10 ? " " : "\n\n") }' \
+	"${LC_SHARE:-share}/samples/sample.txt" >"$T/ruth.txt"
+ok "pairs from lc-gsg-split -m BART" sh -c "lc-cat -i text -d blank '$T/ruth.txt' |
+	lc-gsg-split -r 0.3 -m '$BART' >'$T/pairs.lc'"
+cat >"$T/config.json" <<'EOF'
+{"architectures": ["BartForConditionalGeneration"], "model_type": "bart",
+ "d_model": 16, "encoder_layers": 1, "decoder_layers": 1,
+ "encoder_attention_heads": 2, "decoder_attention_heads": 2,
+ "encoder_ffn_dim": 32, "decoder_ffn_dim": 32, "vocab_size": 1000,
+ "max_position_embeddings": 1024, "pad_token_id": 1, "bos_token_id": 0,
+ "eos_token_id": 2, "decoder_start_token_id": 2}
+EOF
+
+# a random BART from --config, its tokenizer given as vocab.json
+ok "trains 3 steps from a BART --config" lc-train --config "$T/config.json" -o "$T/m" --steps 3 \
+	--batch-tokens 500 --holdout 2 --holdout-out "$T/held" -t "$BART/vocab.json" -j 2 -q "$T/pairs.lc"
+for f in config.json model.safetensors vocab.json merges.txt optimizer.safetensors \
+	trainer_state.json loss.tsv rouge.tsv; do
+	[ -s "$T/m/$f" ]; _res $? "the checkpoint has $f"
+done
+[ ! -e "$T/m/spiece.model" ]; _res $? "and no spiece.model"
+ok "the held-out sources are BART's: <s> first, </s> last" lc-cat -o ids "$T/held.src.lc"
+is "both" "$(awk '$1 == 0 && $NF == 2' "$T/out" | wc -l | tr -d ' ')" 2
+ok "lc-encode loads the checkpoint" lc-encode -m "$T/m" --info
+grep -q '^architecture.bart$' "$T/out"; _res $? "as BART"
+ok "lc-encode | lc-decode with the checkpoint" sh -c "lc-encode -q -m '$T/m' '$T/held.src.lc' |
+	lc-decode -q -m '$T/m' -f ids --max-new 6 >'$T/ids'"
+is "a summary per held-out document" "$(wc -l <"$T/ids" | tr -d ' ')" 2
+
+# the loss goes down on a small set seen whole at every step
+ok "20 steps, the whole set per step" lc-train --config "$T/config.json" -o "$T/d" --steps 20 \
+	--lr 1e-2 --schedule constant --batch-tokens 100000 --no-rouge -t "$BART" -j 2 -q "$T/pairs.lc"
+is "the loss falls by more than a third" "$(awk -F'\t' 'NR == 2 { a = $4 } NR == 21 { b = $4 }
+	END { print (b < a * 2 / 3) ? "yes" : a " -> " b }' "$T/d/loss.tsv")" yes
+
+# resuming gives the bytes of an uninterrupted run (dropout on: the masks too)
+train() {   # train OUTDIR STEPS
+	lc-train -m "$BART" -o "$1" --steps "$2" --save-every 2 --batch-tokens 800 --dropout 0.1 \
+		--no-rouge -j 2 -q "$T/pairs.lc"
+}
+ok "fine-tunes the tiny BART 4 steps" train "$T/ref" 4
+ok "2 steps" train "$T/re" 2
+ok "resumed to 4" train "$T/re" 4
+grep -q '"step": 4' "$T/re/trainer_state.json"; _res $? "trainer_state.json says step 4"
+same "resumed weights are the uninterrupted run's" "$T/re/model.safetensors" "$T/ref/model.safetensors"
+same "and so is the optimizer state" "$T/re/optimizer.safetensors" "$T/ref/optimizer.safetensors"
+if cmp -s "$T/ref/model.safetensors" "$BART/model.safetensors"; then r=1; else r=0; fi
+_res $r "the weights moved"
+for f in vocab.json merges.txt tokenizer_config.json special_tokens_map.json generation_config.json; do
+	same "the checkpoint carries the model's $f" "$T/ref/$f" "$BART/$f"
+done
+# transformers' names: the same tensors as save_pretrained wrote, same shapes
+names() {
+	python3 -c 'import json, struct, sys
+b = open(sys.argv[1], "rb").read(8)
+h = json.loads(open(sys.argv[1], "rb").read(8 + struct.unpack("<Q", b)[0])[8:])
+for k in sorted(h):
+    if k != "__metadata__":
+        print(k, h[k]["shape"])' "$1"
+}
+if need python3; then
+	names "$BART/model.safetensors" >"$T/want"
+	names "$T/ref/model.safetensors" >"$T/got"
+	same "model.safetensors holds transformers' tensors and shapes" "$T/got" "$T/want"
+else
+	skip "model.safetensors holds transformers' tensors and shapes" "no python3"
+fi
+ok "lc-decode runs the fine-tuned checkpoint (forced <s> from its generation_config.json)" \
+	sh -c "lc-encode -q -m '$T/ref' '$T/held.src.lc' | lc-decode -q -m '$T/ref' -f ids --max-new 6 >'$T/ids'"
+is "forced_bos_token_id 0 first" "$(awk '{print $1}' "$T/ids" | sort -u)" 0
+
+# errors
+cat >"$T/short.json" <<'EOF'
+{"architectures": ["BartForConditionalGeneration"], "d_model": 16, "encoder_layers": 1,
+ "decoder_layers": 1, "encoder_attention_heads": 2, "decoder_attention_heads": 2,
+ "encoder_ffn_dim": 32, "decoder_ffn_dim": 32, "vocab_size": 1000,
+ "max_position_embeddings": 64}
+EOF
+fails 1 "sources longer than max_position_embeddings" lc-train --config "$T/short.json" -o "$T/s" \
+	--steps 1 -t "$BART" --no-rouge -q "$T/pairs.lc"
+grep -q 'max_position_embeddings' "$T/err"; _res $? "say so"
+ok "--max-src cuts them to fit" lc-train --config "$T/short.json" -o "$T/s2" --steps 1 \
+	--max-src 64 --max-tgt 64 -t "$BART" --no-rouge -q "$T/pairs.lc"
+done_testing
