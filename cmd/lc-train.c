@@ -1,5 +1,5 @@
 /*
- * lc-train: pretrains or fine-tunes a LOCOST model on (source, target)
+ * lc-train: pretrains or fine-tunes a LOCOST or BART model on (source, target)
  * token pairs and writes checkpoints as model directories: the options
  * here, the run in train/trainjob.h.
  */
@@ -25,10 +25,12 @@ static void usage(void)
 	       "                [--jsonl [--source FIELD] [--target FIELD] [--id FIELD] [--skip-bad]]\n"
 	       "                [TRAIN_STREAM...]\n"
 	       "\n"
-	       "Trains a LOCOST model on (source, target) pairs: documents with i32 \"source\"\n"
-	       "and \"target\" tensors (lc-gsg-split -m output, or a tokenized summarization\n"
-	       "set). Checkpoints are model directories that lc-encode and lc-decode load.\n"
-	       "Running the same command again resumes from OUTDIR's checkpoint.\n"
+	       "Trains a LOCOST or BART model on (source, target) pairs: documents with i32\n"
+	       "\"source\" and \"target\" tensors (lc-gsg-split -m output, or a tokenized\n"
+	       "summarization set). Checkpoints are model directories that lc-encode and\n"
+	       "lc-decode load. Running the same command again resumes from OUTDIR's\n"
+	       "checkpoint.\n"
+
 	       "\n"
 	       "  -m, --model INIT      start from this model directory (fine-tuning)\n"
 	       "      --config JSON     start from random weights for this config.json\n"
@@ -53,8 +55,10 @@ static void usage(void)
 	       "      --no-rouge        no ROUGE of greedy summaries of the evaluation set at\n"
 	       "                        each checkpoint (written to OUTDIR/rouge.tsv)\n"
 	       "      --rouge-max-new N at most N tokens per greedy summary (default 128)\n"
-	       "  -t, --tokenizer FILE  spiece.model copied into checkpoints (default\n"
-	       "                        INIT/spiece.model, else the share directory's)\n"
+	       "  -t, --tokenizer FILE  tokenizer copied into checkpoints: a spiece.model, or\n"
+	       "                        a BPE vocab.json, merges.txt, tokenizer.json or its\n"
+	       "                        directory (default INIT's, else the share directory's\n"
+	       "                        spiece.model)\n"
 	       "      --seed N          data order, dropout and random weights (default 1)\n"
 	       "      --restart         ignore a checkpoint already in OUTDIR\n"
 	       "      --force-resume    resume even with other data or options than the\n"
