@@ -82,6 +82,14 @@ ok "lc-decode runs the fine-tuned checkpoint (forced <s> from its generation_con
 	sh -c "lc-encode -q -m '$T/ref' '$T/held.src.lc' | lc-decode -q -m '$T/ref' -f ids --max-new 6 >'$T/ids'"
 is "forced_bos_token_id 0 first" "$(awk '{print $1}' "$T/ids" | sort -u)" 0
 
+# JSON Lines encoded with the model's own BPE
+printf '%s\n' '{"article": "Ruth said, Intreat me not to leave thee.", "abstract": "Ruth stays."}' \
+	'{"article": "And Naomi said, Turn again, my daughters.", "abstract": "Naomi speaks."}' >"$T/p.jsonl"
+ok "--jsonl with the tiny BART's tokenizer" lc-train -m "$BART" -o "$T/j" --steps 2 --jsonl \
+	--holdout 1 --holdout-out "$T/jh" --no-rouge -q "$T/p.jsonl"
+ok "its held-out pair" lc-cat -o ids "$T/jh.src.lc" "$T/jh.tgt.lc"
+is "both sides <s> ... </s>" "$(awk '$1 == 0 && $NF == 2' "$T/out" | wc -l | tr -d ' ')" 2
+
 # errors
 cat >"$T/short.json" <<'EOF'
 {"architectures": ["BartForConditionalGeneration"], "d_model": 16, "encoder_layers": 1,
