@@ -159,6 +159,18 @@ int train_data_check_vocab(const train_data *d, int32_t vocab, lc_err *err)
 	return 0;
 }
 
+int train_data_check_len(const train_data *d, int64_t max, lc_err *err)
+{
+	for (size_t i = 0; max > 0 && i < d->n; i++)
+		if (d->p[i].ns > max || d->p[i].nt > max)
+			return lc_fail(err, "%s: a %s of %lld tokens is longer than the model's %lld "
+			               "positions (max_position_embeddings): cut with --max-src and "
+			               "--max-tgt", d->p[i].name, d->p[i].ns > max ? "source" : "target",
+			               (long long)(d->p[i].ns > max ? d->p[i].ns : d->p[i].nt),
+			               (long long)max);
+	return 0;
+}
+
 int train_data_split(train_data *src, size_t n, train_data *dst, lc_err *err)
 {
 	if (n > src->n)

@@ -73,6 +73,9 @@ int train_data_write(const train_data *d, int side, const char *path, lc_err *er
 int train_data_write_pairs(const train_data *d, const char *prefix, lc_err *err);
 /* Every source id in [0, vocab), else an error naming the pair. */
 int train_data_check_vocab(const train_data *d, int32_t vocab, lc_err *err);
+/* Every source and target at most max tokens (a model's positions; 0: no
+ * limit), else an error naming the pair and the options that cut. */
+int train_data_check_len(const train_data *d, int64_t max, lc_err *err);
 /* Moves the last n pairs of src into dst (a held-out split). */
 int train_data_split(train_data *src, size_t n, train_data *dst, lc_err *err);
 void train_data_free(train_data *d);

@@ -41,6 +41,9 @@ int train_eval_rouge(const char *model_dir, const char *spiece, const train_data
 		goto out;
 	V = model_config(m)->vocab_size;
 	dm = model_config(m)->d_model;
+	/* a model with learned positions (BART) decodes at most that many */
+	if (model_config(m)->max_positions > 0 && max_new > model_config(m)->max_positions)
+		max_new = model_config(m)->max_positions;
 	if (!(logits = malloc((size_t)V * sizeof *logits)) ||
 	    !(gen = malloc((size_t)max_new * sizeof *gen))) {
 		lc_fail(err, "out of memory");

@@ -398,8 +398,9 @@ static int load_data(struct run *r, lc_err *err)
 	else if (td->n == 0)
 		lc_fail(err, "no (source, target) pairs in the training input (%zu documents "
 		        "without both i32 \"source\" and \"target\")", td->skipped);
-	else
-		rc = train_data_check_vocab(td, model_config(r->m)->vocab_size, err);
+	else if ((rc = train_data_check_vocab(td, model_config(r->m)->vocab_size, err)) == 0 &&
+	         (rc = train_data_check_len(td, model_config(r->m)->max_positions, err)) == 0)
+		rc = train_data_check_len(ed, model_config(r->m)->max_positions, err);
 out:
 	jsonl_tally_free(&ps.bad);
 	tok_free(ps.tk);

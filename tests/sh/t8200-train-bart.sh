@@ -98,8 +98,12 @@ cat >"$T/short.json" <<'EOF'
  "max_position_embeddings": 64}
 EOF
 fails 1 "sources longer than max_position_embeddings" lc-train --config "$T/short.json" -o "$T/s" \
-	--steps 1 -t "$BART" --no-rouge -q "$T/pairs.lc"
-grep -q 'max_position_embeddings' "$T/err"; _res $? "say so"
-ok "--max-src cuts them to fit" lc-train --config "$T/short.json" -o "$T/s2" --steps 1 \
-	--max-src 64 --max-tgt 64 -t "$BART" --no-rouge -q "$T/pairs.lc"
+	--steps 1 -t "$BART" -q "$T/pairs.lc"
+grep -q 'ruth.txt:1: a source of [0-9]* tokens is longer than the model.s 64 positions (max_position_embeddings): cut with --max-src and --max-tgt' "$T/err"
+_res $? "are refused before the first step, naming the pair and the cure"
+[ ! -e "$T/s/loss.tsv" ]; _res $? "(no step was taken)"
+ok "--max-src cuts them to fit (greedy ROUGE summaries within the positions too)" \
+	lc-train --config "$T/short.json" -o "$T/s2" --steps 1 --max-src 64 --max-tgt 64 \
+	--holdout 1 -t "$BART" -q "$T/pairs.lc"
+[ -s "$T/s2/rouge.tsv" ]; _res $? "rouge.tsv written"
 done_testing
