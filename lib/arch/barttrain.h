@@ -33,7 +33,22 @@
  * and calls these with it from its own lc_train_ops, whose decoder
  * halves are bart_train_dec_fw / _bw unchanged (and whose shared state
  * may be bart_train_shared_*). bart_sa_full is BART's: every query to
- * every key, ops/attn.h's full attention.
+ * every key, ops/attn.h's full attention. A BART-LS file would write:
+ *
+ *     static void *enc_fw(void *sh, int part, const void *W, const int32_t *src,
+ *                         int64_t L, lc_arena *a, double p, uint64_t *rng,
+ *                         float **E, int64_t *Le, lc_err *err)
+ *     {
+ *         bart_sa_train sa = { ls_attn_fw, ls_attn_bw, ctx };  // its block + pooled
+ *         void *t = bart_train_enc_fw(c, W, &sa, src, L, a, p, rng, E, err);
+ *         if (t) *Le = L;
+ *         return t;
+ *     }
+ *     // enc_bw the same with bart_train_enc_bw (ctx reaching its gradients,
+ *     // if its attention has parameters); dec_fw, dec_bw: bart_train_dec_*.
+ *
+ * The layer index tells the plug which attention a layer has (BART-LS:
+ * pooled attention in the top layers only).
  */
 #ifndef LC_BARTTRAIN_H
 #define LC_BARTTRAIN_H

@@ -71,10 +71,25 @@ for k in sorted(h):
     if k != "__metadata__":
         print(k, h[k]["shape"])' "$1"
 }
+tensor() {   # tensor FILE NAME: its bytes, as hex
+	python3 -c 'import json, struct, sys
+f = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", f[:8])[0]
+a, b = json.loads(f[8:8 + n])[sys.argv[2]]["data_offsets"]
+print(f[8 + n + a:8 + n + b].hex())' "$1" "$2"
+}
 if need python3; then
 	names "$BART/model.safetensors" >"$T/want"
 	names "$T/ref/model.safetensors" >"$T/got"
 	same "model.safetensors holds transformers' tensors and shapes" "$T/got" "$T/want"
+	tensor "$BART/model.safetensors" final_logits_bias >"$T/flb0"
+	tensor "$T/ref/model.safetensors" final_logits_bias >"$T/flb1"
+	[ -s "$T/flb0" ]; _res $? "final_logits_bias read"
+	same "final_logits_bias (a buffer) is not trained" "$T/flb1" "$T/flb0"
+	tensor "$BART/model.safetensors" model.shared.weight >"$T/sh0"
+	tensor "$T/ref/model.safetensors" model.shared.weight >"$T/sh1"
+	if cmp -s "$T/sh0" "$T/sh1"; then r=1; else r=0; fi
+	_res $r "the shared embedding is"
 else
 	skip "model.safetensors holds transformers' tensors and shapes" "no python3"
 fi
