@@ -79,11 +79,15 @@ int span_corrupt(const span_opts *o, const int32_t *tokens, int64_t n, int64_t h
 	const int32_t *body = tokens + head;
 	nprand g;
 
-	if (head < 0 || tail < 0 || len < 0)
-		return lc_fail(err, "%lld tokens, fewer than the %lld + %lld kept at the ends",
-		               (long long)n, (long long)head, (long long)tail);
-	out->len = len;
+	if (head < 0 || tail < 0)
+		return lc_fail(err, "negative ends");
+	out->len = len > 0 ? len : 0;
 	out->nnoise = out->nspans = 0;
+	if (len < 0) {
+		lc_fail(err, "%lld tokens, fewer than the %lld + %lld kept at the ends", (long long)n,
+		        (long long)head, (long long)tail);
+		return SPAN_SHORT;
+	}
 	if (len < 2) {
 		lc_fail(err, "a body of %lld token%s is too short to noise (the authors' code fails "
 		        "on it)", (long long)len, len == 1 ? "" : "s");
