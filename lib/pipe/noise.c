@@ -264,7 +264,7 @@ static int put_joined(noise *s, lc_err *err)
 	for (k = 0; k < s->nh; k++)
 		ord[k] = k;
 	for (k = s->nh; k > 1; k--) {   /* Fisher-Yates with lc's generator */
-		size_t j = (size_t)(((unsigned __int128)lc_rng_next(&st) * k) >> 64), t = ord[k - 1];
+		size_t j = (size_t)(lc_rng_next(&st) % k), t = ord[k - 1];   /* bias k / 2^64 */
 		ord[k - 1] = ord[j];
 		ord[j] = t;
 	}

@@ -37,8 +37,7 @@ double span_pick(const double *set, int n, uint64_t seed, uint64_t index)
 {
 	uint64_t x = lc_mix64(lc_mix64(seed ^ 0x7370616e5f6c656eull) + index);   /* "span_len" */
 
-	/* the high half of x * n: an unbiased enough pick without division */
-	return set[(uint64_t)(((unsigned __int128)x * (unsigned)n) >> 64)];
+	return set[x % (uint64_t)n];   /* a bias of n / 2^64 at most */
 }
 
 static int grow(void *pp, int64_t *cap, int64_t need, size_t size)
