@@ -98,9 +98,9 @@ int main(int argc, char **argv)
 	static double set[64];
 	noise_opts o = {.s = {.density = 0.0625, .mean_span = 3}, .seed = 3, .epoch = 1,
 	                .head = 1, .tail = 1, .warn = warn};
-	const char *model = NULL, *sentinel_opt = NULL, *span_opt = NULL;
+	const char *model = NULL;
 	long long start = -1, end = -1, maxsp = -1, head = -1, tail = -1;
-	int force = 0, quiet = 0, stats = 0, c;
+	int force = 0, quiet = 0, stats = 0, mean_given = 0, c;
 	lc_tokenizer *tok = NULL;
 	noise *s;
 	lc_err err;
@@ -114,24 +114,19 @@ int main(int argc, char **argv)
 		case 'r': o.s.density = cli_double("-r/--density", optarg, 0, 1); break;
 		case 'l':
 			o.s.mean_span = cli_double("-l/--mean-span", optarg, 1, 1e6);
-			span_opt = "-l/--mean-span";
+			mean_given = 1;
 			break;
 		case O_SET:
 			o.nset = parse_set(optarg, set, (int)(sizeof set / sizeof *set));
 			o.span_set = set;
-			if (span_opt && strcmp(span_opt, "--span-set"))
-				cli_usage_error("-l/--mean-span and --span-set exclude each other");
-			span_opt = "--span-set";
 			break;
 		case O_SEED: o.seed = cli_int("--seed", optarg, 0, INT64_MAX); break;
 		case O_EPOCH: o.epoch = cli_int("--epoch", optarg, 0, INT64_MAX); break;
 		case O_START:
 			start = cli_int("--sentinel-start", optarg, 0, INT32_MAX);
-			sentinel_opt = "--sentinel-start";
 			break;
 		case O_END:
 			end = cli_int("--sentinel-end", optarg, 0, INT32_MAX);
-			sentinel_opt = "--sentinel-end";
 			break;
 		case O_MAXSP: maxsp = cli_int("--max-spans", optarg, 1, INT32_MAX); break;
 		case O_ENDS: {
@@ -155,11 +150,11 @@ int main(int argc, char **argv)
 		default: cli_usage_error("unknown option");
 		}
 	}
-	if (span_opt && o.span_set && strcmp(span_opt, "--span-set"))
+	if (mean_given && o.span_set)
 		cli_usage_error("-l/--mean-span and --span-set exclude each other");
 	if (start >= 0 && end >= 0)
 		cli_usage_error("--sentinel-start and --sentinel-end exclude each other");
-	if (!model && !sentinel_opt)
+	if (!model && start < 0 && end < 0)
 		cli_usage_error("no sentinel ids: give -m MODEL (its tokenizer has them), "
 		                "--sentinel-start ID or --sentinel-end ID");
 	if (model) {

@@ -234,11 +234,100 @@ next:
 	free(tsv);
 }
 
+/* What the oracle does not cover: T5's sentinels and ends, the refusals,
+ * and the dynamic span lengths. */
+static void test_conventions(void)
+{
+	int32_t doc[40], ref_body[38];
+	span_out a = {0}, b = {0};
+	span_opts o = {.density = 0.15, .mean_span = 3, .sentinel = 1001, .step = 1};
+	lc_err err;
+	double set[] = {4, 8, 12};
+	int in_set = 1, differ = 0;
+
+	for (int i = 0; i < 40; i++)
+		doc[i] = i == 0 ? 0 : i == 39 ? 2 : 100 + i;
+	memcpy(ref_body, doc + 1, sizeof ref_body);
+	/* <s> body </s> with the authors' sentinels, then body </s> with T5's:
+	 * the same mask (it depends on the body's length alone), other ids */
+	T_EQ_I(span_corrupt(&o, doc, 40, 1, 1, 1234, &a, &err), 0);
+	o.sentinel = 32099;
+	o.step = -1;
+	T_EQ_I(span_corrupt(&o, doc + 1, 39, 0, 1, 1234, &b, &err), 0);
+	T_OK(a.len == 38 && b.len == 38 && !memcmp(a.mask, b.mask, 38), "the same mask");
+	T_EQ_I(a.nsrc, b.nsrc + 1);
+	T_EQ_I(b.src[b.nsrc - 1], 2);
+	T_EQ_I(b.tgt[0], 32099);
+	T_EQ_I(b.tgt[b.ntgt - 1], 2);
+	for (int64_t i = 0, k = 0; i < b.ntgt - 1; i++)
+		if (b.tgt[i] >= 32000)
+			T_EQ_I(b.tgt[i], 32099 - k++);
+	/* source and target hold the body exactly once, in order */
+	{
+		int32_t got[38];
+		int64_t n = 0, si = 0, ti = 0;
+		while (si < b.nsrc - 1) {
+			if (b.src[si] >= 32000) {
+				si++;
+				ti++;          /* the sentinel in the target */
+				while (ti < b.ntgt - 1 && b.tgt[ti] < 32000 && n < 38)
+					got[n++] = b.tgt[ti++];
+			} else if (n < 38) {
+				got[n++] = b.src[si++];
+			} else {
+				break;
+			}
+		}
+		T_OK(n == 38 && !memcmp(got, ref_body, sizeof got), "source + target = the body");
+	}
+	/* the target cut between its ends */
+	o.truncate_target = 3;
+	T_EQ_I(span_corrupt(&o, doc + 1, 39, 0, 1, 1234, &b, &err), 0);
+	T_EQ_I(b.ntgt, 4);
+	T_EQ_I(b.truncated, 1);
+	T_EQ_I(b.tgt[3], 2);
+	o.truncate_target = 0;
+	/* refusals: too short (skippable), more spans than sentinels (an error) */
+	T_EQ_I(span_corrupt(&o, doc, 3, 1, 1, 1, &b, &err), SPAN_SHORT);
+	T_EQ_I(span_corrupt(&o, doc, 1, 1, 1, 1, &b, &err), SPAN_SHORT);
+	o.density = 0.55;
+	o.mean_span = 1;
+	T_EQ_I(span_corrupt(&o, doc, 22, 1, 1, 1, &b, &err), SPAN_SHORT);
+	T_OK(strstr(err.msg, "11 noise tokens in 11 spans leave 9") != NULL, "%s", err.msg);
+	o.density = 0.5;
+	o.max_spans = 5;
+	T_EQ_I(span_corrupt(&o, doc, 40, 1, 1, 1, &b, &err), -1);
+	o.max_spans = 0;
+	o.sentinel = 3;
+	T_EQ_I(span_corrupt(&o, doc, 40, 1, 1, 1, &b, &err), -1);   /* ids below 0 */
+	/* the counts of the authors' formula, half to even */
+	{
+		int64_t nn, ns;
+		span_counts(10, 0.15, 3, &nn, &ns);     /* round(1.5) = 2 */
+		T_OK(nn == 2 && ns == 1, "L 10: %lld noise in %lld spans", (long long)nn, (long long)ns);
+		span_counts(50, 0.05, 1, &nn, &ns);     /* round(2.5) = 2 */
+		T_OK(nn == 2 && ns == 2, "L 50: %lld noise in %lld spans", (long long)nn, (long long)ns);
+		span_counts(1000, 0.0625, 8, &nn, &ns); /* 62, round(7.75) = 8 */
+		T_OK(nn == 62 && ns == 8, "L 1000: %lld noise in %lld spans", (long long)nn, (long long)ns);
+	}
+	for (uint64_t i = 0; i < 100; i++) {
+		double l = span_pick(set, 3, 3, i);
+		in_set &= l == 4 || l == 8 || l == 12;
+		differ |= l != span_pick(set, 3, 3, 0);
+		in_set &= l == span_pick(set, 3, 3, i);
+	}
+	T_OK(in_set, "span_pick: from the set, the same for a seed and index");
+	T_OK(differ, "span_pick: not one length for all");
+	span_out_free(&a);
+	span_out_free(&b);
+}
+
 int main(void)
 {
 	T_RUN(test_mt19937);
 	T_RUN(test_shuffle);
 	T_RUN(test_py_hash);
 	T_RUN(test_oracle_cases);
+	T_RUN(test_conventions);
 	return t_done();
 }
