@@ -18,6 +18,14 @@
 #   gsg-data     text corpus -> tokenized GSG training pairs: CORPUS (file, archive or
 #                directory; default the bundled KJV), GSG_CUT (PCRE2 pattern cutting
 #                documents first, e.g. chapters; empty: no cut), GSG_FLAGS, GSG_OUT
+#   span-data    text corpus -> tokenized span-corruption pairs (BART-LS / T5 denoising
+#                pretraining, lc-noise): CORPUS (as for gsg-data), SPAN_CUT (PCRE2 pattern
+#                cutting documents first; default '^CHAPTER [0-9]+' for the bundled KJV,
+#                else empty: no cut), MODEL (its tokenizer; default share/models/demo:
+#                the bundled spiece.model, T5's <extra_id_N> sentinels; a BART model
+#                directory gives the BART-LS layout), SPAN_FLAGS (lc-noise options;
+#                default the BART-LS values -r 0.0625 -l 3 --seed 3), SPAN_OUT (default
+#                $(O)/span-pairs.lc)
 #   summaries    summarize CORPUS (as for gsg-data) into SUMMARIES (an lc stream, default
 #                $(O)/summaries.lc): SUM_CUT (PCRE2 pattern cutting documents first;
 #                default '^BOOK [0-9A-Z]' for the bundled KJV, else empty: no cut), MODEL
@@ -69,7 +77,7 @@ ALL_CFLAGS = $(CFLAGS) $(SANITIZE) -Ilib $(PKG_CFLAGS) -DLC_VERSION='"$(VERSION)
 ALL_LIBS   = $(LIBLC) $(PKG_LIBS) -lm -lpthread
 
 .PHONY: FORCE all build deps ensure-deps check check-run check-asan fuzz bench demo \
-        install uninstall clean tokenizer gsg-data summaries
+        install uninstall clean tokenizer gsg-data span-data summaries
 .SUFFIXES:
 
 all: ensure-deps
@@ -204,6 +212,20 @@ gsg-data: all
 	mv '$(GSG_OUT).tmp' '$(GSG_OUT)'; \
 	lc-cat -o info '$(GSG_OUT)' | awk -F'\t' '$$1=="doc"{d++} $$1=="tensor"&&$$4=="source"{s+=$$6} \
 		$$1=="tensor"&&$$4=="target"{t+=$$6} END{printf "$(GSG_OUT): %d pairs, %d source and %d target tokens\n", d, s, t}'
+
+# span-data: MODEL is the summaries' (below); the pairs go to SPAN_OUT.tmp,
+# renamed when complete (removed on failure), so SPAN_OUT is whole or absent.
+SPAN_CUT   = $(if $(filter share/samples/kjv.txt.xz,$(CORPUS)),^CHAPTER [0-9]+)
+SPAN_FLAGS = -r 0.0625 -l 3 --seed 3
+SPAN_OUT   = $(O)/span-pairs.lc
+span-data: all
+	@set -e; export PATH=$(CURDIR)/$(O)/bin:$$PATH LC_SHARE=$(CURDIR)/share; \
+	out='$(SPAN_OUT)'; trap 'rm -f "$$out.tmp"' EXIT; \
+	if [ -n '$(SPAN_CUT)' ]; then lc-chunk -q -p '$(SPAN_CUT)' '$(CORPUS)'; else lc-cat -q -i text '$(CORPUS)'; fi | \
+		lc-tokenize -q -m '$(MODEL)' | lc-noise -m '$(MODEL)' $(SPAN_FLAGS) --stats >"$$out.tmp"; \
+	mv "$$out.tmp" "$$out"; \
+	lc-cat -o info "$$out" | awk -F'\t' '$$1=="doc"{d++} $$1=="tensor"&&$$4=="source"{s+=$$6} \
+		$$1=="tensor"&&$$4=="target"{t+=$$6} END{printf "$(SPAN_OUT): %d pairs, %d source and %d target tokens\n", d, s, t}'
 
 # Copies what `make` built (building only what is missing or out of date,
 # never for install's own PREFIX: see SHARE_ID above).

@@ -37,6 +37,7 @@ lc-decode m model
 lc-detokenize m -
 lc-encode m model
 lc-gsg-split r mask-token
+lc-noise r density
 lc-rouge t types
 lc-tokenize m max-len
 lc-train m config

@@ -38,6 +38,7 @@ run() {
 	lc-detokenize) lc-detokenize $j -m "$SPM" "$T/ids.txt" ;;
 	lc-encode) lc-encode -q -F $j -m "$DEMO" "$T/tok.lc" ;;
 	lc-gsg-split) lc-gsg-split $j -f text "$T/a.txt" ;;
+	lc-noise) lc-noise -F $j -m "$SPM" "$T/tok.lc" ;;
 	lc-rouge) lc-rouge $j -b 0 -f tsv "$T/a.txt" "$T/b.txt" ;;
 	lc-tokenize) lc-tokenize $j -m "$SPM" -f ids "$T/a.txt" ;;
 	lc-train) lc-train -q $j --config "$T/config.json" -o "$T/train$runs" --steps 1 \
@@ -48,7 +49,7 @@ run() {
 # 1. -j / --threads: accepted everywhere, in its three spellings, with the
 # same output; bad values are usage errors naming -j/--threads.
 for prog in lc-cat lc-chunk lc-convert lc-decode lc-detokenize lc-encode lc-gsg-split \
-	lc-rouge lc-tokenize lc-train; do
+	lc-noise lc-rouge lc-tokenize lc-train; do
 	ok "$prog -j 1" run $prog "-j 1"
 	cp "$T/out" "$T/out.j1"
 	ok "$prog --threads=2" run $prog "--threads=2"
@@ -73,7 +74,7 @@ for prog in lc-cat lc-chunk lc-convert lc-decode lc-detokenize lc-encode lc-gsg-
 	$prog --help >"$T/help" 2>&1
 	grep -q -- '-j, --threads N' "$T/help"; _res $? "$prog --help lists -j, --threads"
 done
-for f in cat chunk convert detokenize gsg-split rouge tokenize; do
+for f in cat chunk convert detokenize gsg-split noise rouge tokenize; do
 	lc-$f --help | grep -q "lc-$f runs on one thread"
 	_res $? "lc-$f --help says it runs on one thread"
 done
@@ -121,6 +122,7 @@ same_model "lc-tokenize (a directory)" "$DEMO" lc-tokenize @M@ -f ids "$T/a.txt"
 same_model lc-detokenize "$SPM" lc-detokenize @M@ "$T/ids.txt"
 same_model lc-encode "$DEMO" lc-encode -q -F -j 2 @M@ "$T/tok.lc"
 same_model lc-gsg-split "$SPM" lc-gsg-split -q -F @M@ "$T/a.txt"
+same_model lc-noise "$SPM" lc-noise -q -F @M@ "$T/tok.lc"
 same_model lc-decode "$DEMO" "lc-encode -q -F -m $DEMO $T/tok.lc |" lc-decode -q --max-new 3 @M@
 for form in "-m" "--model" "--model="; do
 	case $form in
@@ -154,7 +156,7 @@ for prog in lc-cat lc-chunk lc-rouge; do
 	fails 2 "$prog -m is an unknown option" $prog -m "$DEMO" </dev/null
 done
 # every program's --help lists its model option
-for prog in lc-convert lc-detokenize lc-encode lc-gsg-split lc-tokenize lc-train; do
+for prog in lc-convert lc-detokenize lc-encode lc-gsg-split lc-noise lc-tokenize lc-train; do
 	$prog --help | grep -q -- '-m, --model'; _res $? "$prog --help lists -m, --model"
 done
 
@@ -177,6 +179,8 @@ for form in -m --model; do
 		lc-encode -F $form "$NOPE" "$T/tok.lc"
 	msg "lc-gsg-split $form NOPE" "lc-gsg-split: -m/--model $NOPE: $ENOENT" 1 \
 		lc-gsg-split $form "$NOPE" "$T/a.txt"
+	msg "lc-noise $form NOPE" "lc-noise: -m/--model $NOPE: $ENOENT" 1 \
+		lc-noise $form "$NOPE" "$T/tok.lc"
 	msg "lc-convert $form NOPE" "lc-convert: -m/--model $NOPE: $ENOENT" 1 \
 		lc-convert -q $form "$NOPE" "$T/conv-nope"
 	msg "lc-train $form NOPE" "lc-train: -m/--model $NOPE: $ENOENT" 1 \
