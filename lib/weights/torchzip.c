@@ -350,7 +350,9 @@ static int opaque_ok(const char *mod, const char *name)
 	                                   "datetime", "pathlib" };
 	static const char *const builtin[] = { "object", "dict", "list", "tuple", "set",
 	                                       "frozenset", "int", "float", "str", "bool", "bytes",
-	                                       "bytearray", "complex", "slice", "range", "type" };
+	                                       "bytearray", "complex", "slice", "range", "type",
+	                                       /* protocol 2's Python 2 names of int, str, range */
+	                                       "long", "unicode", "xrange" };
 
 	if (!strcmp(mod, "builtins") || !strcmp(mod, "__builtin__")) {
 		for (size_t i = 0; i < sizeof builtin / sizeof *builtin; i++)
