@@ -373,3 +373,20 @@ st = {"args": None, "cfg": cfg_dict(lsa), "model": sdl}
 st.update(training_state(sdl, False))
 save(os.path.join(ls, "model.pt"), st)
 write_tokenizer(ls)
+
+# ------------------------------------------------- fuzz seeds (optional)
+# tests/fuzz/seeds/fuzz_fairseq: the same checkpoints' pickles with a
+# one-tensor state dict (small enough to fuzz), Adam's state dropped
+if len(sys.argv) > 4:
+    seeds = sys.argv[4]
+    os.makedirs(seeds, exist_ok=True)
+    tiny = collections.OrderedDict([("encoder.embed_tokens.weight", randn(6, D)),
+                                    ("encoder.version", torch.Tensor([3]))])
+    for src, name in ((os.path.join(out, "bart", "model.pt"), "cfg_namespace.pt"),
+                      (os.path.join(v, "args.pt"), "args.pt"),
+                      (os.path.join(v, "dictconfig.pt"), "dictconfig.pt"),
+                      (os.path.join(ls, "model.pt"), "bartls.pt")):
+        st = torch.load(src)
+        st["model"] = tiny
+        st.pop("last_optimizer_state", None)
+        save(os.path.join(seeds, name), st)
