@@ -9,6 +9,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include "text/bpe.h"
 #include "weights/fairseq.h"
 #include "weights/safetensors.h"
 #include "weights/torchzip.h"
@@ -479,8 +480,103 @@ static void test_truncated(void)
 	free(buf);
 }
 
+/* ------------------------------------------------------------ dict.txt */
+
+/* GPT-2-style files: bytes a b c, space; merges a b, then "ab" c */
+static const char dvocab[] = "{\"a\": 0, \"b\": 1, \"c\": 2, \"\\u0120\": 3, \"ab\": 4, "
+                             "\"abc\": 5, \"\\u0120a\": 6}";
+static const char dmerges[] = "#version: 0.2\na b\nab c\n\xc4\xa0 a\n";
+
+static bpe_model *dict_model(const char *dict, lc_err *err)
+{
+	bpe_files f;
+
+	memset(&f, 0, sizeof f);
+	f.vocab = dvocab;
+	f.vocab_len = sizeof dvocab - 1;
+	f.merges = dmerges;
+	f.merges_len = sizeof dmerges - 1;
+	f.dict = dict;
+	f.dict_len = strlen(dict);
+	f.label = "dict";
+	return bpe_load(&f, err);
+}
+
+static const char *ids_of(bpe_model *m, const char *text, unsigned flags)
+{
+	static char buf[256];
+	bpe_enc e = { 0 };
+	lc_err err;
+	size_t o = 0;
+
+	buf[0] = 0;
+	if (bpe_encode(m, text, strlen(text), flags, &e, &err) < 0)
+		snprintf(buf, sizeof buf, "error: %s", err.msg);
+	for (size_t i = 0; i < e.n && o < sizeof buf - 16; i++)
+		o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%d", i ? " " : "", (int)e.ids[i]);
+	bpe_enc_free(&e);
+	return buf;
+}
+
+static const char *text_of(bpe_model *m, const int32_t *ids, size_t n, unsigned flags)
+{
+	static char *out;
+	static size_t cap;
+	size_t len;
+	lc_err err;
+
+	if (bpe_decode(m, ids, n, flags, &out, &len, &cap, &err) < 0)
+		return "error";
+	return out;
+}
+
+static void test_dict(void)
+{
+	lc_err err;
+	bpe_model *m;
+
+	/* ids: 4 = GPT-2 5 ("abc"), 5 = GPT-2 0 ("a"), 6 = madeupword0000, 7 = <mask> */
+	m = dict_model("5 100\n0 50\nmadeupword0000 0\n", &err);
+	if (T_OK(m != NULL, "%s", err.msg)) {
+		static const int32_t d[] = { 0, 4, 6, 3, 7, 1, 2 };
+		T_EQ_I(bpe_vocab_size(m), 8);
+		T_EQ_I(bpe_mask_id(m), 7);
+		T_EQ_S(ids_of(m, "abc a", BPE_ENC_SPECIAL), "0 4 3 2");      /* " a" (GPT-2 6): <unk> */
+		T_EQ_S(ids_of(m, "a", BPE_ENC_SPECIAL | BPE_ENC_NO_EOS), "0 5");
+		T_EQ_S(ids_of(m, "abc", 0), "4");
+		T_EQ_S(text_of(m, d, 7, BPE_DEC_SKIP_SPECIAL), "abcmadeupword0000<unk><mask>");
+		T_EQ_S(text_of(m, d, 7, 0), "<s>abcmadeupword0000<unk><mask><pad></s>");
+		bpe_free(m);
+	}
+	/* #fairseq:overwrite gives the symbol a new id, the old row stays */
+	m = dict_model("5 100\n0 50\n5 3 #fairseq:overwrite\n<mask> 1\n", &err);
+	if (T_OK(m != NULL, "%s", err.msg)) {
+		static const int32_t d[] = { 4, 6 };
+		T_EQ_S(ids_of(m, "abc", 0), "6");
+		T_EQ_I(bpe_mask_id(m), 7);                 /* listed: not added again */
+		T_EQ_I(bpe_vocab_size(m), 8);
+		T_EQ_S(text_of(m, d, 2, BPE_DEC_SKIP_SPECIAL), "abcabc");
+		bpe_free(m);
+	}
+	/* a symbol with spaces, counts with a sign */
+	m = dict_model("x y +3\n0 -1\n", &err);
+	if (T_OK(m != NULL, "%s", err.msg)) {
+		T_EQ_S(ids_of(m, "a", 0), "5");
+		bpe_free(m);
+	}
+#define DICT_FAILS(d, want) do { m = dict_model(d, &err); \
+	T_OK(!m && strstr(err.msg, want), "%s: got %s", want, m ? "a model" : err.msg); \
+	bpe_free(m); } while (0)
+	DICT_FAILS("5 100\n5 3\n", "line 2: \"5\" appears twice");
+	DICT_FAILS("5 x\n", "line 1: the count \"x\" is not an integer");
+	DICT_FAILS("5 100\n\n0 1\n", "line 2: expected");
+	DICT_FAILS("justone\n", "line 1: expected");
+	DICT_FAILS("5 #fairseq:overwrite\n", "line 1: expected");
+}
+
 int main(void)
 {
+	T_RUN(test_dict);
 	T_RUN(test_bart_config);
 	T_RUN(test_meta);
 	T_RUN(test_tensors);
