@@ -390,3 +390,9 @@ if len(sys.argv) > 4:
         st["model"] = tiny
         st.pop("last_optimizer_state", None)
         save(os.path.join(seeds, name), st)
+        # the pickle alone (the fuzz target zips it with storages "0".."7")
+        import zipfile
+        with zipfile.ZipFile(os.path.join(seeds, name)) as z:
+            pkl = [n for n in z.namelist() if n.endswith("/data.pkl")][0]
+            with open(os.path.join(seeds, name[:-3] + ".pkl"), "wb") as f:
+                f.write(z.read(pkl))
