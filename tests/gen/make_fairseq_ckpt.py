@@ -355,7 +355,9 @@ for name, fn, arg in (("evil_system.pt", os.system, "echo pwned"),
 for name, over in (("prenorm.pt", {"encoder_normalize_before": True}),
                    ("bs_local.pt", {"use_xformers": True, "attention_name": "bs_local",
                                     "pooling_layers": 1})):
-    st = {"args": None, "cfg": cfg_dict(bart_args(**over)), "model": sd}
+    # refused at the arguments: a one-tensor state dict is enough
+    st = {"args": None, "cfg": cfg_dict(bart_args(**over)),
+          "model": collections.OrderedDict([("encoder.embed_tokens.weight", randn(8, D))])}
     save(os.path.join(v, name), st)
 
 # ------------------------------------------------------------ BART-LS
