@@ -197,7 +197,8 @@ void *bart_declare(const lc_config *c, lc_params *p)
  * except the tied embedding, which fairseq holds as encoder.embed_tokens,
  * decoder.embed_tokens and decoder.output_projection; the encoder's and
  * decoder's "version" buffers are not parameters. Names already known
- * are left alone, so a declaration built on this one may call it again. */
+ * are left alone, so a declaration built on this one may call it again.
+ * Classification heads, which generation does not use, are skipped. */
 void bart_declare_fairseq_names(lc_params *p, const lc_config *c)
 {
 	static const char *const shared[] = { "encoder.embed_tokens.weight",
@@ -218,6 +219,8 @@ void bart_declare_fairseq_names(lc_params *p, const lc_config *c)
 		             c->tie_word_embeddings ? "model.shared.weight" : "lm_head.weight");
 	params_ignore(p, "encoder.version");
 	params_ignore(p, "decoder.version");
+	/* sentence classification heads (bart.large.mnli): not for generation */
+	params_ignore(p, "classification_heads.*");
 }
 
 /* ------------------------------------------------------------- encoder */
