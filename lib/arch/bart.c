@@ -189,7 +189,39 @@ void *bart_declare(const lc_config *c, lc_params *p)
 		bart_declare_attn(p, &w->dec[i].ca, d, at, ln);
 		bart_declare_ffn(p, &w->dec[i].ff, d, c->d_ff, pre);
 	}
+	bart_declare_fairseq_names(p, c);
 	return w;
+}
+
+/* fairseq's names of the parameters declared so far (its checkpoints'
+ * state dicts): transformers' BART names are fairseq's behind "model.",
+ * except the tied embedding, which fairseq holds as encoder.embed_tokens,
+ * decoder.embed_tokens and decoder.output_projection; the encoder's and
+ * decoder's "version" buffers are not parameters. Names already known
+ * are left alone, so a declaration built on this one may call it again.
+ * Classification heads, which generation does not use, are skipped. */
+void bart_declare_fairseq_names(lc_params *p, const lc_config *c)
+{
+	static const char *const shared[] = { "encoder.embed_tokens.weight",
+	                                      "decoder.embed_tokens.weight" };
+	uint32_t n = params_count(p);
+
+	for (uint32_t i = 0; i < n; i++) {
+		const char *name = params_at(p, i)->name;
+		if (!strncmp(name, "model.", 6) && strcmp(name, "model.shared.weight") &&
+		    !params_find(p, name + 6))
+			params_alias(p, name + 6, name);
+	}
+	for (int k = 0; k < 2; k++)
+		if (!params_find(p, shared[k]))
+			params_alias(p, shared[k], "model.shared.weight");
+	if (!params_find(p, "decoder.output_projection.weight"))
+		params_alias(p, "decoder.output_projection.weight",
+		             c->tie_word_embeddings ? "model.shared.weight" : "lm_head.weight");
+	params_ignore(p, "encoder.version");
+	params_ignore(p, "decoder.version");
+	/* sentence classification heads (bart.large.mnli): not for generation */
+	params_ignore(p, "classification_heads.*");
 }
 
 /* ------------------------------------------------------------- encoder */

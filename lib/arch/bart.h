@@ -69,6 +69,11 @@ void bart_declare_ffn(lc_params *p, bart_ffn *f, int d, int ffn, const char *pre
 /* BART's config.json keys into c; its parameters (LSG adds to them). */
 int bart_config(const json_t *root, const char *path, lc_config *c, lc_err *err);
 void *bart_declare(const lc_config *c, lc_params *p);
+/* fairseq's names (its checkpoints' state dicts) as aliases of the BART
+ * parameters declared in p so far, and its version buffers ignored;
+ * bart_declare calls it last, and a declaration that adds parameters under
+ * "model." may call it again (names already known are skipped). */
+void bart_declare_fairseq_names(lc_params *p, const lc_config *c);
 void bart_weights_free(void *w);
 void bart_info(const lc_config *c, FILE *f);
 

@@ -1,5 +1,6 @@
 #include "arch/model.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "base/share.h"
 #include "compute/compute.h"
 #include "weights/config.h"
+#include "weights/fairseq.h"
 #include "weights/safetensors.h"
 #include "weights/torchzip.h"
 
@@ -18,6 +20,7 @@ struct lc_model {
 	lc_config cfg;
 	lc_gencfg gen;
 	char gen_src[32];           /* the file gen came from */
+	char *cfg_src;              /* where the configuration came from (--info) */
 	lc_params *params;
 	void *weights;
 	st_file *st;
@@ -83,6 +86,8 @@ static int read_generation(lc_model *m, lc_err *err)
 	snprintf(path, sizeof path, "%s/generation_config.json", m->dir);
 	if (!file_exists(path))
 		snprintf(path, sizeof path, "%s/config.json", m->dir);
+	if (!file_exists(path) && m->tz && tz_meta(m->tz))
+		return 0;   /* a fairseq checkpoint's directory: none */
 	if (!(root = cfg_load(path, err)))
 		return -1;
 	snprintf(src, sizeof m->gen_src, "%s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
@@ -141,6 +146,76 @@ static void default_why(const char *dir, lc_err *err)
 		lc_prefix(err, "the default model (%s; use -m or $LC_MODEL)", share_from_name(from));
 }
 
+static int ends_pt(const char *s)
+{
+	size_t n = strlen(s);
+	return n > 3 && !strcmp(s + n - 3, ".pt");
+}
+
+/* A model directory without config.json may hold one fairseq checkpoint:
+ * 1 and *pt (malloc'd) when it holds exactly one *.pt, 0 when none, -1
+ * and err listing them when several. */
+static int find_pt(const char *dir, char **pt, lc_err *err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char list[768] = "";
+	int n = 0;
+
+	*pt = NULL;
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		char p[4096];
+		if (!ends_pt(e->d_name))
+			continue;
+		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+		if (!file_exists(p))
+			continue;
+		if (n++ == 0 && !(*pt = strdup(p))) {
+			closedir(d);
+			return lc_fail(err, "out of memory");
+		}
+		if (strlen(list) + strlen(e->d_name) + 8 < sizeof list)
+			snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", n > 1 ? ", " : "",
+			         e->d_name);
+	}
+	closedir(d);
+	if (n > 1) {
+		free(*pt);
+		*pt = NULL;
+		return lc_fail(err, "%s: no config.json and %d fairseq checkpoints (%s): give one with "
+		               "-m %s/FILE.pt", dir, n, list, dir);
+	}
+	return n;
+}
+
+/* A fairseq checkpoint: its state dict and its arguments as the config
+ * (weights/fairseq.h); the arguments' JSON goes into the fingerprint. */
+static int open_fairseq(lc_model *m, const char *pt, uint64_t *h, lc_err *err)
+{
+	json_t *c;
+	const char *src;
+	char *dump, label[4200];
+
+	if (!(m->tz = tz_open_ckpt(pt, "model", err)) || !(c = fs_config(m->tz, pt, &src, err)))
+		return -1;
+	snprintf(label, sizeof label, "%s (fairseq %s)", pt, src);
+	if (arch_config_json(c, label, &m->cfg, err) < 0) {
+		json_decref(c);
+		return -1;
+	}
+	dump = cfg_dump_hf(c, 1);
+	json_decref(c);
+	if (!dump || !(m->cfg_src = strdup(label))) {
+		free(dump);
+		return lc_fail(err, "%s: out of memory", pt);
+	}
+	*h = hash_bytes(*h, dump, strlen(dump));
+	free(dump);
+	return 0;
+}
+
 lc_model *model_open(const char *dir, lc_err *err)
 {
 	lc_model *m = calloc(1, sizeof *m);
@@ -175,16 +250,25 @@ lc_model *model_open(const char *dir, lc_err *err)
 	if (!(path = malloc(plen)))
 		goto oom;
 	snprintf(path, plen, "%s/config.json", m->dir);
-	if (!file_exists(path)) {
-		lc_fail(err, "%s: no config.json", m->dir);
-		goto fail;
-	}
-	if (arch_config(path, &m->cfg, err) < 0 || read_generation(m, err) < 0)
-		goto fail;
-	{
-		FILE *f = fopen(path, "rb");
+	if (wfile ? ends_pt(wfile) : !file_exists(path)) {
+		int r = wfile ? 1 : find_pt(m->dir, &wfile, err);
+		if (r < 0)
+			goto fail;
+		if (r == 0) {
+			lc_fail(err, "%s: no config.json (nor a fairseq checkpoint, *.pt)", m->dir);
+			goto fail;
+		}
+		if (open_fairseq(m, wfile, &h, err) < 0 || read_generation(m, err) < 0)
+			goto fail;
+	} else {
+		FILE *f;
 		char buf[4096];
 		size_t got;
+		if (arch_config(path, &m->cfg, err) < 0 || read_generation(m, err) < 0)
+			goto fail;
+		if (!(m->cfg_src = strdup(path)))
+			goto oom;
+		f = fopen(path, "rb");
 		while (f && (got = fread(buf, 1, sizeof buf, f)) > 0)
 			h = hash_bytes(h, buf, got);
 		if (f)
@@ -204,7 +288,10 @@ lc_model *model_open(const char *dir, lc_err *err)
 		if (!(wfile = strdup(path)))
 			goto oom;
 	}
-	if (is_zip(wfile)) {
+	if (m->tz) {
+		if (params_bind_tensors(m->params, at_tz, m->tz, tz_count(m->tz), wfile, err) < 0)
+			goto fail;
+	} else if (is_zip(wfile)) {
 		if (!(m->tz = tz_open(wfile, err)) ||
 		    params_bind_tensors(m->params, at_tz, m->tz, tz_count(m->tz), wfile, err) < 0)
 			goto fail;
@@ -252,6 +339,7 @@ void model_free(lc_model *m)
 		arch_weights_free(&m->cfg, m->weights, m->params);
 	st_close(m->st);
 	tz_close(m->tz);
+	free(m->cfg_src);
 	free(m->dir);
 	free(m);
 }
@@ -288,6 +376,7 @@ const float *model_tensor(const lc_model *m, const char *name, uint32_t rank,
 void model_info(const lc_model *m, FILE *f)
 {
 	fprintf(f, "model\t%s\n", m->dir);
+	fprintf(f, "config\t%s\n", m->cfg_src);
 	fprintf(f, "fingerprint\t%s\n", m->fp);
 	fprintf(f, "architecture\t%s\n", m->cfg.arch->name);
 	m->cfg.arch->info(&m->cfg, f);

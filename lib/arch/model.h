@@ -1,7 +1,8 @@
 /*
  * model: a model directory in the Hugging Face layout (DESIGN.md section
  * 4): config.json, model.safetensors or pytorch_model.bin, and the
- * tokenizer. The architecture comes from config.json (arch/arch.h); its
+ * tokenizer; or a fairseq checkpoint (weights/fairseq.h), whose arguments
+ * are translated into config.json's keys. The architecture comes from config.json (arch/arch.h); its
  * declaration of parameters is matched against the weight file, which
  * must hold exactly those tensors (tied aliases allowed) with their
  * shapes and a float dtype. Weights are mapped from the file when they
@@ -21,7 +22,9 @@
 #include "base/err.h"
 
 /* Opens DIR, or DIR's weight file given directly (then used whatever else
- * the directory holds). err names the file and the problem. */
+ * the directory holds; a *.pt file is a fairseq checkpoint). A directory
+ * without config.json is opened as its one *.pt file (several: an error
+ * listing them). err names the file and the problem. */
 lc_model *model_open(const char *dir, lc_err *err);
 void model_free(lc_model *m);
 

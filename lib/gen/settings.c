@@ -39,6 +39,11 @@ static int read_more(gen_settings *g, const lc_model *m, lc_err *err)
 	int rc = -1;
 
 	gen_file(model_dir(m), path, sizeof path, &name);
+	{
+		struct stat sb;
+		if (stat(path, &sb) < 0)
+			return 0;   /* a fairseq checkpoint's directory has neither file */
+	}
 	if (!(root = json_load_file(path, 0, &je)))
 		return lc_fail(err, "%s: %s", path, je.text);
 	if (!json_is_object(root)) {

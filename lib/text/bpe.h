@@ -24,7 +24,20 @@
  *      best pair per pass, left to right (GPT2Tokenizer.bpe), and looked
  *      up in the vocabulary (unknown: the unk token's id).
  * With BPE_ENC_SPECIAL, BART's and RoBERTa's <s> ... </s> wrap the ids
- * (GPT-2 adds nothing). Decoding joins the tokens, maps the byte-level
+ * (GPT-2 adds nothing).
+ *
+ * fairseq's BART (its checkpoints' directories): encoder.json + vocab.bpe
+ * (GPT-2's vocab.json and merges.txt under fairseq's names) and dict.txt,
+ * fairseq's Dictionary ("SYMBOL COUNT [#fairseq:overwrite]" lines, the
+ * symbols GPT-2 ids in decimal). The ids are then fairseq's: <s> 0, <pad> 1,
+ * </s> 2, <unk> 3, dict.txt's lines from 4 in order, then <mask> (added as
+ * the denoising task does, unless listed). Encoding is the hub interface's
+ * encode(): GPT-2 BPE with no added tokens and no prefix space (text such
+ * as "<s>" or "<|endoftext|>" is plain text), each GPT-2 id looked up in the
+ * dictionary (absent: <unk>), <s> ... </s> with BPE_ENC_SPECIAL. Decoding
+ * is its decode(): <s>, </s> (and <pad>) dropped when skipping specials,
+ * other symbols that name no GPT-2 id (<unk>, <mask>) written as their
+ * text; no clean-up. Decoding joins the tokens, maps the byte-level
  * alphabet back to bytes and decodes them as UTF-8 with errors="replace";
  * then, optionally, transformers' clean_up_tokenization.
  */
@@ -46,13 +59,17 @@ typedef struct bpe_files {
 	size_t tokenizer_len;
 	const char *config, *special;          /* tokenizer_config.json, special_tokens_map.json */
 	size_t config_len, special_len;
+	const char *dict;                      /* fairseq's dict.txt: then vocab, merges are
+	                                          encoder.json, vocab.bpe, nothing else is read */
+	size_t dict_len;
 	const char *label;                     /* names the tokenizer in messages */
 } bpe_files;
 
 #define BPE_MAX_FILE (256u << 20)          /* bytes of one tokenizer file accepted */
 
 bpe_model *bpe_load(const bpe_files *f, lc_err *err);
-/* The files of directory dir; NULL and err when it has none. */
+/* The files of directory dir (fairseq's dict.txt + encoder.json + vocab.bpe
+ * first); NULL and err when it has none. */
 bpe_model *bpe_load_dir(const char *dir, lc_err *err);
 /* 1 if dir holds a byte-level BPE tokenizer's files. */
 int bpe_dir_has(const char *dir);

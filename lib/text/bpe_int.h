@@ -83,6 +83,9 @@ struct bpe_model {
 	uint64_t ncids, ccap;
 };
 
+/* fairseq's dict.txt p[len] over the loaded GPT-2 encoder: the ids become
+ * fairseq's (bpe_dict.c). */
+int bpe_use_dict(bpe_model *m, const char *p, size_t len, lc_err *err);
 /* "LABEL: message" into err (LABEL names the tokenizer files). */
 void fail_label(const bpe_model *m, lc_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -360,21 +360,26 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 	m->bos = m->eos = m->pad = m->unk = m->cls = m->mask = -1;
 	if (f->vocab_len > BPE_MAX_FILE || f->merges_len > BPE_MAX_FILE ||
 	    f->tokenizer_len > BPE_MAX_FILE || f->config_len > BPE_MAX_FILE ||
-	    f->special_len > BPE_MAX_FILE) {
+	    f->special_len > BPE_MAX_FILE || f->dict_len > BPE_MAX_FILE) {
 		fail_label(m, err, "a tokenizer file is larger than %u MiB", BPE_MAX_FILE >> 20);
 		goto fail;
 	}
 	/* the fingerprint: FNV-1a over the files that decide the ids */
 	{
-		const char *b[3] = { f->vocab, f->vocab ? f->merges : f->tokenizer, f->config };
-		size_t l[3] = { f->vocab_len, f->vocab ? f->merges_len : f->tokenizer_len, f->config_len };
-		for (int i = 0; i < 3; i++)
+		const char *b[4] = { f->vocab, f->vocab ? f->merges : f->tokenizer, f->config, f->dict };
+		size_t l[4] = { f->vocab_len, f->vocab ? f->merges_len : f->tokenizer_len, f->config_len,
+		                f->dict_len };
+		for (int i = 0; i < 4; i++)
 			for (size_t k = 0; b[i] && k < l[i]; k++)
 				h = (h ^ (unsigned char)b[i][k]) * 0x100000001b3ull;
 		snprintf(m->fp, sizeof m->fp, "%016llx", (unsigned long long)h);
 	}
 	if (f->vocab && !f->merges) {
 		fail_label(m, err, "vocab.json without merges.txt");
+		goto fail;
+	}
+	if (f->dict && (!f->vocab || f->config || f->special)) {
+		fail_label(m, err, "dict.txt goes with encoder.json and vocab.bpe only");
 		goto fail;
 	}
 	if (f->vocab) {
@@ -414,6 +419,11 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 	if (!(m->special = calloc((size_t)m->nid, 1))) {
 		lc_fail(err, "out of memory");
 		goto fail;
+	}
+	if (f->dict) {
+		if (bpe_use_dict(m, f->dict, f->dict_len, err) < 0)
+			goto fail;
+		goto pattern;
 	}
 	if (f->config && !(cfg = parse_json(m, f->config, f->config_len, "tokenizer_config.json", err)))
 		goto fail;
@@ -512,6 +522,7 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 	else if (tj && json_is_object(json_object_get(tj, "pre_tokenizer")))
 		m->prefix = flag(json_object_get(tj, "pre_tokenizer"), "add_prefix_space");
 	m->cleanup = !(cfg && json_is_false(json_object_get(cfg, "clean_up_tokenization_spaces")));
+pattern:
 	m->re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, PCRE2_UTF, &ec, &eo, NULL);
 	if (!m->re) {
 		lc_fail(err, "the GPT-2 pattern does not compile (PCRE2 error %d)", ec);
@@ -574,32 +585,48 @@ static char *slurp(const char *dir, const char *name, size_t *len, int *missing,
 	return p;
 }
 
-int bpe_dir_has(const char *dir)
+static int has(const char *dir, const char *name)
 {
 	char path[4096];
 	struct stat sb;
 
-	snprintf(path, sizeof path, "%s/vocab.json", dir);
-	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
-		return 1;
-	snprintf(path, sizeof path, "%s/tokenizer.json", dir);
+	snprintf(path, sizeof path, "%s/%s", dir, name);
 	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* fairseq's three files, beside a checkpoint */
+static int fairseq_dir(const char *dir)
+{
+	return has(dir, "dict.txt") && has(dir, "encoder.json") && has(dir, "vocab.bpe");
+}
+
+int bpe_dir_has(const char *dir)
+{
+	return fairseq_dir(dir) || has(dir, "vocab.json") || has(dir, "tokenizer.json");
 }
 
 bpe_model *bpe_load_dir(const char *dir, lc_err *err)
 {
 	bpe_files f;
-	char *buf[5] = { NULL };
-	int miss[5], bad = 0;
-	static const char *const names[5] = { "vocab.json", "merges.txt", "tokenizer.json",
-	                                      "tokenizer_config.json", "special_tokens_map.json" };
+	char *buf[6] = { NULL };
+	int miss[6], bad = 0, fs = fairseq_dir(dir);
+	static const char *const names[6] = { "vocab.json", "merges.txt", "tokenizer.json",
+	                                      "tokenizer_config.json", "special_tokens_map.json",
+	                                      "dict.txt" };
 	bpe_model *m = NULL;
-	size_t len[5];
+	size_t len[6] = { 0 };
 
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 6; i++) {
+		const char *name = names[i];
+		if (fs && i >= 2 && i <= 4)
+			continue;   /* fairseq's: the three files and nothing else */
+		if (!fs && i == 5)
+			continue;
 		if (i == 2 && buf[0])
 			continue;   /* the slow tokenizer's files win */
-		buf[i] = slurp(dir, names[i], &len[i], &miss[i], err);
+		if (fs && i < 2)
+			name = i == 0 ? "encoder.json" : "vocab.bpe";
+		buf[i] = slurp(dir, name, &len[i], &miss[i], err);
 		if (!buf[i] && !miss[i])
 			bad = 1;
 		if (!buf[i])
@@ -617,11 +644,12 @@ bpe_model *bpe_load_dir(const char *dir, lc_err *err)
 		f.config_len = len[3];
 		f.special = buf[4];
 		f.special_len = len[4];
+		f.dict = buf[5];
+		f.dict_len = len[5];
 		f.label = dir;
 		m = bpe_load(&f, err);
 	}
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		free(buf[i]);
 	return m;
 }
-

@@ -133,7 +133,8 @@ lc_tokenizer *tok_open_dir(const char *dir, int *none, lc_err *err)
 	if (bpe_dir_has(dir))
 		return check_config(load_bpe(dir, err), dir, err);
 	*none = 1;
-	lc_fail(err, "%s: no tokenizer (spiece.model, vocab.json + merges.txt or tokenizer.json)", dir);
+	lc_fail(err, "%s: no tokenizer (spiece.model, vocab.json + merges.txt, tokenizer.json, or "
+	        "fairseq's dict.txt + encoder.json + vocab.bpe)", dir);
 	return NULL;
 }
 
@@ -152,7 +153,8 @@ static lc_tokenizer *open_path(const char *path, const char *what, lc_err *err)
 		lc_fail(err, "tokenizer model %s (%s): %s", path, what, strerror(errno ? errno : ENOENT));
 		return NULL;
 	}
-	if (ends(path, ".json") || ends(path, "merges.txt")) {
+	if (ends(path, ".json") || ends(path, "merges.txt") || ends(path, "vocab.bpe") ||
+	    ends(path, "dict.txt")) {
 		char dir[4096];
 		const char *slash = strrchr(path, '/');
 		snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");

@@ -4,6 +4,8 @@
  *   spiece.model                          SentencePiece unigram (spm.h): T5, LOCOST
  *   vocab.json + merges.txt, or           byte-level BPE (bpe.h): GPT-2, RoBERTa,
  *   tokenizer.json                        BART and every BART-based model
+ *   dict.txt + encoder.json + vocab.bpe   the same with fairseq's dictionary: the
+ *                                         ids of fairseq's BART checkpoints (BART-LS)
  *
  * A directory with spiece.model is SentencePiece whatever else it holds.
  * What the programs ask of either: ids (and tokens) for a text, the text of
@@ -22,8 +24,8 @@ typedef struct lc_tokenizer lc_tokenizer;
 enum tok_kind { TOK_SPM = 1, TOK_BPE = 2 };
 
 /* Finds and loads a tokenizer: opt (a model directory, a .model file, or
- * a tokenizer.json / vocab.json / merges.txt file, whose directory is
- * read) if non-NULL, else $LC_TOKENIZER (the same forms), else the
+ * a tokenizer.json / vocab.json / merges.txt / fairseq dict.txt, encoder.json
+ * or vocab.bpe file, whose directory is read) if non-NULL, else $LC_TOKENIZER (the same forms), else the
  * share directory's spiece.model (base/share.h: $LC_SHARE, the build
  * tree's share/, the installed one). Messages name the file and where its
  * name came from. */

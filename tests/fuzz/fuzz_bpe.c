@@ -1,7 +1,8 @@
 /* libFuzzer target: the byte-level BPE tokenizer's files on arbitrary
  * bytes. The first byte picks which file the rest is (vocab.json,
- * merges.txt, tokenizer.json or tokenizer_config.json; the others are a
- * small valid set); a tokenizer that loads must encode and decode a text
+ * merges.txt, tokenizer.json or tokenizer_config.json; 'D': fairseq's
+ * dict.txt over vocab.json and merges.txt; the others are a small valid
+ * set); a tokenizer that loads must encode and decode a text
  * with every id in range. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -35,7 +36,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	f.config = config;
 	f.config_len = sizeof config - 1;
 	f.label = "fuzz";
-	switch (data[0] % 4) {
+	if (data[0] == 'D') {   /* fairseq's dict.txt over the vocabulary as encoder.json */
+		f.config = NULL;
+		f.config_len = 0;
+		f.dict = rest;
+		f.dict_len = n;
+	} else switch (data[0] % 4) {
 	case 0: f.vocab = rest; f.vocab_len = n; break;
 	case 1: f.merges = rest; f.merges_len = n; break;
 	case 2: f.vocab = f.merges = NULL; f.vocab_len = f.merges_len = 0;

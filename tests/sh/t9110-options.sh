@@ -169,7 +169,8 @@ msg() {   # name, expected first line of stderr, exit status, command...
 }
 NOPE=$T/nope
 ENOENT="No such file or directory"
-NOTOK="no tokenizer (spiece.model, vocab.json + merges.txt or tokenizer.json)"
+NOTOK="no tokenizer (spiece.model, vocab.json + merges.txt, tokenizer.json, or fairseq's \
+dict.txt + encoder.json + vocab.bpe)"
 for form in -m --model; do
 	msg "lc-tokenize $form NOPE" "lc-tokenize: -m/--model $NOPE: $ENOENT" 1 \
 		lc-tokenize $form "$NOPE" "$T/a.txt"
@@ -193,7 +194,8 @@ msg "lc-tokenize -m DIR without a tokenizer" "lc-tokenize: -m/--model $T/empty: 
 	lc-tokenize -m "$T/empty" "$T/a.txt"
 msg "lc-tokenize -m FILE that is no model" "lc-tokenize: -m/--model $T/a.txt: malformed model \
 file: unexpected end of group at byte 1" 1 lc-tokenize -m "$T/a.txt" "$T/a.txt"
-msg "lc-encode -m DIR without config.json" "lc-encode: -m/--model $T/empty: no config.json" 1 \
+msg "lc-encode -m DIR without config.json" "lc-encode: -m/--model $T/empty: no config.json \
+(nor a fairseq checkpoint, *.pt)" 1 \
 	lc-encode -F -m "$T/empty" "$T/tok.lc"
 for form in -t --tokenizer; do
 	msg "lc-train $form NOPE" "lc-train: -t/--tokenizer $NOPE: $ENOENT" 1 \
