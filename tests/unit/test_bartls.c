@@ -9,7 +9,8 @@
  * its real rows do not depend on the batch's padded length), from the
  * oracle's weight file under fairseq's names; the same numbers from the
  * transformers-style names params_write gives; configuration and input
- * refusals.
+ * refusals; the BART -> BART-LS conversion against the authors'
+ * initialize_models_long_denoising.py (convert/).
  */
 #include <stdint.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include <jansson.h>
 
 #include "arch/bartls.h"
+#include "arch/bartlsconv.h"
 #include "arch/encoder.h"
 #include "arch/model.h"
 #include "weights/params.h"
@@ -380,6 +382,146 @@ out:
 	model_free(m);
 }
 
+
+/* The conversion against the authors' initialize_models_long_denoising.py
+ * (convert/): their tiny BART encoder (vocabulary 154, 64 positions) as a
+ * BART directory, converted to vocabulary 200 and 1024 positions. */
+static void test_convert(void)
+{
+	char src[] = "/tmp/lc-test-bartls-src-XXXXXX", dst[600] = "", path[700];
+	static const char cfg[] =
+		"{\"architectures\": [\"BartForConditionalGeneration\"], \"model_type\": \"bart\", "
+		"\"d_model\": 64, \"encoder_layers\": 3, \"decoder_layers\": 0, "
+		"\"encoder_attention_heads\": 4, \"decoder_attention_heads\": 4, "
+		"\"encoder_ffn_dim\": 128, \"decoder_ffn_dim\": 128, \"vocab_size\": 154, "
+		"\"max_position_embeddings\": 64, \"scale_embedding\": false}\n";
+	static float dpos[66 * D], ones[D], zeros[D];
+	lc_err err;
+	st_file *f = NULL, *g = NULL;
+	st_tensor *t = NULL;
+	char (*names)[PARAM_NAME] = NULL;
+	uint32_t n = 0, k;
+	bartlsconv_opts o;
+	size_t ng;
+	float *want;
+	const st_tensor *x, *y;
+	int copied = 0, same = 1;
+
+	if (!T_OK(mkdtemp(src) && (f = st_open(t_data("bartls/bartls/convert/bart_encoder.safetensors"), &err)),
+	          "setup"))
+		goto out;
+	snprintf(path, sizeof path, "%s/config.json", src);
+	T_OK(write_file(path, cfg, sizeof cfg - 1) == 0, "%s", path);
+	k = st_count(f);
+	t = calloc(k + 3, sizeof *t);
+	names = calloc(k + 3, sizeof *names);
+	for (uint32_t i = 0; i < k; i++) {
+		const st_tensor *s = st_at(f, i);
+		if (!strcmp(s->name, "encoder.version"))
+			continue;
+		t[n] = *s;
+		snprintf(names[n], PARAM_NAME, "%s%s", "model.",
+		         strcmp(s->name, "encoder.embed_tokens.weight") ? s->name : "shared.weight");
+		t[n].name = names[n];
+		n++;
+	}
+	for (int i = 0; i < D; i++)
+		ones[i] = 1;
+	t[n++] = (st_tensor){ .name = "model.decoder.embed_positions.weight", .dtype = ST_F32,
+	                      .rank = 2, .dims = { 66, D }, .numel = 66 * D, .nbytes = sizeof dpos,
+	                      .data = (const unsigned char *)dpos };
+	t[n++] = (st_tensor){ .name = "model.decoder.layernorm_embedding.weight", .dtype = ST_F32,
+	                      .rank = 1, .dims = { D }, .numel = D, .nbytes = sizeof ones,
+	                      .data = (const unsigned char *)ones };
+	t[n++] = (st_tensor){ .name = "model.decoder.layernorm_embedding.bias", .dtype = ST_F32,
+	                      .rank = 1, .dims = { D }, .numel = D, .nbytes = sizeof zeros,
+	                      .data = (const unsigned char *)zeros };
+	snprintf(path, sizeof path, "%s/model.safetensors", src);
+	if (!T_OK(st_write(path, t, n, &err) == 0, "%s", err.msg))
+		goto out;
+	bartlsconv_opts_default(&o);
+	o.max_len = 1024;
+	o.block_size = 16;
+	o.pooling_layers = 2;
+	o.vocab_size = 200;
+	snprintf(dst, sizeof dst, "%s/ls", src);
+	if (!T_OK(bartls_convert(src, dst, &o, &err) == 0, "%s", err.msg))
+		goto out;
+	snprintf(path, sizeof path, "%s/model.safetensors", dst);
+	if (!T_OK((g = st_open(path, &err)) != NULL, "%s", err.msg))
+		goto out;
+	want = golden("convert/long_embed_tokens.f32", &ng);
+	x = st_find(g, "model.shared.weight");
+	T_OK(want && x && x->nbytes == ng * 4 && !memcmp(x->data, want, x->nbytes),
+	     "the embeddings as the authors' (rows beyond 154 = row 153)");
+	free(want);
+	want = golden("convert/long_embed_positions_from2.f32", &ng);
+	x = st_find(g, "model.encoder.embed_positions.weight");
+	y = st_find(f, "encoder.embed_positions.weight");
+	T_OK(want && x && x->dims[0] == 1026 && ng == 1024 * D &&
+	     !memcmp(x->data + 2 * D * 4, want, ng * 4), "positions 2.. as the authors' (tiled)");
+	T_OK(x && y && !memcmp(x->data, y->data, 2 * D * 4), "positions 0 and 1 are BART's");
+	free(want);
+	x = st_find(g, "model.decoder.embed_positions.weight");
+	T_OK(x && x->dims[0] == 66 && !memcmp(x->data, dpos, sizeof dpos), "decoder positions kept");
+	for (uint32_t i = 0; i < st_count(f); i++) {
+		char nm[PARAM_NAME];
+		y = st_at(f, i);
+		if (strstr(y->name, "embed_") || !strcmp(y->name, "encoder.version"))
+			continue;
+		snprintf(nm, sizeof nm, "model.%s", y->name);
+		x = st_find(g, nm);
+		same &= x && x->nbytes == y->nbytes && !memcmp(x->data, y->data, x->nbytes);
+		copied++;
+	}
+	T_OK(same && copied == 50, "the %d copied tensors of report.json copied", copied);
+	for (int l = 0; l < 3; l++)
+		for (int p = 0; p < 4; p++) {
+			static const char *const pr[] = { "q", "k", "v", "out" };
+			char nm[PARAM_NAME];
+			double s2 = 0, mx = 0;
+			snprintf(nm, sizeof nm, "model.encoder.layers.%d.pool_attn.%s_proj.weight", l, pr[p]);
+			x = st_find(g, nm);
+			if (l == 0) {
+				T_OK(!x, "%s: layer 0 is not pooled", nm);
+				continue;
+			}
+			if (!T_OK(x && x->numel == D * D, "%s", nm))
+				continue;
+			for (uint64_t j = 0; j < x->numel; j++) {
+				float v;
+				memcpy(&v, x->data + 4 * j, 4);
+				s2 += (double)v * v;
+			}
+			T_OK(fabs(sqrt(s2 / (double)x->numel) - 0.02) < 0.002, "%s: std %.4f", nm,
+			     sqrt(s2 / (double)x->numel));
+			snprintf(nm, sizeof nm, "model.encoder.layers.%d.pool_attn.%s_proj.bias", l, pr[p]);
+			x = st_find(g, nm);
+			for (uint64_t j = 0; x && j < x->numel; j++) {
+				float v;
+				memcpy(&v, x->data + 4 * j, 4);
+				mx = fmax(mx, fabs(v));
+			}
+			T_OK(x && mx == 0, "%s is 0", nm);
+		}
+	{
+		lc_model *m = model_open(dst, &err);
+		T_OK(m && model_config(m)->pooling_layers == 2 && model_config(m)->block_size == 16,
+		     "the converted directory opens as BART-LS: %s", m ? "" : err.msg);
+		model_free(m);
+	}
+out:
+	st_close(f);
+	st_close(g);
+	free(t);
+	free(names);
+	if (dst[0])
+		rm_dir(dst);
+	snprintf(path, sizeof path, "%s/ls/tokenizer_config.json", src);
+	unlink(path);
+	rm_dir(src);
+}
+
 int main(void)
 {
 	if (!T_OK(mkdtemp(dir_fs) && make_fairseq_dir(dir_fs) == 0, "fairseq-named model directory"))
@@ -388,6 +530,7 @@ int main(void)
 	T_RUN(test_stack);
 	T_RUN(test_hf_names);
 	T_RUN(test_refusals);
+	T_RUN(test_convert);
 	rm_dir(dir_fs);
 	printf("worst error relative to the golden's largest value: %.3g\n", worst);
 	return t_done();
