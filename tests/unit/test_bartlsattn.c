@@ -303,7 +303,9 @@ static void test_pool(void)
 			}
 			T_OK(poolattn_bw(&c.s, &c.W, c.a, c.pad, &c.t, c.w, da, &G, 2, &err) == 0, "%s",
 			     err.msg);
-			e = fd_check(pool_f, &c, c.a, da, n, 1e-3);
+			/* step 1e-2: at 1e-3 the float forward's rounding shows (error
+			 * falling as the step grows), the truncation error stays far below */
+			e = fd_check(pool_f, &c, c.a, da, n, 1e-2);
 			T_OK(e < 2e-3, "pooled da (case %zu, mask %d): %.3g", ci, masked, e);
 			for (int i = 0; i < 8; i++) {
 				if (i == 3 && cases[ci].k == cases[ci].st && !cases[ci].p) {
@@ -314,7 +316,7 @@ static void test_pool(void)
 					T_OK(mx < 1e-4, "pooled dbk is 0 with full windows: %.3g", mx);
 					continue;
 				}
-				e = fd_check(pool_f, &c, *Wp[i], dW[i], i % 2 ? d : d * d, 1e-3);
+				e = fd_check(pool_f, &c, *Wp[i], dW[i], i % 2 ? d : d * d, 1e-2);
 				T_OK(e < 2e-3, "pooled d%s%c (case %zu, mask %d): %.3g", i % 2 ? "b" : "w",
 				     "qqkkvvoo"[i], ci, masked, e);
 			}
