@@ -83,9 +83,12 @@ static int make_fairseq_dir(const char *dir)
 	if (!(f = st_open(t_data("bartls/bartls/model.safetensors"), &err)))
 		return -1;
 	k = st_count(f);
-	t = calloc(k + 3, sizeof *t);
+	t = calloc(k + 4, sizeof *t);
 	for (uint32_t i = 0; i < k; i++)
 		t[i] = *st_at(f, i);
+	/* the shared embedding under a second fairseq name, as checkpoints hold it */
+	t[k + 3] = *st_find(f, "encoder.embed_tokens.weight");
+	t[k + 3].name = "decoder.embed_tokens.weight";
 	for (int i = 0; i < 1026 * D; i++)
 		dpos[i] = (float)(i % 7) * 0.1f;
 	for (int i = 0; i < D; i++)
@@ -100,7 +103,7 @@ static int make_fairseq_dir(const char *dir)
 	                        .rank = 1, .dims = { D }, .numel = D, .nbytes = sizeof zeros,
 	                        .data = (const unsigned char *)zeros };
 	snprintf(path, sizeof path, "%s/model.safetensors", dir);
-	rc = st_write(path, t, k + 3, &err);
+	rc = st_write(path, t, k + 4, &err);
 	free(t);
 	st_close(f);
 	return rc;
