@@ -12,7 +12,7 @@
 #include "ops/linear.h"
 #include "ops/softmax.h"
 
-#define QROWS 64                 /* query rows per product: bounds the scratch */
+#define QROWS 256                /* query rows per product: bounds the scratch */
 #define MASKED (-10000.0f)       /* block_noglobal assigns it to masked scores */
 
 /* ------------------------------------------------------ block attention */

@@ -100,7 +100,7 @@ static void blk_ref(const struct blk_ctx *c, double *ref)
 	for (int h = 0; h < c->s.heads; h++)
 		for (int64_t i = 0; i < c->T; i++) {
 			int64_t b0 = i / bs * bs;
-			double sc[128], m = -INFINITY, sum = 0;
+			double sc[512], m = -INFINITY, sum = 0;
 			for (int j = 0; j < bs; j++) {
 				double a = 0;
 				for (int x = 0; x < dk; x++)
@@ -121,10 +121,10 @@ static void blk_ref(const struct blk_ctx *c, double *ref)
 
 static void test_block(void)
 {
-	/* 3 blocks of 8 (queries split in chunks of 64 do not occur: bs 8; the
-	 * second case has bs 80 to cross a chunk) */
+	/* 3 blocks of 8, with and without padding; blocks of 300 query rows,
+	 * more than one product's 256 */
 	static const struct { int bs; int64_t T, L; } cases[] = {
-		{ 8, 24, 13 }, { 8, 24, 24 }, { 80, 160, 150 },
+		{ 8, 24, 13 }, { 8, 24, 24 }, { 300, 600, 550 },
 	};
 	for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
 		for (int masked = 0; masked < 2; masked++) {
@@ -260,6 +260,7 @@ static void test_pool(void)
 {
 	static const struct { int k, st, p; int64_t T, L; } cases[] = {
 		{ 6, 4, 3, 24, 13 }, { 18, 12, 9, 48, 37 }, { 18, 12, 9, 144, 100 }, { 4, 4, 0, 16, 16 },
+		{ 18, 12, 9, 600, 550 },   /* queries in more than one product of 256 rows */
 	};
 	for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
 		for (int masked = 0; masked < 2; masked++) {
