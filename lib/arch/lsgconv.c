@@ -9,14 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <jansson.h>
 
 #include "arch/arch.h"
 #include "arch/convdir.h"
 #include "arch/model.h"
-#include "base/fileio.h"
 #include "ops/lsgattn.h"
 #include "weights/config.h"
 #include "weights/params.h"
