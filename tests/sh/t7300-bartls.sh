@@ -82,4 +82,7 @@ awk 'BEGIN { for (i = 0; i < 2049; i++) printf "%d ", 4 + i % 900; print "" }' >
 lc-cat -i ids long.in >long.lc
 fails 1 "2049 tokens into 2048 positions" lc-encode -q -m ls1 long.lc
 grep -q 'the 2048 the model takes' err; _res $? "... names the limit"
+fails 1 "more new tokens than the decoder's 1024 positions" \
+	lc-decode -q -m ls1 --max-new 1100 -f ids h1
+grep -q '1024 positions (max_decoder_position_embeddings)' err; _res $? "... names its table"
 done_testing
