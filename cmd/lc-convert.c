@@ -1,9 +1,11 @@
 /* lc-convert: a BART model directory into an LSG-BART one (or an LSG-BART
- * one to a longer maximum length), as the LSG authors' converter does. */
+ * one to a longer maximum length), as the LSG authors' converter does, or
+ * (--to bart_ls) into a BART-LS one, as the BART-LS authors initialise it. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/bartlsconv.h"
 #include "arch/lsgconv.h"
 #include "base/cli.h"
 #include "ops/lsgattn.h"
@@ -15,16 +17,29 @@ static void usage(void)
 	       "                  [--sparse-block-size N] [--sparsity-factor N]\n"
 	       "                  [--sparsity-type TYPE] [--global-tokens N]\n"
 	       "                  [--set KEY=JSON]... [--name NAME] SRC DST\n"
+	       "       lc-convert --to bart_ls [-q] [-n MAX_LEN] [--block-size N]\n"
+	       "                  [--pooling-layers N] [--vocab-size N] [--seed S]\n"
+	       "                  [--name NAME] SRC DST\n"
 	       "       lc-convert [options] -m SRC DST\n"
 	       "\n"
 	       "Converts the BART model directory SRC into the LSG-BART directory DST (new),\n"
 	       "as ccdv-ai/convert_checkpoint_to_lsg does: positions tiled to MAX_LEN, global\n"
 	       "embeddings from the positions and the <s> and <mask> embeddings, the LSG keys\n"
 	       "in config.json. An LSG-BART SRC gets longer position tables only.\n"
+	       "With --to bart_ls, into a BART-LS directory as facebookresearch/bart_ls\n"
+	       "initialises it: encoder positions tiled to MAX_LEN (a multiple of SRC's),\n"
+	       "pooled attention in the top layers drawn from N(0, 0.02), the rest copied.\n"
 	       "\n"
 	       "  -m, --model SRC         the model to convert, instead of the first operand\n"
-	       "  -n, --max-len N         max_position_embeddings of DST (default 4096)\n"
-	       "  --block-size N          block_size (default 128, or SRC's)\n"
+	       "  --to TYPE               lsg (default) or bart_ls\n"
+	       "  -n, --max-len N         max_position_embeddings of DST (default 4096;\n"
+	       "                          bart_ls: 16384; --max-length is the same)\n"
+	       "  --block-size N          block_size (default 128, or SRC's; bart_ls: 1024)\n"
+	       "  --pooling-layers N      bart_ls: the top N encoder layers pooled (default 4)\n"
+	       "  --vocab-size N          bart_ls: a larger vocabulary, new rows copied from\n"
+	       "                          the last (default SRC's)\n"
+	       "  --seed S                bart_ls: the pooled attention's initial weights\n"
+	       "                          (default 0)\n"
 	       "  --sparse-block-size N   sparse_block_size (default 128, or SRC's)\n"
 	       "  --sparsity-factor N     sparsity_factor (default 2, or SRC's)\n"
 	       "  --sparsity-type TYPE    none, norm, pooling, stride, block_stride,\n"
@@ -50,10 +65,14 @@ static void progress(void *ctx, const char *what)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_BS = 256, OPT_SBS, OPT_SF, OPT_ST, OPT_NG, OPT_SET, OPT_NAME, OPT_HELP, OPT_VER };
+	enum { OPT_BS = 256, OPT_SBS, OPT_SF, OPT_ST, OPT_NG, OPT_SET, OPT_NAME, OPT_HELP, OPT_VER,
+	       OPT_TO, OPT_POOL, OPT_VOCAB, OPT_SEED };
 	static const struct option lo[] = {
 		{ "model", required_argument, 0, 'm' }, { "threads", required_argument, 0, 'j' },
-		{ "max-len", required_argument, 0, 'n' }, { "block-size", required_argument, 0, OPT_BS },
+		{ "max-len", required_argument, 0, 'n' }, { "max-length", required_argument, 0, 'n' },
+		{ "block-size", required_argument, 0, OPT_BS }, { "to", required_argument, 0, OPT_TO },
+		{ "pooling-layers", required_argument, 0, OPT_POOL },
+		{ "vocab-size", required_argument, 0, OPT_VOCAB }, { "seed", required_argument, 0, OPT_SEED },
 		{ "sparse-block-size", required_argument, 0, OPT_SBS },
 		{ "sparsity-factor", required_argument, 0, OPT_SF },
 		{ "sparsity-type", required_argument, 0, OPT_ST },
@@ -62,36 +81,65 @@ int main(int argc, char **argv)
 		{ "version", no_argument, 0, OPT_VER }, { 0, 0, 0, 0 },
 	};
 	lsgconv_opts o;
+	bartlsconv_opts ls;
 	lc_progress pr;
 	lc_err err;
-	const char *src, *dst, *mopt = NULL, *from = NULL;
-	int c, quiet = 0;
+	const char *src, *dst, *mopt = NULL, *from = NULL, *lsg_only = NULL, *ls_only = NULL;
+	int c, quiet = 0, to_ls = 0, max_len = -1;
 
 	cli_init("lc-convert");
 	lsgconv_opts_default(&o);
+	bartlsconv_opts_default(&ls);
 	while ((c = cli_getopt(argc, argv, "m:j:n:q", lo)) != -1) {
 		switch (c) {
 		case 'm': mopt = optarg; break;
 		case 'j': cli_threads_arg(optarg); break;
-		case 'n': o.max_len = (int)cli_int("-n/--max-len", optarg, 1, 1 << 24); break;
+		case 'n': max_len = (int)cli_int("-n/--max-len", optarg, 1, 1 << 24); break;
 		case OPT_BS: o.block_size = (int)cli_int("--block-size", optarg, 1, 1 << 20); break;
+		case OPT_TO:
+			if (!strcmp(optarg, "bart_ls"))
+				to_ls = 1;
+			else if (strcmp(optarg, "lsg"))
+				cli_usage_error("--to %s: not one of lsg, bart_ls", optarg);
+			else
+				to_ls = 0;
+			break;
+		case OPT_POOL:
+			ls.pooling_layers = (int)cli_int("--pooling-layers", optarg, 0, 1024);
+			ls_only = "--pooling-layers";
+			break;
+		case OPT_VOCAB:
+			ls.vocab_size = (int)cli_int("--vocab-size", optarg, 1, 1 << 24);
+			ls_only = "--vocab-size";
+			break;
+		case OPT_SEED:
+			ls.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX);
+			ls_only = "--seed";
+			break;
 		case OPT_SBS:
+			lsg_only = "--sparse-block-size";
 			o.sparse_block_size = (int)cli_int("--sparse-block-size", optarg, 0, 1 << 20);
 			break;
-		case OPT_SF: o.sparsity_factor = (int)cli_int("--sparsity-factor", optarg, 1, 1 << 20); break;
+		case OPT_SF:
+			lsg_only = "--sparsity-factor";
+			o.sparsity_factor = (int)cli_int("--sparsity-factor", optarg, 1, 1 << 20); break;
 		case OPT_ST:
+			lsg_only = "--sparsity-type";
 			if (lsg_sparsity_parse(optarg) < 0)
 				cli_usage_error("--sparsity-type %s: not one of none, norm, pooling, stride, "
 				                "block_stride, bos_pooling, lsh", optarg);
 			o.sparsity_type = optarg;
 			break;
-		case OPT_NG: o.num_global_tokens = (int)cli_int("--global-tokens", optarg, 1, 512); break;
+		case OPT_NG:
+			lsg_only = "--global-tokens";
+			o.num_global_tokens = (int)cli_int("--global-tokens", optarg, 1, 512); break;
 		case OPT_SET:
+			lsg_only = "--set";
 			if (o.nset >= (int)(sizeof o.set / sizeof *o.set))
 				cli_usage_error("at most %d --set options", (int)(sizeof o.set / sizeof *o.set));
 			o.set[o.nset++] = optarg;
 			break;
-		case OPT_NAME: o.name = optarg; break;
+		case OPT_NAME: o.name = ls.name = optarg; break;
 		case 'q': quiet = 1; break;
 		case OPT_HELP: usage(); break;
 		case OPT_VER: cli_version(); break;
@@ -112,7 +160,28 @@ int main(int argc, char **argv)
 		src = argv[optind];
 		dst = argv[optind + 1];
 	}
+	if (to_ls && lsg_only)
+		cli_usage_error("%s is an LSG option; --to bart_ls does not take it", lsg_only);
+	if (!to_ls && ls_only)
+		cli_usage_error("%s goes with --to bart_ls", ls_only);
 	cli_check_path(from, src);
+	cli_progress_init(&pr, quiet);
+	if (to_ls) {
+		if (max_len > 0)
+			ls.max_len = max_len;
+		if (o.block_size > 0)
+			ls.block_size = o.block_size;
+		ls.progress = progress;
+		ls.ctx = &pr;
+		if (bartls_convert(src, dst, &ls, &err) < 0) {
+			cli_progress_done(&pr);
+			cli_die(LC_EXIT_DATA, "%s", err.msg);
+		}
+		cli_progress_done(&pr);
+		return cli_finish(0);
+	}
+	if (max_len > 0)
+		o.max_len = max_len;
 	/* the converter adds the embeddings of the tokenizer's <s> and <mask>
 	 * to the global tokens; an LSG source keeps its own */
 	if (bpe_dir_has(src)) {
@@ -123,7 +192,6 @@ int main(int argc, char **argv)
 		o.mask_id = bpe_mask_id(tok);
 		bpe_free(tok);
 	}
-	cli_progress_init(&pr, quiet);
 	o.progress = progress;
 	o.ctx = &pr;
 	if (lsg_convert(src, dst, &o, &err) < 0) {

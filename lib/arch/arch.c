@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "arch/bart.h"
+#include "arch/bartls.h"
 #include "arch/locost.h"
 #include "arch/lsg.h"
 #include "weights/config.h"
@@ -12,6 +13,7 @@ static const lc_arch *const archs[] = {
 	&arch_locost,
 	&arch_bart,
 	&arch_lsg_bart,
+	&arch_bart_ls,
 };
 
 #define NARCH (sizeof archs / sizeof *archs)

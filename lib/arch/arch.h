@@ -69,6 +69,11 @@ typedef struct lc_config {
 	int pool_with_global;                /* without pass_global_tokens: row 0 becomes global 0 */
 	int pass_global_tokens;              /* pass_global_tokens_to_decoder */
 	int lsh_pre_rounds;                  /* lsh_num_pre_rounds */
+	/* BART-LS: block attention (block_size) in every encoder layer, pooled
+	 * attention in the top pooling_layers; the decoder's own position
+	 * table (0: max_positions, as BART) */
+	int pooling_layers, pool_kernel, pool_stride, pool_padding;
+	int max_dec_positions;               /* max_decoder_position_embeddings */
 } lc_config;
 
 /* Generation settings a model directory asks for (generation_config.json,

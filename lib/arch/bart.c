@@ -144,15 +144,24 @@ void bart_weights_free(void *p)
 void *bart_declare(const lc_config *c, lc_params *p)
 {
 	bart_weights *w = calloc(1, sizeof *w);
-	int d = c->d_model, npos = c->max_positions + 2;
-	const unsigned nd = PARAM_NO_DECAY;
 
-	if (!w || !(w->enc = calloc((size_t)(c->num_layers ? c->num_layers : 1), sizeof *w->enc)) ||
-	    !(w->dec = calloc((size_t)(c->num_decoder_layers ? c->num_decoder_layers : 1),
-	                      sizeof *w->dec))) {
+	if (!w || bart_declare_into(c, p, w) < 0) {
 		bart_weights_free(w);
 		return NULL;
 	}
+	bart_declare_fairseq_names(p, c);
+	return w;
+}
+
+int bart_declare_into(const lc_config *c, lc_params *p, bart_weights *w)
+{
+	int d = c->d_model, npos = c->max_positions + 2;
+	const unsigned nd = PARAM_NO_DECAY;
+
+	if (!(w->enc = calloc((size_t)(c->num_layers ? c->num_layers : 1), sizeof *w->enc)) ||
+	    !(w->dec = calloc((size_t)(c->num_decoder_layers ? c->num_decoder_layers : 1),
+	                      sizeof *w->dec)))
+		return -1;
 	params_add(p, &w->shared, param_init_normal, 0, D2(c->vocab_size, d), "model.shared.weight");
 	params_alias(p, "model.encoder.embed_tokens.weight", "model.shared.weight");
 	params_alias(p, "model.decoder.embed_tokens.weight", "model.shared.weight");
@@ -175,7 +184,8 @@ void *bart_declare(const lc_config *c, lc_params *p)
 		snprintf(pre, sizeof pre, "model.encoder.layers.%d", i);
 		bart_declare_ffn(p, &w->enc[i].ff, d, c->enc_ff, pre);
 	}
-	params_add(p, &w->dec_pos, param_init_normal, 0, D2(npos, d), "model.decoder.embed_positions.weight");
+	params_add(p, &w->dec_pos, param_init_normal, 0, D2(bart_dec_positions(c) + 2, d),
+	           "model.decoder.embed_positions.weight");
 	params_add(p, &w->dec_ln_w, param_init_norm, nd, D1(d), "model.decoder.layernorm_embedding.weight");
 	params_add(p, &w->dec_ln_b, param_init_bias, nd, D1(d), "model.decoder.layernorm_embedding.bias");
 	for (int i = 0; i < c->num_decoder_layers; i++) {
@@ -189,8 +199,7 @@ void *bart_declare(const lc_config *c, lc_params *p)
 		bart_declare_attn(p, &w->dec[i].ca, d, at, ln);
 		bart_declare_ffn(p, &w->dec[i].ff, d, c->d_ff, pre);
 	}
-	bart_declare_fairseq_names(p, c);
-	return w;
+	return 0;
 }
 
 /* fairseq's names of the parameters declared so far (its checkpoints'
@@ -323,6 +332,13 @@ static void rows_run(int nth, const lc_config *c, int64_t R, float *x, const flo
 int bart_enc_layers(const lc_config *c, const bart_weights *W, float *x, int64_t R, int nl,
                     int nth, int gemm_only, bart_attn_fn attn, void *ctx, lc_err *err)
 {
+	return bart_enc_layers_post(c, W, x, R, nl, nth, gemm_only, attn, NULL, ctx, err);
+}
+
+int bart_enc_layers_post(const lc_config *c, const bart_weights *W, float *x, int64_t R, int nl,
+                         int nth, int gemm_only, bart_attn_fn attn, bart_post_fn post, void *ctx,
+                         lc_err *err)
+{
 	int d = c->d_model, ff = c->enc_ff;
 	float *q = NULL, *k = NULL, *v = NULL, *o = NULL, *t = NULL, *h = NULL;
 	int rc = -1;
@@ -351,6 +367,8 @@ int bart_enc_layers(const lc_config *c, const bart_weights *W, float *x, int64_t
 		if (!gemm_only && attn(ctx, li, q, k, v, R, o, err) < 0)
 			goto out;
 		linear_fw(t, o, Ly->sa.wo, Ly->sa.bo, R, d, d, 0.0f, nth);
+		if (post && post(ctx, li, t, R, err) < 0)
+			goto out;
 		if (!gemm_only)
 			rows_run(nth, c, R, x, t, Ly->sa.ln_w, Ly->sa.ln_b, NULL);
 		linear_fw(h, x, Ly->ff.w1, Ly->ff.b1, R, ff, d, 0.0f, nth);

@@ -60,6 +60,13 @@ typedef struct bart_weights {
 
 #define BART_EPS 1e-5f
 
+/* The decoder's positions: max_positions, unless the architecture gives
+ * the decoder a table of its own (BART-LS extends only the encoder's). */
+static inline int bart_dec_positions(const lc_config *c)
+{
+	return c->max_dec_positions ? c->max_dec_positions : c->max_positions;
+}
+
 /* One attention block's projections with biases, declared under prefix
  * (".q_proj.weight" and the others are appended); the LayerNorm's name
  * is given apart. */
@@ -69,6 +76,9 @@ void bart_declare_ffn(lc_params *p, bart_ffn *f, int d, int ffn, const char *pre
 /* BART's config.json keys into c; its parameters (LSG adds to them). */
 int bart_config(const json_t *root, const char *path, lc_config *c, lc_err *err);
 void *bart_declare(const lc_config *c, lc_params *p);
+/* The same into w, zeroed, that an architecture's own struct begins with
+ * (it frees w->enc and w->dec); -1 when out of memory. */
+int bart_declare_into(const lc_config *c, lc_params *p, bart_weights *w);
 /* fairseq's names (its checkpoints' state dicts) as aliases of the BART
  * parameters declared in p so far, and its version buffers ignored;
  * bart_declare calls it last, and a declaration that adds parameters under
@@ -91,6 +101,14 @@ typedef int (*bart_attn_fn)(void *ctx, int layer, float *q, const float *k, cons
  * projections' products (x is scratch), the benchmarks' floor. */
 int bart_enc_layers(const lc_config *c, const bart_weights *W, float *x, int64_t R, int nl,
                     int nth, int gemm_only, bart_attn_fn attn, void *ctx, lc_err *err);
+
+/* The same with a step after each self-attention's out_proj: post may
+ * add to its output t [R, d] before the residual (BART-LS's pooled
+ * attention: x = LN(x + t + cross)); it runs in gemm_only mode too. */
+typedef int (*bart_post_fn)(void *ctx, int layer, float *t, int64_t R, lc_err *err);
+int bart_enc_layers_post(const lc_config *c, const bart_weights *W, float *x, int64_t R, int nl,
+                         int nth, int gemm_only, bart_attn_fn attn, bart_post_fn post, void *ctx,
+                         lc_err *err);
 
 /* The decoder (arch/bartdec.c): generation over encoder states; its
  * lc_dec_ops, shared by the architectures built on BART. */

@@ -111,10 +111,11 @@ void *bartdec_state_new(const void *dp, const dec_input *in, int n, int max_step
 	uint64_t nr, ms = (uint64_t)max_steps, d = (uint64_t)b->d;
 	uint64_t H = (uint64_t)b->H;
 
-	if (max_steps > b->c->max_positions) {
+	if (max_steps > bart_dec_positions(b->c)) {
 		lc_fail(err, "decoder: %d steps are more than the model's %d positions "
-		        "(max_position_embeddings); give fewer new tokens", max_steps,
-		        b->c->max_positions);
+		        "(%s); give fewer new tokens", max_steps, bart_dec_positions(b->c),
+		        b->c->max_dec_positions ? "max_decoder_position_embeddings"
+		                                : "max_position_embeddings");
 		return NULL;
 	}
 	if (!(s = calloc(1, sizeof *s))) {

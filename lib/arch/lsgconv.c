@@ -9,13 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <jansson.h>
 
 #include "arch/arch.h"
+#include "arch/convdir.h"
 #include "arch/model.h"
-#include "base/fileio.h"
 #include "ops/lsgattn.h"
 #include "weights/config.h"
 #include "weights/params.h"
@@ -31,12 +30,6 @@ static const char *const auto_map[][2] = {
 	{ "AutoModelForQuestionAnswering", "modeling_lsg_bart.LSGBartForQuestionAnswering" },
 	{ "AutoModelForSeq2SeqLM", "modeling_lsg_bart.LSGBartForConditionalGeneration" },
 	{ "AutoModelForSequenceClassification", "modeling_lsg_bart.LSGBartForSequenceClassification" },
-};
-
-/* Files copied unchanged when present. */
-static const char *const copied[] = {
-	"vocab.json", "merges.txt", "tokenizer.json", "special_tokens_map.json",
-	"added_tokens.json", "generation_config.json",
 };
 
 void lsgconv_opts_default(lsgconv_opts *o)
@@ -115,14 +108,6 @@ static json_t *new_config(const json_t *src, int is_lsg, const char *dst, const 
 	return root;
 }
 
-/* new [max_len + 2, d] from old [n, d] by the converter's tiling */
-static void tile_positions(const float *old, uint64_t n, float *new, uint64_t rows, uint64_t d)
-{
-	memcpy(new, old, 2 * d * sizeof *new);
-	for (uint64_t k = 0; k + 2 < rows; k++)
-		memcpy(new + (2 + k) * d, old + (2 + k % (n - 2)) * d, d * sizeof *new);
-}
-
 /* global [512, d] from the original encoder positions pos [n + 2, d] */
 static int make_globals(const float *pos, uint64_t n, uint64_t d, const float *shared,
                         int32_t bos, int32_t mask, float *g, lc_err *err)
@@ -153,71 +138,16 @@ static int make_globals(const float *pos, uint64_t n, uint64_t d, const float *s
 	return 0;
 }
 
-/* root written to dir/name as transformers writes its JSON files */
-static int write_json(const char *dir, const char *name, const json_t *root, int ascii,
-                      lc_err *err)
-{
-	char path[PATH_MAX];
-	char *s = cfg_dump_hf(root, ascii);
-	FILE *f;
-	size_t n;
-	int rc = 0;
-
-	if (!s)
-		return lc_fail(err, "out of memory");
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	n = strlen(s);
-	if (!(f = fopen(path, "wb")))
-		rc = lc_fail(err, "%s: %s", path, strerror(errno));
-	else if (fwrite(s, 1, n, f) != n) {
-		rc = lc_fail(err, "%s: %s", path, strerror(errno));
-		fclose(f);
-	} else if (fclose(f) != 0)
-		rc = lc_fail(err, "%s: %s", path, strerror(errno));
-	free(s);
-	return rc;
-}
-
 static void note(const lsgconv_opts *o, const char *what)
 {
 	if (o->progress)
 		o->progress(o->ctx, what);
 }
 
-/* tmp/name from src/name, if src has it */
-static int copy_if(const char *src, const char *tmp, const char *name, lc_err *err)
-{
-	char a[PATH_MAX], b[PATH_MAX];
-
-	snprintf(a, sizeof a, "%s/%s", src, name);
-	snprintf(b, sizeof b, "%s/%s", tmp, name);
-	if (access(a, F_OK) != 0)
-		return 0;
-	return lc_copy_file(a, b, err);
-}
-
-/* What a failed conversion wrote into dir, then dir. */
-static void remove_tree(const char *dir)
-{
-	static const char *const written[] = { "config.json", "model.safetensors",
-	                                        "tokenizer_config.json" };
-	char p[PATH_MAX];
-
-	for (size_t i = 0; i < sizeof written / sizeof *written; i++) {
-		snprintf(p, sizeof p, "%s/%s", dir, written[i]);
-		unlink(p);
-	}
-	for (size_t i = 0; i < sizeof copied / sizeof *copied; i++) {
-		snprintf(p, sizeof p, "%s/%s", dir, copied[i]);
-		unlink(p);
-	}
-	rmdir(dir);
-}
-
 int lsg_convert(const char *src, const char *dst, const lsgconv_opts *o, lc_err *err)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
-	json_t *scfg = NULL, *dcfg = NULL, *tcfg = NULL;
+	json_t *scfg = NULL, *dcfg = NULL;
 	lc_model *m = NULL;
 	lc_config c;
 	lc_params *p = NULL;
@@ -291,7 +221,7 @@ int lsg_convert(const char *src, const char *dst, const lsgconv_opts *o, lc_err 
 		}
 		from = *se->slot;
 		if (is_pos)
-			tile_positions(from, se->dims[0], to, e->dims[0], e->dims[1]);
+			convdir_tile_positions(from, se->dims[0], to, e->dims[0], e->dims[1]);
 		else
 			memcpy(to, from, e->numel * sizeof *to);
 	}
@@ -306,19 +236,10 @@ int lsg_convert(const char *src, const char *dst, const lsgconv_opts *o, lc_err 
 	snprintf(path, sizeof path, "%s/model.safetensors", tmp);
 	if (params_write(p, base, path, err) < 0)
 		goto out;
-	if (write_json(tmp, "config.json", dcfg, 1, err) < 0)
+	if (convdir_write_json(tmp, "config.json", dcfg, 1, err) < 0)
 		goto out;
-	snprintf(path, sizeof path, "%s/tokenizer_config.json", src);
-	if (access(path, F_OK) == 0) {
-		if (!(tcfg = cfg_load(path, err)))
-			goto out;
-		json_object_set_new(tcfg, "model_max_length", json_integer(o->max_len));
-		if (write_json(tmp, "tokenizer_config.json", tcfg, 0, err) < 0)
-			goto out;
-	}
-	for (size_t i = 0; i < sizeof copied / sizeof *copied; i++)
-		if (copy_if(src, tmp, copied[i], err) < 0)
-			goto out;
+	if (convdir_tokenizer(src, tmp, o->max_len, err) < 0)
+		goto out;
 	if (rename(tmp, dst) < 0) {
 		lc_fail(err, "%s: %s", dst, strerror(errno));
 		goto out;
@@ -327,13 +248,12 @@ int lsg_convert(const char *src, const char *dst, const lsgconv_opts *o, lc_err 
 	rc = 0;
 out:
 	if (made)
-		remove_tree(tmp);
+		convdir_remove(tmp);
 	free(base);
 	if (w)
 		arch_weights_free(&c, w, p);
 	model_free(m);
 	json_decref(scfg);
 	json_decref(dcfg);
-	json_decref(tcfg);
 	return rc;
 }

@@ -298,6 +298,16 @@ static float *as_f32(const st_tensor *t, float **owned)
 	return o;
 }
 
+/* Two names of one tied parameter in a file: only with the same bytes
+ * (fairseq checkpoints store the shared embedding under three names). */
+static int same_tied(const st_tensor *a, const st_tensor *b, const char *label, lc_err *err)
+{
+	if (a->dtype == b->dtype && a->nbytes == b->nbytes && !memcmp(a->data, b->data, a->nbytes))
+		return 0;
+	return lc_fail(err, "%s: tensors \"%s\" and \"%s\" are one tied parameter in this "
+	               "configuration but hold different values", label, a->name, b->name);
+}
+
 int params_bind_tensors(lc_params *p, const st_tensor *(*at)(const void *file, uint32_t i),
                         const void *file, uint32_t n, const char *label, lc_err *err)
 {
@@ -319,6 +329,8 @@ int params_bind_tensors(lc_params *p, const st_tensor *(*at)(const void *file, u
 				goto shape;
 			if (!asrc[k])
 				asrc[k] = t;
+			else if (same_tied(asrc[k], t, label, err) < 0)
+				goto out;
 			continue;
 		}
 		if (k < 0 && ignored(p, t->name))
@@ -342,6 +354,8 @@ shape:
 	}
 	for (uint32_t k = 0; k < p->n; k++) {
 		const st_tensor *t = src[k] ? src[k] : asrc[k];
+		if (src[k] && asrc[k] && same_tied(src[k], asrc[k], label, err) < 0)
+			goto out;
 		if (!t && (p->p[k].flags & PARAM_OPTIONAL))
 			continue;
 		if (!t) {

@@ -78,7 +78,8 @@ __attribute__((format(printf, 6, 7)))
 void params_add(lc_params *p, float **slot, param_init_fn init, unsigned flags,
                 const uint64_t dims[PARAM_RANK], const char *fmt, ...);
 /* `alias` is another name of the declared parameter `target` in weight
- * files (tied weights): a file may hold either or both (with equal shapes). */
+ * files (tied weights): a file may hold either or several, with the same
+ * shape and bytes. */
 void params_alias(lc_params *p, const char *alias, const char *target);
 /* A tensor name that weight files may hold and loading skips (buffers
  * that are not parameters); a trailing '*' matches any suffix. */

@@ -219,6 +219,12 @@ static void test_bind(void)
 		     "alias with another shape: %s", err.msg);
 		done(p);
 	}
+	{	/* two names of the tied embeddings with different values */
+		spec s[] = { OK_FILE, { "encoder.embed_tokens.weight", ST_F32, 2, 5, 3 } };
+		T_OK(bind(s, 4, &t, &p, &err) < 0 && strstr(err.msg, "different values"),
+		     "tied names, different values: %s", err.msg);
+		done(p);
+	}
 	{
 		spec s[] = { { "shared.weight", ST_F32, 2, 5, 3 }, { "layer.0.w", ST_I32, 2, 2, 3 },
 		             { "layer.0.b", ST_F32, 1, 2, 0 } };
