@@ -97,7 +97,6 @@ static void *bartls_declare(const lc_config *c, lc_params *p)
 	static const char *const proj[] = { "q", "k", "v", "out" };
 	const unsigned nd = PARAM_NO_DECAY;
 	int d = c->d_model;
-	uint32_t n;
 
 	if (!w || bart_declare_into(c, p, &w->b) < 0 ||
 	    !(w->pool = calloc((size_t)(c->num_layers ? c->num_layers : 1), sizeof *w->pool))) {
@@ -115,22 +114,8 @@ static void *bartls_declare(const lc_config *c, lc_params *p)
 			           "model.encoder.layers.%d.pool_attn.%s_proj.bias", i, proj[k]);
 		}
 	}
-	/* fairseq's names (released checkpoints): the same without "model.",
-	 * the shared embedding under the embedders' and the output
-	 * projection's names, and the version buffers */
-	n = params_count(p);
-	for (uint32_t k = 0; k < n; k++) {
-		char name[PARAM_NAME];
-		snprintf(name, sizeof name, "%s", params_at(p, k)->name);
-		if (!strncmp(name, "model.", 6) && strcmp(name, "model.shared.weight"))
-			params_alias(p, name + 6, name);
-	}
-	params_alias(p, "encoder.embed_tokens.weight", "model.shared.weight");
-	params_alias(p, "decoder.embed_tokens.weight", "model.shared.weight");
-	params_alias(p, "decoder.output_projection.weight",
-	             c->tie_word_embeddings ? "model.shared.weight" : "lm_head.weight");
-	params_ignore(p, "encoder.version");
-	params_ignore(p, "decoder.version");
+	/* fairseq's names (released checkpoints), the pooled attention's too */
+	bart_declare_fairseq_names(p, c);
 	return w;
 }
 

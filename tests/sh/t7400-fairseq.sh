@@ -81,13 +81,12 @@ grep -q 'attention_name "bs_local"' "$T/err"; _res $? "the message names attenti
 head -c 20000 "$M/model.pt" >"$T/cut.pt"
 fails 1 "a truncated checkpoint" lc-encode -m "$T/cut.pt" --info
 
-# --- BART-LS: the arguments say bart_ls; runs once lc has the architecture
+# --- BART-LS: the arguments say bart_ls (pooling_layers > 0)
 B=$F/bartls
-if lc-encode -m "$B" --info >"$T/ls.info" 2>"$T/ls.err"; then
-	grep -q "^architecture	bart_ls$" "$T/ls.info"; _res $? "BART-LS: --info"
-	ok "BART-LS: tokenize | encode | decode" sh -c "lc-tokenize -m '$B' -d line <'$T/in.txt' | lc-encode -q -m '$B' | lc-decode -q -m '$B' --max-new 10 >'$T/ls.sum'"
-	is "BART-LS: one summary per document" "$(wc -l <"$T/ls.sum")" 5
-else
-	grep -q 'architecture "bart_ls"' "$T/ls.err"; _res $? "BART-LS: the arguments are read as bart_ls (no architecture yet)"
-fi
+ok "BART-LS: --info" sh -c "lc-encode -m '$B' --info >'$T/ls.info'"
+grep -q "^architecture	bart-ls$" "$T/ls.info"; _res $? "BART-LS: the architecture"
+grep -q "^pooling_layers	1$" "$T/ls.info" && grep -q "^block_size	16$" "$T/ls.info"
+_res $? "BART-LS: pooling_layers and block_size from the arguments"
+ok "BART-LS: tokenize | encode | decode" sh -c "lc-tokenize -m '$B' -d line <'$T/in.txt' | lc-encode -q -m '$B' | lc-decode -q -m '$B' --max-new 10 >'$T/ls.sum'"
+is "BART-LS: one summary per document" "$(wc -l <"$T/ls.sum")" 5
 done_testing
