@@ -119,11 +119,27 @@ static lc_tokenizer *check_config(lc_tokenizer *t, const char *dir, lc_err *err)
 	return t;
 }
 
+/* The directory that holds the file path. */
+static void parent_dir(const char *path, char *dir, size_t n)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		snprintf(dir, n, ".");
+	else
+		snprintf(dir, n, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+}
+
 lc_tokenizer *tok_open_dir(const char *dir, int *none, lc_err *err)
 {
-	char p[4096];
+	char p[4096], parent[4096];
 
 	*none = 0;
+	/* a model given as its weight file (-m model.pt): the files beside it */
+	if (is_file(dir)) {
+		parent_dir(dir, parent, sizeof parent);
+		dir = parent;
+	}
 	if ((size_t)snprintf(p, sizeof p, "%s/spiece.model", dir) >= sizeof p) {
 		lc_fail(err, "%s: path too long", dir);
 		return NULL;
@@ -143,6 +159,7 @@ static lc_tokenizer *open_path(const char *path, const char *what, lc_err *err)
 {
 	int none;
 	lc_tokenizer *t;
+	char dir[4096];                 /* the file's directory */
 
 	if (is_dir(path)) {
 		if (!(t = tok_open_dir(path, &none, err)) && none)
@@ -153,12 +170,16 @@ static lc_tokenizer *open_path(const char *path, const char *what, lc_err *err)
 		lc_fail(err, "tokenizer model %s (%s): %s", path, what, strerror(errno ? errno : ENOENT));
 		return NULL;
 	}
+	parent_dir(path, dir, sizeof dir);
 	if (ends(path, ".json") || ends(path, "merges.txt") || ends(path, "vocab.bpe") ||
-	    ends(path, "dict.txt")) {
-		char dir[4096];
-		const char *slash = strrchr(path, '/');
-		snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+	    ends(path, "dict.txt"))
 		return load_bpe(dir, err);
+	/* a model's weight file (a fairseq checkpoint given as -m FILE.pt to
+	 * every program): the tokenizer files beside it */
+	if (ends(path, ".pt") || ends(path, ".bin") || ends(path, ".safetensors")) {
+		if (!(t = tok_open_dir(path, &none, err)) && none)
+			lc_prefix(err, "tokenizer (%s)", what);
+		return t;
 	}
 	return load_spm(path, err);
 }

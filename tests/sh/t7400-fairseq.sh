@@ -89,4 +89,7 @@ grep -q "^pooling_layers	1$" "$T/ls.info" && grep -q "^block_size	16$" "$T/ls.in
 _res $? "BART-LS: pooling_layers and block_size from the arguments"
 ok "BART-LS: tokenize | encode | decode" sh -c "lc-tokenize -m '$B' -d line <'$T/in.txt' | lc-encode -q -m '$B' | lc-decode -q -m '$B' --max-new 10 >'$T/ls.sum'"
 is "BART-LS: one summary per document" "$(wc -l <"$T/ls.sum")" 5
+# -m FILE.pt in every program: lc-tokenize reads the tokenizer beside it
+ok "BART-LS: -m model.pt throughout" sh -c "lc-tokenize -m '$B/model.pt' -d line <'$T/in.txt' | lc-encode -q -m '$B/model.pt' | lc-decode -q -m '$B/model.pt' --max-new 10 >'$T/ls.pt.sum'"
+same "BART-LS: -m model.pt = -m its directory" "$T/ls.sum" "$T/ls.pt.sum"
 done_testing
