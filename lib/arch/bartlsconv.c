@@ -169,15 +169,8 @@ int bartls_convert(const char *src, const char *dst, const bartlsconv_opts *o, l
 	}
 	made = 1;
 	note(o, "writing");
-	snprintf(path, sizeof path, "%s/model.safetensors", tmp);
-	if (params_write(p, base, path, err) < 0 ||
-	    convdir_write_json(tmp, "config.json", dcfg, 1, err) < 0 ||
-	    convdir_tokenizer(src, tmp, o->max_len, err) < 0)
+	if (convdir_commit(p, base, dcfg, src, o->max_len, tmp, dst, err) < 0)
 		goto out;
-	if (rename(tmp, dst) < 0) {
-		lc_fail(err, "%s: %s", dst, strerror(errno));
-		goto out;
-	}
 	made = 0;
 	rc = 0;
 out:

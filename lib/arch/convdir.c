@@ -62,6 +62,21 @@ static int copy_if(const char *src, const char *dir, const char *name, lc_err *e
 	return lc_copy_file(a, b, err);
 }
 
+int convdir_commit(const lc_params *p, const float *base, const json_t *cfg, const char *src,
+                   int max_len, const char *tmp, const char *dst, lc_err *err)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof path, "%s/model.safetensors", tmp);
+	if (params_write(p, base, path, err) < 0 ||
+	    convdir_write_json(tmp, "config.json", cfg, 1, err) < 0 ||
+	    convdir_tokenizer(src, tmp, max_len, err) < 0)
+		return -1;
+	if (rename(tmp, dst) < 0)
+		return lc_fail(err, "%s: %s", dst, strerror(errno));
+	return 0;
+}
+
 int convdir_tokenizer(const char *src, const char *dir, int max_len, lc_err *err)
 {
 	char path[PATH_MAX];

@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "base/err.h"
+#include "weights/params.h"
 
 /* new [rows, d] from old [n, d] (BART's offset of 2): new[0..1] =
  * old[0..1], new[2 + k] = old[2 + k mod (n - 2)]. */
@@ -26,6 +27,13 @@ int convdir_write_json(const char *dir, const char *name, const json_t *root, in
  * and src's other tokenizer files and generation_config.json copied
  * (each when src has it). */
 int convdir_tokenizer(const char *src, const char *dir, int max_len, lc_err *err);
+
+/* The converted model in tmp (model.safetensors from p and base [params_total],
+ * config.json from cfg, the tokenizer files of src as convdir_tokenizer),
+ * then tmp renamed to dst: 0, or -1 and err (tmp is left to the caller's
+ * convdir_remove). */
+int convdir_commit(const lc_params *p, const float *base, const json_t *cfg, const char *src,
+                   int max_len, const char *tmp, const char *dst, lc_err *err);
 
 /* What a failed conversion wrote into dir, then dir. */
 void convdir_remove(const char *dir);

@@ -233,17 +233,8 @@ int lsg_convert(const char *src, const char *dst, const lsgconv_opts *o, lc_err 
 	}
 	made = 1;
 	note(o, "writing");
-	snprintf(path, sizeof path, "%s/model.safetensors", tmp);
-	if (params_write(p, base, path, err) < 0)
+	if (convdir_commit(p, base, dcfg, src, o->max_len, tmp, dst, err) < 0)
 		goto out;
-	if (convdir_write_json(tmp, "config.json", dcfg, 1, err) < 0)
-		goto out;
-	if (convdir_tokenizer(src, tmp, o->max_len, err) < 0)
-		goto out;
-	if (rename(tmp, dst) < 0) {
-		lc_fail(err, "%s: %s", dst, strerror(errno));
-		goto out;
-	}
 	made = 0;
 	rc = 0;
 out:
