@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/bartlstrain.h"
 #include "arch/model.h"
 #include "base/clock.h"
 #include "ops/norm.h"
@@ -389,5 +390,5 @@ const lc_arch arch_bart_ls = {
 	.info = bartls_info,
 	.enc = &bartls_enc_ops,
 	.dec = &bart_dec_ops,             /* BART's decoder */
-	.train = NULL,
+	.train = &bartls_train_ops,
 };
