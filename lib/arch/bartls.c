@@ -115,6 +115,8 @@ static void *bartls_declare(const lc_config *c, lc_params *p)
 			           "model.encoder.layers.%d.pool_attn.%s_proj.bias", i, proj[k]);
 		}
 	}
+	/* new weights as BART's and lc-convert's: N(0, init_std), zero biases */
+	bart_init_hf(c, p, 0);
 	/* fairseq's names (released checkpoints), the pooled attention's too */
 	bart_declare_fairseq_names(p, c);
 	return w;

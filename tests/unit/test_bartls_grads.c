@@ -9,7 +9,12 @@
  *    a random direction and at single entries, with dropout 0 and with
  *    fixed masks (dropout 0.1); the bounds of test_bart_grads;
  *  - the training forward against inference: the encoder states against
- *    encoder_run, the teacher-forced logits against decoder_step.
+ *    encoder_run, the teacher-forced logits against decoder_step;
+ *  - new models' initial values (lc-train --config): transformers'
+ *    _init_weights with init_std, for BART and BART-LS.
+ *
+ * The models here set init_std 0.2: finite differences in float32 need
+ * gradients well above the loss's rounding, which 0.02 does not give.
  *
  * The oracle's stack goldens through the training encoder are in
  * test_bartls (its fairseq-named model).
@@ -162,7 +167,7 @@ static const char *configs[] = {
 	" \"scale_embedding\": true, \"block_size\": 4, \"pooling_layers\": 2,\n"
 	" \"pool_kernel\": 3, \"pool_stride\": 2, \"pool_padding\": 1,\n"
 	" \"activation_function\": \"gelu\", \"pad_token_id\": 1, \"bos_token_id\": 0,\n"
-	" \"eos_token_id\": 2, \"decoder_start_token_id\": 2}\n",
+	" \"eos_token_id\": 2, \"decoder_start_token_id\": 2, \"init_std\": 0.2}\n",
 	/* block 8, 2 layers of which the top one pooled (kernel 4, stride 3),
 	 * untied lm_head, unscaled, gelu_new */
 	"{\"architectures\": [\"BartLSForConditionalGeneration\"], \"model_type\": \"bart_ls\",\n"
@@ -174,7 +179,7 @@ static const char *configs[] = {
 	" \"block_size\": 8, \"pooling_layers\": 1,\n"
 	" \"pool_kernel\": 4, \"pool_stride\": 3, \"pool_padding\": 2,\n"
 	" \"activation_function\": \"gelu_new\", \"pad_token_id\": 1, \"bos_token_id\": 0,\n"
-	" \"eos_token_id\": 2, \"decoder_start_token_id\": 2}\n",
+	" \"eos_token_id\": 2, \"decoder_start_token_id\": 2, \"init_std\": 0.2}\n",
 };
 
 /* Parameters whose gradient is zero by design: the frozen buffer, and
@@ -384,8 +389,84 @@ static void test_gradients_dropout(void)
 	dropout_p = 0;
 }
 
+/* lc-train --config's initial values (model_write_random): transformers'
+ * _init_weights with init_std (default 0.02): every matrix N(0, std), the
+ * shared embedding's padding row 0, biases 0, LayerNorm weights 1,
+ * final_logits_bias 0; the pooled attention's the same (lc-convert's). */
+static void init_case(const char *config, double std)
+{
+	char dir[] = "/tmp/lc-blsi-XXXXXX", path[256];
+	FILE *f;
+	lc_model *m;
+	lc_err err;
+	int bad = 0, nmat = 0;
+
+	if (!T_OK(mkdtemp(dir) != NULL, "mkdtemp"))
+		return;
+	snprintf(path, sizeof path, "%s/config.json", dir);
+	f = fopen(path, "w");
+	fputs(config, f);
+	fclose(f);
+	if (!T_OK(model_write_random(dir, 7, &err) == 0 && (m = model_open(dir, &err)), "%s",
+	          err.msg))
+		goto out;
+	for (uint32_t k = 0; k < params_count(model_params(m)); k++) {
+		const lc_param *e = params_at(model_params(m), k);
+		const float *v = *e->slot;
+		size_t n = strlen(e->name);
+		int weight = n > 7 && !strcmp(e->name + n - 7, ".weight");
+		int norm = strstr(e->name, "layer_norm") || strstr(e->name, "layernorm");
+		double s2 = 0, want;
+		uint64_t cnt = 0;
+
+		if (!weight || norm || !strcmp(e->name, "final_logits_bias")) {
+			want = weight && norm ? 1 : 0;
+			for (uint64_t j = 0; j < e->numel; j++)
+				bad += v[j] != want;
+			continue;
+		}
+		nmat++;
+		for (uint64_t j = 0; j < e->numel; j++) {
+			if (!strcmp(e->name, "model.shared.weight") && j / e->dims[1] == 1) {
+				bad += v[j] != 0;   /* the padding row */
+				continue;
+			}
+			s2 += (double)v[j] * v[j];
+			cnt++;
+		}
+		/* the sample std within 5 standard errors of std */
+		if (fabs(sqrt(s2 / (double)cnt) - std) > 5 * std / sqrt(2.0 * (double)cnt)) {
+			bad++;
+			printf("# %s: std %.4g, want %.4g\n", e->name, sqrt(s2 / (double)cnt), std);
+		}
+	}
+	T_OK(bad == 0 && nmat > 0, "init_std %.3g: %d matrices N(0, std), the rest 0 or 1 (%d off)",
+	     std, nmat, bad);
+	model_free(m);
+out:
+	snprintf(path, sizeof path, "%s/model.safetensors", dir);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/config.json", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_init(void)
+{
+	static const char *bart =
+		"{\"architectures\": [\"BartForConditionalGeneration\"], \"model_type\": \"bart\",\n"
+		" \"d_model\": 32, \"encoder_layers\": 1, \"decoder_layers\": 1,\n"
+		" \"encoder_attention_heads\": 2, \"decoder_attention_heads\": 2,\n"
+		" \"encoder_ffn_dim\": 64, \"decoder_ffn_dim\": 64, \"vocab_size\": 100,\n"
+		" \"max_position_embeddings\": 64, \"tie_word_embeddings\": false}\n";
+
+	init_case(configs[0], 0.2);          /* init_std given */
+	init_case(bart, 0.02);               /* the default */
+}
+
 int main(void)
 {
+	T_RUN(test_init);
 	T_RUN(test_gradients);
 	T_RUN(test_gradients_dropout);
 	return t_done();
