@@ -397,7 +397,7 @@ static void init_case(const char *config, double std)
 {
 	char dir[] = "/tmp/lc-blsi-XXXXXX", path[256];
 	FILE *f;
-	lc_model *m;
+	lc_model *m = NULL;
 	lc_err err;
 	int bad = 0, nmat = 0;
 
