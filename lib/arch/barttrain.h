@@ -48,7 +48,12 @@
  *     // if its attention has parameters); dec_fw, dec_bw: bart_train_dec_*.
  *
  * The layer index tells the plug which attention a layer has (BART-LS:
- * pooled attention in the top layers only).
+ * pooled attention in the top layers only). Two optional parts of the
+ * plug serve encoders like BART-LS's (bartlstrain.c): rows, the source
+ * padded (to a block multiple; the pad rows zero after the embeddings,
+ * the states handed on the first L), and post_fw/post_bw, a hook after
+ * out_proj (BART-LS's pooled attention of a, the residual adding
+ * a + cross). BART leaves them NULL: its training is unchanged.
  */
 #ifndef LC_BARTTRAIN_H
 #define LC_BARTTRAIN_H
