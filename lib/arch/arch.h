@@ -74,6 +74,9 @@ typedef struct lc_config {
 	 * table (0: max_positions, as BART) */
 	int pooling_layers, pool_kernel, pool_stride, pool_padding;
 	int max_dec_positions;               /* max_decoder_position_embeddings */
+	/* BART, BART-LS: the std of new weights (init_std, transformers'
+	 * _init_weights) */
+	double init_std;
 } lc_config;
 
 /* Generation settings a model directory asks for (generation_config.json,
