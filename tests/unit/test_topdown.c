@@ -10,7 +10,9 @@
  * oracle's weight file under fairseq's names; lc's own padding of inputs
  * shorter than the pooling kernel against pad32/L1 and L31; the encoder
  * as programs run it (2 threads); the transformers-style names
- * params_write gives (the same bits); configuration and input refusals.
+ * params_write gives (the same bits); configuration and input refusals;
+ * lc-convert --to topdown's mapping from BART (topdownconv.h), tensor by
+ * tensor, AdaPool's zero tagger included.
  */
 #include <stdint.h>
 #include <unistd.h>
@@ -20,6 +22,7 @@
 #include "arch/encoder.h"
 #include "arch/model.h"
 #include "arch/topdown.h"
+#include "arch/topdownconv.h"
 #include "weights/params.h"
 #include "weights/safetensors.h"
 #include "t.h"
@@ -328,6 +331,101 @@ out:
 	model_free(m);
 }
 
+static const float *tensor(lc_model *m, const char *name, uint64_t *n)
+{
+	const lc_param *e = params_find(model_params(m), name);
+
+	*n = e ? e->numel : 0;
+	return e ? *e->slot : NULL;
+}
+
+/* dst's tensor a equals src's tensor b (rows: the first `rows` floats) */
+static int same_tensor(lc_model *d, const char *a, lc_model *s, const char *b)
+{
+	uint64_t na, nb;
+	const float *x = tensor(d, a, &na), *y = tensor(s, b, &nb);
+
+	return x && y && na == nb && !memcmp(x, y, na * sizeof *x);
+}
+
+static void test_convert(void)
+{
+	char dst[] = "/tmp/lc-test-topdown-conv-XXXXXX", out[600], name[160], from[160];
+	const char *src = t_data("bart/tiny_bart");
+	topdownconv_opts o;
+	lc_err err;
+	lc_model *s = NULL, *d = NULL;
+	static const char *const parts[] = { "self_attn.q_proj.weight", "self_attn.out_proj.bias",
+	                                     "self_attn_layer_norm.weight", "fc1.weight",
+	                                     "fc2.bias", "final_layer_norm.bias" };
+	int ok = 1;
+	uint64_t n, ns;
+	const float *pos, *spos, *tag;
+
+	if (!T_OK(mkdtemp(dst) != NULL, "tmp"))
+		return;
+	snprintf(out, sizeof out, "%s/td", dst);
+	topdownconv_opts_default(&o);
+	o.max_len = 2048;
+	o.window_size = 16;
+	o.adapool = 1;
+	if (!T_OK(topdown_convert(src, out, &o, &err) == 0, "%s", err.msg))
+		goto out;
+	s = model_open(src, &err);
+	d = model_open(out, &err);
+	if (!T_OK(s && d, "%s", err.msg))
+		goto out;
+	T_EQ_S(model_config(d)->arch->name, "bart-topdown");
+	T_EQ_I(model_config(d)->td_bottom_up, 1);            /* two thirds of 2, rounded */
+	T_EQ_I(model_config(d)->td_segment_layers, 2);
+	T_EQ_I(model_config(d)->td_adapool, 1);
+	for (int l = 0; l < 2; l++)
+		for (size_t k = 0; k < sizeof parts / sizeof *parts; k++) {
+			snprintf(name, sizeof name, "model.encoder.layers.%d.%s", l, parts[k]);
+			ok &= same_tensor(d, name, s, name);
+			snprintf(name, sizeof name, "model.encoder.top_layers.%d.%s", l, parts[k]);
+			snprintf(from, sizeof from, "model.encoder.layers.%d.%s", l, parts[k]);
+			ok &= same_tensor(d, name, s, from);
+		}
+	T_OK(ok, "encoder layers copied; segment layers = BART's last two");
+	ok = same_tensor(d, "model.encoder.layers.1.cross_attn.k_proj.weight", s,
+	                 "model.encoder.layers.1.self_attn.k_proj.weight") &&
+	     same_tensor(d, "model.encoder.layers.1.cross_attn_layer_norm.bias", s,
+	                 "model.encoder.layers.1.self_attn_layer_norm.bias");
+	T_OK(ok, "the top-down layer's cross-attention = its self-attention");
+	T_OK(!tensor(d, "model.encoder.layers.0.cross_attn.k_proj.weight", &n),
+	     "no cross-attention in the bottom-up layer");
+	tag = tensor(d, "model.encoder.pool_tagger.weight", &n);
+	ok = tag && n == 64;
+	for (uint64_t i = 0; ok && i < n; i++)
+		ok = tag[i] == 0;
+	T_OK(ok, "AdaPool's tagger starts at zero");
+	pos = tensor(d, "model.encoder.embed_positions.weight", &n);
+	spos = tensor(s, "model.encoder.embed_positions.weight", &ns);
+	ok = pos && spos && n == 2050 * 64 && ns == 1026 * 64 &&
+	     !memcmp(pos, spos, ns * sizeof *pos) &&
+	     !memcmp(pos + 1026 * 64, spos + 2 * 64, 1024 * 64 * sizeof *pos);
+	T_OK(ok, "encoder positions tiled to 2048");
+	ok = same_tensor(d, "model.decoder.embed_positions.weight", s,
+	                 "model.decoder.embed_positions.weight") &&
+	     same_tensor(d, "model.decoder.layers.1.encoder_attn.v_proj.weight", s,
+	                 "model.decoder.layers.1.encoder_attn.v_proj.weight");
+	T_OK(ok, "the decoder copied");
+	o.segment_layers = 3;
+	snprintf(out, sizeof out, "%s/x", dst);
+	T_OK(topdown_convert(src, out, &o, &err) < 0 && strstr(err.msg, "--segment-layers 3"),
+	     "%s", err.msg);
+	o.segment_layers = 2;
+	o.bottom_up = 3;
+	T_OK(topdown_convert(src, out, &o, &err) < 0 && strstr(err.msg, "--bottom-up-layers 3"),
+	     "%s", err.msg);
+out:
+	model_free(s);
+	model_free(d);
+	snprintf(out, sizeof out, "rm -rf '%s'", dst);
+	T_OK(system(out) == 0, "cleanup");
+}
+
 int main(void)
 {
 	if (!T_OK(mkdtemp(dir_fs) && make_fairseq_dir(dir_fs) == 0, "fairseq-named model directory"))
@@ -335,6 +433,7 @@ int main(void)
 	T_RUN(test_goldens);
 	T_RUN(test_hf_names);
 	T_RUN(test_refusals);
+	T_RUN(test_convert);
 	rm_dir(dir_fs);
 	printf("worst error relative to the golden's largest value: %.3g\n", worst);
 	return t_done();
