@@ -80,6 +80,9 @@ typedef struct lc_config {
 	int td_bottom_up, td_segment_layers; /* bottom_up_layers, segment_layers */
 	int td_max_segments;                 /* max_segments; 0: no limit */
 	int td_adapool;                      /* pool_type "adapool" (else "avg") */
+	/* BART, BART-LS: the std of new weights (init_std, transformers'
+	 * _init_weights) */
+	double init_std;
 } lc_config;
 
 /* Generation settings a model directory asks for (generation_config.json,

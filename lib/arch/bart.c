@@ -58,6 +58,7 @@ int bart_config(const json_t *root, const char *path, lc_config *c, lc_err *err)
 	    cfg_int(root, "eos_token_id", 2, 0, INT32_MAX, &c->eos_id, path, err) ||
 	    cfg_int(root, "decoder_start_token_id", 2, 0, INT32_MAX, &c->decoder_start_id, path, err) ||
 	    cfg_int(root, "extra_pos_embeddings", 2, 0, 1 << 20, &extra, path, err) ||
+	    cfg_num(root, "init_std", 0.02, 0, 1e3, &c->init_std, path, err) ||
 	    cfg_bool(root, "scale_embedding", 0, &c->scale_embedding, path, err) ||
 	    cfg_bool(root, "tie_word_embeddings", 1, &c->tie_word_embeddings, path, err) ||
 	    cfg_str(root, "activation_function", "gelu", &act, path, err) ||
@@ -153,10 +154,33 @@ void *bart_declare(const lc_config *c, lc_params *p)
 	return w;
 }
 
+/* transformers' BartPretrainedModel._init_weights, by module kind: every
+ * matrix (linear weights, lm_head, the embeddings and position tables)
+ * N(0, init_std), the shared embedding's padding row 0; biases 0;
+ * LayerNorm weights 1; final_logits_bias (a buffer) 0. */
+void bart_init_hf(const lc_config *c, lc_params *p, uint32_t first)
+{
+	for (uint32_t k = first; k < params_count(p); k++) {
+		const lc_param *e = params_at(p, k);
+		size_t n = strlen(e->name);
+		int weight = n > 7 && !strcmp(e->name + n - 7, ".weight");
+		int norm = strstr(e->name, "layer_norm") || strstr(e->name, "layernorm");
+
+		if (!strcmp(e->name, "final_logits_bias") || !weight)
+			params_set_init(p, k, param_init_zero, 0, -1);
+		else if (norm)
+			params_set_init(p, k, param_init_one, 0, -1);
+		else
+			params_set_init(p, k, NULL, c->init_std, !strcmp(e->name, "model.shared.weight") ?
+			                c->pad_id : -1);
+	}
+}
+
 int bart_declare_into(const lc_config *c, lc_params *p, bart_weights *w)
 {
 	int d = c->d_model, npos = c->max_positions + 2;
 	const unsigned nd = PARAM_NO_DECAY;
+	uint32_t first = params_count(p);
 
 	if (!(w->enc = calloc((size_t)(c->num_layers ? c->num_layers : 1), sizeof *w->enc)) ||
 	    !(w->dec = calloc((size_t)(c->num_decoder_layers ? c->num_decoder_layers : 1),
@@ -199,6 +223,7 @@ int bart_declare_into(const lc_config *c, lc_params *p, bart_weights *w)
 		bart_declare_attn(p, &w->dec[i].ca, d, at, ln);
 		bart_declare_ffn(p, &w->dec[i].ff, d, c->d_ff, pre);
 	}
+	bart_init_hf(c, p, first);
 	return 0;
 }
 

@@ -79,6 +79,10 @@ void *bart_declare(const lc_config *c, lc_params *p);
 /* The same into w, zeroed, that an architecture's own struct begins with
  * (it frees w->enc and w->dec); -1 when out of memory. */
 int bart_declare_into(const lc_config *c, lc_params *p, bart_weights *w);
+/* The initial values (lc-train --config, model_write_random) of the
+ * parameters declared from index `first` on: transformers' _init_weights
+ * with c->init_std (bart_declare_into calls it on its own). */
+void bart_init_hf(const lc_config *c, lc_params *p, uint32_t first);
 /* fairseq's names (its checkpoints' state dicts) as aliases of the BART
  * parameters declared in p so far, and its version buffers ignored;
  * bart_declare calls it last, and a declaration that adds parameters under

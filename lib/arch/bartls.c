@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/bartlstrain.h"
 #include "arch/model.h"
 #include "base/clock.h"
 #include "ops/norm.h"
@@ -114,6 +115,8 @@ static void *bartls_declare(const lc_config *c, lc_params *p)
 			           "model.encoder.layers.%d.pool_attn.%s_proj.bias", i, proj[k]);
 		}
 	}
+	/* new weights as BART's and lc-convert's: N(0, init_std), zero biases */
+	bart_init_hf(c, p, 0);
 	/* fairseq's names (released checkpoints), the pooled attention's too */
 	bart_declare_fairseq_names(p, c);
 	return w;
@@ -389,5 +392,5 @@ const lc_arch arch_bart_ls = {
 	.info = bartls_info,
 	.enc = &bartls_enc_ops,
 	.dec = &bart_dec_ops,             /* BART's decoder */
-	.train = NULL,
+	.train = &bartls_train_ops,
 };

@@ -209,13 +209,14 @@ typedef struct enc_layer_tape {
 	float *x;                       /* [L, d] the layer's input */
 	float *q, *k, *v, *o;           /* [L, d] */
 	void *sa;                       /* the attention's own */
+	void *post;                     /* sa->post_fw's own */
 	addnorm an;                     /* after the attention */
 	float *x1;                      /* [L, d] */
 	ffn_tape ff;
 } enc_layer_tape;
 
 typedef struct enc_tape {
-	int64_t L;
+	int64_t L, R;                   /* tokens, rows (R >= L: padded) */
 	emb_tape emb;
 	enc_layer_tape *l;              /* [num_layers] */
 	float *out;                     /* [L, d] */
@@ -226,6 +227,7 @@ void *bart_train_enc_fw(const lc_config *c, const bart_weights *W, const bart_sa
                         float **E, lc_err *err)
 {
 	int d = c->d_model, nl = c->num_layers;
+	int64_t R = L;
 	enc_tape *tp;
 	float *x, *tmp;
 
@@ -240,12 +242,18 @@ void *bart_train_enc_fw(const lc_config *c, const bart_weights *W, const bart_sa
 			        (long long)i, (long)src[i], c->vocab_size);
 			return NULL;
 		}
+	if (sa->rows && (R = sa->rows(sa->ctx, L)) < L) {
+		lc_fail(err, "source of %lld tokens: no rows to run over", (long long)L);
+		return NULL;
+	}
 	tp = lc_arena_bytes(a, sizeof *tp);
 	if (!tp || !(tp->l = lc_arena_bytes(a, (int64_t)(nl ? nl : 1) * (int64_t)sizeof *tp->l)) ||
-	    !(tmp = lc_arena_f32(a, L * d)))
+	    !(tmp = lc_arena_f32(a, R * d)))
 		goto oom;
 	tp->L = L;
-	x = lc_arena_f32(a, L * d);
+	tp->R = R;
+	/* the padding rows stay zero: the arena's arrays are */
+	x = lc_arena_f32(a, R * d);
 	if (!x || emb_fw(c, W->shared, W->enc_pos, W->enc_ln_w, W->enc_ln_b, src, L, a, p, rng,
 	                 &tp->emb, x) < 0)
 		goto oom;
@@ -255,20 +263,22 @@ void *bart_train_enc_fw(const lc_config *c, const bart_weights *W, const bart_sa
 		float *y;
 
 		l->x = x;
-		l->q = lc_arena_f32(a, L * d); l->k = lc_arena_f32(a, L * d);
-		l->v = lc_arena_f32(a, L * d); l->o = lc_arena_f32(a, L * d);
-		l->x1 = lc_arena_f32(a, L * d);
-		y = lc_arena_f32(a, L * d);
-		if (!lc_arena_ok(a) || addnorm_alloc(&l->an, L, d, a, p, rng) < 0)
+		l->q = lc_arena_f32(a, R * d); l->k = lc_arena_f32(a, R * d);
+		l->v = lc_arena_f32(a, R * d); l->o = lc_arena_f32(a, R * d);
+		l->x1 = lc_arena_f32(a, R * d);
+		y = lc_arena_f32(a, R * d);
+		if (!lc_arena_ok(a) || addnorm_alloc(&l->an, R, d, a, p, rng) < 0)
 			goto oom;
-		linear_fw(l->q, x, Ly->sa.wq, Ly->sa.bq, L, d, d, 0.0f, 1);
-		linear_fw(l->k, x, Ly->sa.wk, Ly->sa.bk, L, d, d, 0.0f, 1);
-		linear_fw(l->v, x, Ly->sa.wv, Ly->sa.bv, L, d, d, 0.0f, 1);
-		if (sa->fw(sa->ctx, li, l->q, l->k, l->v, L, l->o, a, &l->sa, err) < 0)
+		linear_fw(l->q, x, Ly->sa.wq, Ly->sa.bq, R, d, d, 0.0f, 1);
+		linear_fw(l->k, x, Ly->sa.wk, Ly->sa.bk, R, d, d, 0.0f, 1);
+		linear_fw(l->v, x, Ly->sa.wv, Ly->sa.bv, R, d, d, 0.0f, 1);
+		if (sa->fw(sa->ctx, li, l->q, l->k, l->v, R, l->o, a, &l->sa, err) < 0)
 			return NULL;
-		linear_fw(tmp, l->o, Ly->sa.wo, Ly->sa.bo, L, d, d, 0.0f, 1);
-		addnorm_fw(&l->an, x, tmp, L, d, Ly->sa.ln_w, Ly->sa.ln_b, c->eps, l->x1);
-		if (ffn_fw(c, &Ly->ff, c->enc_ff, l->x1, L, a, p, rng, &l->ff, tmp, y) < 0)
+		linear_fw(tmp, l->o, Ly->sa.wo, Ly->sa.bo, R, d, d, 0.0f, 1);
+		if (sa->post_fw && sa->post_fw(sa->ctx, li, tmp, R, a, &l->post, err) < 0)
+			return NULL;
+		addnorm_fw(&l->an, x, tmp, R, d, Ly->sa.ln_w, Ly->sa.ln_b, c->eps, l->x1);
+		if (ffn_fw(c, &Ly->ff, c->enc_ff, l->x1, R, a, p, rng, &l->ff, tmp, y) < 0)
 			goto oom;
 		x = y;
 	}
@@ -284,19 +294,20 @@ int bart_train_enc_bw(const lc_config *c, const bart_weights *W, bart_weights *G
                       const bart_sa_train *sa, void *tape, const float *dE, lc_err *err)
 {
 	enc_tape *tp = tape;
-	int64_t L = tp->L;
+	int64_t L = tp->L, R = tp->R;
 	int d = c->d_model, ff = c->enc_ff;
 	lc_arena a = { 0 };
 	float *dx, *d1, *dt, *da, *dq, *dk, *dv;
 	int rc = -1;
 
-	dx = lc_arena_f32(&a, L * d); d1 = lc_arena_f32(&a, L * d); dt = lc_arena_f32(&a, L * d);
-	da = lc_arena_f32(&a, L * ff);
-	dq = lc_arena_f32(&a, L * d); dk = lc_arena_f32(&a, L * d); dv = lc_arena_f32(&a, L * d);
+	dx = lc_arena_f32(&a, R * d); d1 = lc_arena_f32(&a, R * d); dt = lc_arena_f32(&a, R * d);
+	da = lc_arena_f32(&a, R * ff);
+	dq = lc_arena_f32(&a, R * d); dk = lc_arena_f32(&a, R * d); dv = lc_arena_f32(&a, R * d);
 	if (!lc_arena_ok(&a)) {
 		lc_fail(err, "out of memory (source of %lld tokens)", (long long)L);
 		goto out;
 	}
+	/* the padding rows' gradient is 0 (the arena's zeros) */
 	memcpy(dx, dE, (size_t)(L * d) * sizeof *dx);
 	for (int li = c->num_layers - 1; li >= 0; li--) {
 		const bart_enc_layer *Ly = &W->enc[li];
@@ -304,19 +315,21 @@ int bart_train_enc_bw(const lc_config *c, const bart_weights *W, bart_weights *G
 		enc_layer_tape *l = &tp->l[li];
 
 		/* dx: of the layer's output; d1: of x1 */
-		ffn_bw(c, &Ly->ff, &Lg->ff, ff, &l->ff, l->x1, dx, L, d1, dt, da);
+		ffn_bw(c, &Ly->ff, &Lg->ff, ff, &l->ff, l->x1, dx, R, d1, dt, da);
 		/* x1 = LN(x + m (o wo^T + bo)): dx of the input, dt of the attention's output */
-		addnorm_bw(&l->an, d1, L, d, Ly->sa.ln_w, Lg->sa.ln_w, Lg->sa.ln_b, dx, dt);
-		memset(d1, 0, (size_t)(L * d) * sizeof *d1);
-		linear_bw(dt, l->o, Ly->sa.wo, L, d, d, d1, Lg->sa.wo, Lg->sa.bo);
-		memset(dq, 0, (size_t)(L * d) * sizeof *dq);
-		memset(dk, 0, (size_t)(L * d) * sizeof *dk);
-		memset(dv, 0, (size_t)(L * d) * sizeof *dv);
-		if (sa->bw(sa->ctx, li, l->sa, l->q, l->k, l->v, L, d1, dq, dk, dv, err) < 0)
+		addnorm_bw(&l->an, d1, R, d, Ly->sa.ln_w, Lg->sa.ln_w, Lg->sa.ln_b, dx, dt);
+		if (sa->post_bw && sa->post_bw(sa->ctx, li, l->post, dt, R, err) < 0)
 			goto out;
-		linear_bw(dq, l->x, Ly->sa.wq, L, d, d, dx, Lg->sa.wq, Lg->sa.bq);
-		linear_bw(dk, l->x, Ly->sa.wk, L, d, d, dx, Lg->sa.wk, Lg->sa.bk);
-		linear_bw(dv, l->x, Ly->sa.wv, L, d, d, dx, Lg->sa.wv, Lg->sa.bv);
+		memset(d1, 0, (size_t)(R * d) * sizeof *d1);
+		linear_bw(dt, l->o, Ly->sa.wo, R, d, d, d1, Lg->sa.wo, Lg->sa.bo);
+		memset(dq, 0, (size_t)(R * d) * sizeof *dq);
+		memset(dk, 0, (size_t)(R * d) * sizeof *dk);
+		memset(dv, 0, (size_t)(R * d) * sizeof *dv);
+		if (sa->bw(sa->ctx, li, l->sa, l->q, l->k, l->v, R, d1, dq, dk, dv, err) < 0)
+			goto out;
+		linear_bw(dq, l->x, Ly->sa.wq, R, d, d, dx, Lg->sa.wq, Lg->sa.bq);
+		linear_bw(dk, l->x, Ly->sa.wk, R, d, d, dx, Lg->sa.wk, Lg->sa.bk);
+		linear_bw(dv, l->x, Ly->sa.wv, R, d, d, dx, Lg->sa.wv, Lg->sa.bv);
 	}
 	emb_bw(c, &tp->emb, L, W->enc_ln_w, dx, G->enc_ln_w, G->enc_ln_b, G->shared, G->enc_pos, d1);
 	rc = 0;
@@ -368,9 +381,9 @@ void *bart_train_dec_fw(const lc_config *c, const bart_weights *W, const float *
 	dec_tape *tp;
 	xattn_work *xw = NULL;
 
-	if (T < 1 || T > c->max_positions) {
-		lc_fail(err, "target of %lld tokens: BART takes 1 to %d (max_position_embeddings)",
-		        (long long)T, c->max_positions);
+	if (T < 1 || T > bart_dec_positions(c)) {
+		lc_fail(err, "target of %lld tokens: the decoder takes 1 to %d (its positions)",
+		        (long long)T, bart_dec_positions(c));
 		return NULL;
 	}
 	for (int64_t i = 0; i < T; i++)
@@ -560,7 +573,7 @@ static void *tr_enc_fw(void *sh, int part, const void *W, const int32_t *src, in
                        lc_arena *a, double p, uint64_t *rng, float **E, int64_t *Le, lc_err *err)
 {
 	const lc_config *c = sh;
-	bart_sa_train sa = { bart_sa_full_fw, bart_sa_full_bw, (void *)c };
+	bart_sa_train sa = { .fw = bart_sa_full_fw, .bw = bart_sa_full_bw, .ctx = (void *)c };
 	void *t;
 
 	(void)part;
@@ -573,7 +586,7 @@ static int tr_enc_bw(void *sh, int part, const void *W, void *G, void *tape, con
                      lc_err *err)
 {
 	const lc_config *c = sh;
-	bart_sa_train sa = { bart_sa_full_fw, bart_sa_full_bw, (void *)c };
+	bart_sa_train sa = { .fw = bart_sa_full_fw, .bw = bart_sa_full_bw, .ctx = (void *)c };
 
 	(void)part;
 	return bart_train_enc_bw(c, W, G, &sa, tape, dE, err);

@@ -48,7 +48,12 @@
  *     // if its attention has parameters); dec_fw, dec_bw: bart_train_dec_*.
  *
  * The layer index tells the plug which attention a layer has (BART-LS:
- * pooled attention in the top layers only).
+ * pooled attention in the top layers only). Two optional parts of the
+ * plug serve encoders like BART-LS's (bartlstrain.c): rows, the source
+ * padded (to a block multiple; the pad rows zero after the embeddings,
+ * the states handed on the first L), and post_fw/post_bw, a hook after
+ * out_proj (BART-LS's pooled attention of a, the residual adding
+ * a + cross). BART leaves them NULL: its training is unchanged.
  */
 #ifndef LC_BARTTRAIN_H
 #define LC_BARTTRAIN_H
@@ -73,6 +78,19 @@ typedef struct bart_sa_train {
 	int (*bw)(void *ctx, int layer, void *tape, const float *q, const float *k, const float *v,
 	          int64_t R, float *dout, float *dq, float *dk, float *dv, lc_err *err);
 	void *ctx;
+	/* Optional (0 / NULL in BART). rows: the rows the layers run over,
+	 * the source padded (BART-LS: to a block multiple); rows L .. rows-1
+	 * are zero after the embeddings and only the first L of the output
+	 * are the encoder's states; 0: L. */
+	int64_t (*rows)(void *ctx, int64_t L);
+	/* After out_proj: t [R, d], the attention's output, is replaced by
+	 * what the residual adds (BART-LS's pooled layers: a + cross); what
+	 * post_bw needs goes into the arena (*tape). post_bw: given dt [R, d]
+	 * of what was added, dt becomes the gradient of the attention's
+	 * output. */
+	int (*post_fw)(void *ctx, int layer, float *t, int64_t R, lc_arena *a, void **tape,
+	               lc_err *err);
+	int (*post_bw)(void *ctx, int layer, void *tape, float *dt, int64_t R, lc_err *err);
 } bart_sa_train;
 
 /* BART's full self-attention; ctx is the lc_config. */
@@ -82,8 +100,8 @@ int bart_sa_full_bw(void *ctx, int layer, void *tape, const float *q, const floa
                     const float *v, int64_t R, float *dout, float *dq, float *dk, float *dv,
                     lc_err *err);
 
-/* The encoder over src [L]: states *E [L, d] (in the arena); the tape, or
- * NULL and err. */
+/* The encoder over src [L]: states *E [L, d] (in the arena; with sa->rows
+ * the first L of the padded rows); the tape, or NULL and err. */
 void *bart_train_enc_fw(const lc_config *c, const bart_weights *W, const bart_sa_train *sa,
                         const int32_t *src, int64_t L, lc_arena *a, double p, uint64_t *rng,
                         float **E, lc_err *err);

@@ -21,6 +21,7 @@ struct lc_model {
 	lc_gencfg gen;
 	char gen_src[32];           /* the file gen came from */
 	char *cfg_src;              /* where the configuration came from (--info) */
+	char *cfg_text;             /* a fairseq checkpoint's config.json text, or NULL */
 	lc_params *params;
 	void *weights;
 	st_file *st;
@@ -212,7 +213,7 @@ static int open_fairseq(lc_model *m, const char *pt, uint64_t *h, lc_err *err)
 		return lc_fail(err, "%s: out of memory", pt);
 	}
 	*h = hash_bytes(*h, dump, strlen(dump));
-	free(dump);
+	m->cfg_text = dump;   /* what a directory of this model writes as config.json */
 	return 0;
 }
 
@@ -340,12 +341,14 @@ void model_free(lc_model *m)
 	st_close(m->st);
 	tz_close(m->tz);
 	free(m->cfg_src);
+	free(m->cfg_text);
 	free(m->dir);
 	free(m);
 }
 
 const lc_config *model_config(const lc_model *m) { return &m->cfg; }
 const char *model_dir(const lc_model *m) { return m->dir; }
+const char *model_config_text(const lc_model *m) { return m->cfg_text; }
 const void *model_weights(const lc_model *m) { return m->weights; }
 const lc_params *model_params(const lc_model *m) { return m->params; }
 const lc_gencfg *model_generation(const lc_model *m) { return &m->gen; }

@@ -37,6 +37,10 @@ const char *model_locate(const char *opt, char *buf, size_t n);
 
 const lc_config *model_config(const lc_model *m);
 const char *model_dir(const lc_model *m);
+/* A model opened from a fairseq checkpoint: the config.json (text) its
+ * arguments translate to, which a model directory of it holds (lc-train's
+ * checkpoints); NULL for a model with a config.json. */
+const char *model_config_text(const lc_model *m);
 /* The architecture's struct of weight pointers, bound to the file's data. */
 const void *model_weights(const lc_model *m);
 const lc_params *model_params(const lc_model *m);

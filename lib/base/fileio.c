@@ -30,3 +30,17 @@ int lc_copy_file(const char *from, const char *to, lc_err *err)
 	return rc;
 }
 
+
+int lc_write_file(const char *path, const char *s, size_t n, lc_err *err)
+{
+	FILE *f = fopen(path, "wb");
+	int rc = 0;
+
+	if (!f)
+		return lc_fail(err, "%s: %s", path, strerror(errno));
+	if (fwrite(s, 1, n, f) != n)
+		rc = lc_fail(err, "%s: %s", path, strerror(errno));
+	if (fclose(f) != 0 && rc == 0)
+		rc = lc_fail(err, "%s: %s", path, strerror(errno));
+	return rc;
+}

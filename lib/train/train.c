@@ -150,12 +150,21 @@ int train_data_write_pairs(const train_data *d, const char *prefix, lc_err *err)
 
 int train_data_check_vocab(const train_data *d, int32_t vocab, lc_err *err)
 {
+	/* both sides: a target id past the vocabulary would index past the
+	 * logits; lc-noise's sentinels are the usual cause (they follow
+	 * <mask>: the model needs rows for them, lc-convert --vocab-size) */
 	for (size_t i = 0; i < d->n; i++)
-		for (int64_t k = 0; k < d->p[i].ns; k++)
-			if (d->p[i].src[k] < 0 || d->p[i].src[k] >= vocab)
-				return lc_fail(err, "%s: source token %lld (id %ld) is outside the model's "
-				               "vocabulary of %d", d->p[i].name, (long long)k,
-				               (long)d->p[i].src[k], vocab);
+		for (int side = 0; side < 2; side++) {
+			const int32_t *ids = side ? d->p[i].tgt : d->p[i].src;
+			int64_t n = side ? d->p[i].nt : d->p[i].ns;
+			for (int64_t k = 0; k < n; k++)
+				if (ids[k] < 0 || ids[k] >= vocab)
+					return lc_fail(err, "%s: %s token %lld (id %ld) is outside the model's "
+					               "vocabulary of %d (span-corruption sentinels need rows "
+					               "of their own: lc-convert --vocab-size)", d->p[i].name,
+					               side ? "target" : "source", (long long)k, (long)ids[k],
+					               vocab);
+		}
 	return 0;
 }
 

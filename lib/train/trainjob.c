@@ -131,7 +131,8 @@ static int is_dir(const char *path)
 	return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-/* dir holds a byte-level BPE tokenizer (text/tokenizer.h) */
+/* dir holds a byte-level BPE tokenizer (text/tokenizer.h), fairseq's
+ * dict.txt + encoder.json + vocab.bpe included */
 static int has_bpe(const char *dir)
 {
 	char a[4096], b[4096];
@@ -140,6 +141,13 @@ static int has_bpe(const char *dir)
 	snprintf(b, sizeof b, "%s/merges.txt", dir);
 	if (exists(a) && exists(b))
 		return 1;
+	snprintf(a, sizeof a, "%s/dict.txt", dir);
+	snprintf(b, sizeof b, "%s/encoder.json", dir);
+	if (exists(a) && exists(b)) {
+		snprintf(a, sizeof a, "%s/vocab.bpe", dir);
+		if (exists(a))
+			return 1;
+	}
 	snprintf(a, sizeof a, "%s/tokenizer.json", dir);
 	return exists(a);
 }
@@ -170,8 +178,11 @@ static void add_copy(struct run *r, const char *from, const char *name)
  * (r->tok then becomes that directory, which tok_open reads). */
 static void tok_files(struct run *r)
 {
+	/* transformers' files, then fairseq's (the tokenizer reads fairseq's
+	 * three alone when all three are there: a copy of both reads the same) */
 	static const char *const bpe[] = { "vocab.json", "merges.txt", "tokenizer.json",
-	                                   "tokenizer_config.json", "special_tokens_map.json" };
+	                                   "tokenizer_config.json", "special_tokens_map.json",
+	                                   "dict.txt", "encoder.json", "vocab.bpe" };
 	char dir[4096], path[4200];
 	const char *slash;
 	size_t n;
@@ -185,11 +196,14 @@ static void tok_files(struct run *r)
 		}
 		snprintf(dir, sizeof dir, "%s", r->tok);
 	} else {
-		/* vocab.json, merges.txt, tokenizer.json: BPE; anything else SentencePiece */
+		/* vocab.json, merges.txt, tokenizer.json, fairseq's dict.txt,
+		 * encoder.json, vocab.bpe: BPE; anything else SentencePiece */
 		n = strlen(r->tok);
 		slash = strrchr(r->tok, '/');
 		if (!(n >= 5 && !strcmp(r->tok + n - 5, ".json")) &&
-		    !(n >= 10 && !strcmp(r->tok + n - 10, "merges.txt"))) {
+		    !(n >= 10 && !strcmp(r->tok + n - 10, "merges.txt")) &&
+		    !(n >= 9 && !strcmp(r->tok + n - 9, "vocab.bpe")) &&
+		    !(n >= 8 && !strcmp(r->tok + n - 8, "dict.txt"))) {
 			add_copy(r, r->tok, "spiece.model");
 			return;
 		}
@@ -254,6 +268,14 @@ static int start(struct run *r, lc_err *err)
 		if (!(r->m = model_open(init, err)))
 			return fail_source(j, r->resume ? NULL : "-m/--model", init);
 		snprintf(r->cfgpath, sizeof r->cfgpath, "%s/config.json", model_dir(r->m));
+		if (model_config_text(r->m)) {
+			/* a fairseq checkpoint: checkpoints are lc directories, with the
+			 * config.json its arguments translate to */
+			const char *txt = model_config_text(r->m);
+			snprintf(r->cfgpath, sizeof r->cfgpath, "%s/config.json", j->outdir);
+			if (lc_write_file(r->cfgpath, txt, strlen(txt), err) < 0)
+				return -1;
+		}
 	}
 	/* the tokenizer copied into checkpoints */
 	if (!(tok = j->tokenizer)) {

@@ -50,6 +50,27 @@ double param_init_bias(uint64_t j, uint32_t rank, const uint64_t *dims, double g
 	return 0.1 * g;
 }
 
+double param_init_zero(uint64_t j, uint32_t rank, const uint64_t *dims, double g, uint64_t *rng)
+{
+	(void)j; (void)rank; (void)dims; (void)g; (void)rng;
+	return 0;
+}
+
+double param_init_one(uint64_t j, uint32_t rank, const uint64_t *dims, double g, uint64_t *rng)
+{
+	(void)j; (void)rank; (void)dims; (void)g; (void)rng;
+	return 1;
+}
+
+void params_set_init(lc_params *p, uint32_t i, param_init_fn init, double std, int64_t zero_row)
+{
+	if (i >= p->n)
+		return;
+	p->p[i].init = init;
+	p->p[i].std = std;
+	p->p[i].zero_row = zero_row;
+}
+
 lc_params *params_new(void)
 {
 	return calloc(1, sizeof(lc_params));
@@ -138,6 +159,8 @@ void params_add(lc_params *p, float **slot, param_init_fn init, unsigned flags,
 	e->off = p->total;
 	e->flags = flags;
 	e->init = init;
+	e->std = 0;
+	e->zero_row = -1;
 	e->slot = slot;
 	p->total += n;
 	p->n++;
@@ -412,7 +435,11 @@ void params_init(const lc_params *p, float *base, uint64_t seed)
 		float *v = base + e->off;
 		for (uint64_t j = 0; j < e->numel; j++) {
 			double g = lc_rng_normal(&s);
-			v[j] = (float)(e->init ? e->init(j, e->rank, e->dims, g, &s) : g);
+			if (e->std > 0)
+				v[j] = e->rank == 2 && e->zero_row >= 0 &&
+				       j / e->dims[1] == (uint64_t)e->zero_row ? 0.0f : (float)(e->std * g);
+			else
+				v[j] = (float)(e->init ? e->init(j, e->rank, e->dims, g, &s) : g);
 		}
 	}
 }

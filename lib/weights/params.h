@@ -48,6 +48,8 @@ double param_init_norm(uint64_t j, uint32_t rank, const uint64_t *dims, double g
                                           /* 1 + 0.1 g (norm weights) */
 double param_init_bias(uint64_t j, uint32_t rank, const uint64_t *dims, double g, uint64_t *rng);
                                           /* 0.1 g */
+double param_init_zero(uint64_t j, uint32_t rank, const uint64_t *dims, double g, uint64_t *rng);
+double param_init_one(uint64_t j, uint32_t rank, const uint64_t *dims, double g, uint64_t *rng);
 
 enum {
 	PARAM_NO_DECAY = 1u,   /* no weight decay in training (norms, biases, SSM parameters) */
@@ -63,6 +65,8 @@ typedef struct lc_param {
 	uint64_t off;           /* in floats, into the flat layout */
 	unsigned flags;
 	param_init_fn init;
+	double std;             /* > 0: init is N(0, std) instead (params_set_normal) */
+	int64_t zero_row;       /* with std: this row of a matrix is 0 (-1: none) */
 	float **slot;           /* the architecture's pointer to this parameter */
 	const st_tensor *src;   /* after params_bind_tensors: the file's tensor (NULL: absent, optional) */
 } lc_param;
@@ -84,6 +88,10 @@ void params_alias(lc_params *p, const char *alias, const char *target);
 /* A tensor name that weight files may hold and loading skips (buffers
  * that are not parameters); a trailing '*' matches any suffix. */
 void params_ignore(lc_params *p, const char *name);
+/* Parameter i's initial values: init; or, std > 0, N(0, std) with row
+ * zero_row (>= 0; -1: none) of a matrix 0 (an embedding's padding row).
+ * The draws are params_init's either way (one normal per element). */
+void params_set_init(lc_params *p, uint32_t i, param_init_fn init, double std, int64_t zero_row);
 /* 0, or -1 with the first declaration error. */
 int params_status(const lc_params *p, lc_err *err);
 

@@ -230,6 +230,8 @@ static double urand(void)
 	return ((double)(rs >> 11) / 9007199254740992.0);
 }
 
+/* init_std 0.2 (not BART's 0.02): gradients well above the float32
+ * rounding of the loss, for the finite differences */
 static const char *configs[] = {
 	/* tied, scaled embeddings, gelu; encoder and decoder heads differ */
 	"{\"architectures\": [\"BartForConditionalGeneration\"], \"model_type\": \"bart\",\n"
@@ -238,7 +240,7 @@ static const char *configs[] = {
 	" \"encoder_ffn_dim\": 24, \"decoder_ffn_dim\": 20, \"vocab_size\": 30,\n"
 	" \"max_position_embeddings\": 16, \"scale_embedding\": true,\n"
 	" \"activation_function\": \"gelu\", \"pad_token_id\": 1, \"bos_token_id\": 0,\n"
-	" \"eos_token_id\": 2, \"decoder_start_token_id\": 2}\n",
+	" \"eos_token_id\": 2, \"decoder_start_token_id\": 2, \"init_std\": 0.2}\n",
 	/* untied lm_head, unscaled, gelu_new */
 	"{\"architectures\": [\"BartForConditionalGeneration\"], \"model_type\": \"bart\",\n"
 	" \"d_model\": 24, \"encoder_layers\": 2, \"decoder_layers\": 2,\n"
@@ -247,7 +249,7 @@ static const char *configs[] = {
 	" \"max_position_embeddings\": 12, \"scale_embedding\": false,\n"
 	" \"tie_word_embeddings\": false,\n"
 	" \"activation_function\": \"gelu_new\", \"pad_token_id\": 1, \"bos_token_id\": 0,\n"
-	" \"eos_token_id\": 2, \"decoder_start_token_id\": 2}\n",
+	" \"eos_token_id\": 2, \"decoder_start_token_id\": 2, \"init_std\": 0.2}\n",
 };
 
 /* Parameters whose gradient is zero by design: the frozen buffer, and

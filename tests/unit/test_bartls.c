@@ -21,6 +21,7 @@
 #include "arch/bartlsconv.h"
 #include "arch/encoder.h"
 #include "arch/model.h"
+#include "base/arena.h"
 #include "weights/params.h"
 #include "weights/safetensors.h"
 #include "t.h"
@@ -289,6 +290,66 @@ out:
 	model_free(m);
 }
 
+/* The training encoder (arch_bart_ls.train's enc_fw, dropout 0) on the
+ * same cases: its L states are layer2's real rows. */
+static void train_stack_case(lc_model *m, const char *cs, size_t b, size_t B)
+{
+	const lc_config *c = model_config(m);
+	const lc_train_ops *ops = c->arch->train;
+	char rel[128], what[160];
+	size_t n;
+	int32_t *tok = NULL, *mask = NULL;
+	int64_t L = 0, Tw, Le = 0;
+	lc_arena a = { 0 };
+	uint64_t rng = 1;
+	float *E = NULL;
+	void *sh = NULL;
+	lc_err err;
+
+	snprintf(rel, sizeof rel, "stack/%s/tokens.i32", cs);
+	tok = golden(rel, &n);
+	snprintf(rel, sizeof rel, "stack/%s/mask.i32", cs);
+	mask = golden(rel, &n);
+	if (!T_OK(tok && mask && ops, "%s: goldens and training ops", cs))
+		goto out;
+	Tw = (int64_t)(n / B);
+	while (L < Tw && mask[b * (size_t)Tw + (size_t)L] != 1)
+		L++;
+	if (!T_OK((sh = ops->shared_new(c, 1, &err)) &&
+	          ops->enc_fw(sh, 0, model_weights(m), tok + b * (size_t)Tw, L, &a, 0, &rng, &E,
+	                      &Le, &err), "%s: %s", cs, err.msg))
+		goto out;
+	T_EQ_I(Le, L);
+	snprintf(rel, sizeof rel, "stack/%s/layer2.f32", cs);
+	snprintf(what, sizeof what, "stack/%s[%zu] training encoder (%lld rows)", cs, b,
+	         (long long)L);
+	check(what, E, rel, b * (size_t)Tw * D, (size_t)L * D);
+out:
+	if (sh)
+		ops->shared_free(sh);
+	lc_arena_free(&a);
+	free(tok);
+	free(mask);
+}
+
+static void test_train_stack(void)
+{
+	lc_err err;
+	lc_model *m = model_open(dir_fs, &err);
+	double w0 = worst;
+
+	if (!T_OK(m != NULL, "%s", err.msg))
+		return;
+	worst = 0;
+	for (size_t k = 0; k < sizeof lens / sizeof *lens; k++)
+		train_stack_case(m, lens[k], 0, 1);
+	train_stack_case(m, "batch", 0, 2);
+	train_stack_case(m, "batch", 1, 2);
+	printf("# training encoder vs the stack goldens: %.3g (relative)\n", worst);
+	worst = fmax(worst, w0);
+	model_free(m);
+}
+
 /* The transformers-style names (params_write, as lc-convert writes) give
  * the same states, bit for bit. */
 static void test_hf_names(void)
@@ -531,6 +592,7 @@ int main(void)
 		return t_done();
 	T_RUN(test_layers);
 	T_RUN(test_stack);
+	T_RUN(test_train_stack);
 	T_RUN(test_hf_names);
 	T_RUN(test_refusals);
 	T_RUN(test_convert);
