@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/barttrain.h"
 #include "arch/model.h"
 #include "base/clock.h"
 #include "ops/bartlsattn.h"
@@ -140,6 +141,8 @@ static void *td_declare(const lc_config *c, lc_params *p)
 		snprintf(pre, sizeof pre, "model.encoder.top_layers.%d", i);
 		bart_declare_ffn(p, &w->seg[i].ff, d, c->enc_ff, pre);
 	}
+	/* new weights as BART's: N(0, init_std), zero biases, unit norms */
+	bart_init_hf(c, p, 0);
 	if (c->td_adapool) {
 		/* zero: every weight sigmoid(0), AdaPool starts as the average */
 		params_add(p, &w->tag_w, param_init_bias, PARAM_NO_DECAY, D2(1, d),
@@ -470,6 +473,257 @@ static const lc_enc_ops td_enc_ops = {
 	.run = enc_run, .gemm_only = enc_gemm_only,
 };
 
+/* ------------------------------------------------------------ training */
+
+/* The encoder in training (barttrain.h's pieces): the embeddings over
+ * R = max(L, pool_kernel) rows (pads zero), the bottom-up layers with the
+ * global block attention, the pooling, the segment layers with BART's full
+ * attention, the top-down layers with the cross-attention as the hook
+ * after out_proj. Rows past L are pads, as in inference. */
+
+typedef struct td_train {
+	const lc_config *c;
+	const topdown_weights *W;
+	topdown_weights *G;                /* backward only */
+	blkattn_spec bs;
+	poolattn_spec ps;
+	const unsigned char *pad;          /* [R] */
+	const float *segs;                 /* [S, d] the segment layers' output */
+	float *dsegs;                      /* [S, d] backward: its gradient */
+	int64_t S;
+	lc_config cbu, cseg, ctd;          /* the three stacks' configs (num_layers) */
+} td_train;
+
+typedef struct td_tape {
+	int64_t L, R, S;
+	unsigned char *pad;
+	void *emb, *bu, *seg, *td;         /* barttrain's tapes */
+	float *xbu;                        /* [R, d] the bottom-up output */
+	float *pool, *p;                   /* [S, d] segments, [R] AdaPool's weights */
+	float *segs;                       /* [S, d] the segment layers' output */
+} td_tape;
+
+static int tdt_blk_fw(void *ctx, int layer, const float *q, const float *k, const float *v,
+                      int64_t R, float *o, lc_arena *a, void **tape, lc_err *err)
+{
+	td_train *t = ctx;
+
+	(void)layer; (void)a; (void)tape;
+	return blkattn_fw(&t->bs, q, k, v, t->c->d_model, R, t->pad, o, 1, err);
+}
+
+static int tdt_blk_bw(void *ctx, int layer, void *tape, const float *q, const float *k,
+                      const float *v, int64_t R, float *dout, float *dq, float *dk, float *dv,
+                      lc_err *err)
+{
+	td_train *t = ctx;
+
+	(void)layer; (void)tape;
+	return blkattn_bw(&t->bs, q, k, v, t->c->d_model, R, t->pad, dout, dq, dk, dv, 1, err);
+}
+
+/* What the cross-attention keeps: a (the block attention's output), its
+ * query, the segments' keys and values, the attention's output. */
+typedef struct tdx_tape {
+	float *a, *q, *k, *v, *o;
+} tdx_tape;
+
+static int tdt_post_fw(void *ctx, int layer, float *t, int64_t R, lc_arena *a, void **tape,
+                       lc_err *err)
+{
+	td_train *tt = ctx;
+	const bart_attn *X = &tt->W->cross[layer];
+	int d = tt->c->d_model;
+	int64_t S = tt->S;
+	tdx_tape *x = lc_arena_bytes(a, sizeof *x);
+	float *cx;
+
+	if (!x || !(x->a = lc_arena_f32(a, R * d)) || !(x->q = lc_arena_f32(a, R * d)) ||
+	    !(x->k = lc_arena_f32(a, S * d)) || !(x->v = lc_arena_f32(a, S * d)) ||
+	    !(x->o = lc_arena_f32(a, R * d)) || !(cx = lc_arena_f32(a, R * d)))
+		return lc_fail(err, "out of memory (top-down layer, %lld rows)", (long long)R);
+	memcpy(x->a, t, (size_t)(R * d) * sizeof *t);
+	linear_fw(x->q, t, X->wq, X->bq, R, d, d, 0.0f, 1);
+	linear_fw(x->k, tt->segs, X->wk, X->bk, S, d, d, 0.0f, 1);
+	linear_fw(x->v, tt->segs, X->wv, X->bv, S, d, d, 0.0f, 1);
+	if (segxattn_fw(tt->c->enc_heads, d, x->q, R, x->k, x->v, S, x->o, 1, err) < 0)
+		return -1;
+	linear_fw(cx, x->o, X->wo, X->bo, R, d, d, 0.0f, 1);
+	for (int64_t i = 0; i < R * d; i++)
+		t[i] = (t[i] + cx[i]) * 0.5f;
+	*tape = x;
+	return 0;
+}
+
+static int tdt_post_bw(void *ctx, int layer, void *tape, float *dt, int64_t R, lc_err *err)
+{
+	td_train *tt = ctx;
+	const bart_attn *X = &tt->W->cross[layer];
+	bart_attn *GX = &tt->G->cross[layer];
+	tdx_tape *x = tape;
+	int d = tt->c->d_model;
+	int64_t S = tt->S;
+	lc_arena ar = { 0 };
+	float *dc = lc_arena_f32(&ar, R * d), *dO = lc_arena_f32(&ar, R * d);
+	float *dq = lc_arena_f32(&ar, R * d), *dk = lc_arena_f32(&ar, S * d);
+	float *dv = lc_arena_f32(&ar, S * d);
+	int rc = -1;
+
+	if (!lc_arena_ok(&ar)) {
+		lc_fail(err, "out of memory (top-down layer, %lld rows)", (long long)R);
+		goto out;
+	}
+	/* t = (a + c) / 2 */
+	for (int64_t i = 0; i < R * d; i++)
+		dc[i] = dt[i] *= 0.5f;
+	linear_bw(dc, x->o, X->wo, R, d, d, dO, GX->wo, GX->bo);
+	if (segxattn_bw(tt->c->enc_heads, d, x->q, R, x->k, x->v, S, dO, dq, dk, dv, 1, err) < 0)
+		goto out;
+	linear_bw(dq, x->a, X->wq, R, d, d, dt, GX->wq, GX->bq);
+	linear_bw(dk, tt->segs, X->wk, S, d, d, tt->dsegs, GX->wk, GX->bk);
+	linear_bw(dv, tt->segs, X->wv, S, d, d, tt->dsegs, GX->wv, GX->bv);
+	rc = 0;
+out:
+	lc_arena_free(&ar);
+	return rc;
+}
+
+static void tdt_init(td_train *t, const lc_config *c, const topdown_weights *W)
+{
+	int dk = c->d_model / c->enc_heads;
+
+	memset(t, 0, sizeof *t);
+	t->c = c;
+	t->W = W;
+	t->bs = (blkattn_spec){ c->enc_heads, dk, c->block_size, 1.0f / sqrtf((float)dk), 1 };
+	t->ps = (poolattn_spec){ c->enc_heads, c->d_model, c->pool_kernel, c->pool_stride, 0 };
+	t->cbu = t->cseg = t->ctd = *c;
+	t->cbu.num_layers = c->td_bottom_up;
+	t->cseg.num_layers = c->td_segment_layers;
+	t->ctd.num_layers = n_td(c);
+}
+
+static void *tr_enc_fw(void *sh, int part, const void *Wv, const int32_t *src, int64_t L,
+                       lc_arena *a, double p, uint64_t *rng, float **E, int64_t *Le, lc_err *err)
+{
+	const lc_config *c = sh;
+	const topdown_weights *W = Wv;
+	td_train t;
+	bart_sa_train sbu, sseg, std;
+	td_tape *tp = lc_arena_bytes(a, sizeof *tp);
+	int d = c->d_model;
+	float *x;
+
+	(void)part;
+	tdt_init(&t, c, W);
+	if (!tp)
+		goto oom;
+	tp->L = L;
+	tp->R = L < c->pool_kernel ? c->pool_kernel : L;
+	tp->S = t.S = poolattn_len(&t.ps, tp->R);
+	if (!(tp->pad = lc_arena_bytes(a, tp->R)) || !(tp->pool = lc_arena_f32(a, tp->S * d)) ||
+	    !(tp->p = lc_arena_f32(a, tp->R)))
+		goto oom;
+	for (int64_t i = 0; i < tp->R; i++)
+		tp->pad[i] = i >= L;
+	t.pad = tp->pad;
+	sbu = (bart_sa_train){ .fw = tdt_blk_fw, .bw = tdt_blk_bw, .ctx = &t };
+	sseg = (bart_sa_train){ .fw = bart_sa_full_fw, .bw = bart_sa_full_bw, .ctx = &t.cseg };
+	std = (bart_sa_train){ .fw = tdt_blk_fw, .bw = tdt_blk_bw, .ctx = &t,
+	                       .post_fw = tdt_post_fw, .post_bw = tdt_post_bw };
+	if (!(tp->emb = bart_train_embed_fw(c, &W->b, src, L, tp->R, a, p, rng, &x, err)))
+		return NULL;
+	if (!(tp->bu = bart_train_layers_fw(&t.cbu, W->b.enc, &sbu, x, tp->R, a, p, rng, &tp->xbu,
+	                                    err)))
+		return NULL;
+	if (c->td_adapool)
+		adapool_fw(&t.ps, tp->xbu, tp->R, W->tag_w, W->tag_b[0], tp->p, tp->pool, 1);
+	else
+		segpool_fw(&t.ps, tp->xbu, tp->R, tp->pool, 1);
+	if (!(tp->seg = bart_train_layers_fw(&t.cseg, W->seg, &sseg, tp->pool, tp->S, a, p, rng,
+	                                     &tp->segs, err)))
+		return NULL;
+	t.segs = tp->segs;
+	if (!(tp->td = bart_train_layers_fw(&t.ctd, W->b.enc + c->td_bottom_up, &std, tp->xbu,
+	                                    tp->R, a, p, rng, E, err)))
+		return NULL;
+	*Le = L;
+	return tp;
+oom:
+	lc_fail(err, "out of memory (source of %lld tokens)", (long long)L);
+	return NULL;
+}
+
+static int tr_enc_bw(void *sh, int part, const void *Wv, void *Gv, void *tape, const float *dE,
+                     lc_err *err)
+{
+	const lc_config *c = sh;
+	const topdown_weights *W = Wv;
+	topdown_weights *G = Gv;
+	td_tape *tp = tape;
+	td_train t;
+	bart_sa_train sbu, sseg, std;
+	int d = c->d_model;
+	lc_arena ar = { 0 };
+	float *dx = lc_arena_f32(&ar, tp->R * d), *dp = lc_arena_f32(&ar, tp->S * d);
+	int rc = -1;
+
+	(void)part;
+	tdt_init(&t, c, W);
+	t.G = G;
+	t.pad = tp->pad;
+	t.S = tp->S;
+	t.segs = tp->segs;
+	t.dsegs = dp;
+	if (!lc_arena_ok(&ar)) {
+		lc_fail(err, "out of memory (source of %lld tokens)", (long long)tp->L);
+		goto out;
+	}
+	sbu = (bart_sa_train){ .fw = tdt_blk_fw, .bw = tdt_blk_bw, .ctx = &t };
+	sseg = (bart_sa_train){ .fw = bart_sa_full_fw, .bw = bart_sa_full_bw, .ctx = &t.cseg };
+	std = (bart_sa_train){ .fw = tdt_blk_fw, .bw = tdt_blk_bw, .ctx = &t,
+	                       .post_fw = tdt_post_fw, .post_bw = tdt_post_bw };
+	/* the pads' rows pass no gradient from the output: only the L states are used */
+	memcpy(dx, dE, (size_t)(tp->L * d) * sizeof *dx);
+	if (bart_train_layers_bw(&t.ctd, W->b.enc + c->td_bottom_up, G->b.enc + c->td_bottom_up,
+	                         &std, tp->td, dx, err) < 0 ||
+	    bart_train_layers_bw(&t.cseg, W->seg, G->seg, &sseg, tp->seg, dp, err) < 0)
+		goto out;
+	/* dp: of the pooled segments; dx: of the bottom-up output (through the
+	 * top-down layers' residuals and block attention) */
+	if (c->td_adapool) {
+		if (adapool_bw(&t.ps, tp->xbu, tp->R, W->tag_w, tp->p, tp->pool, dp, dx, G->tag_w,
+		               G->tag_b, 1, err) < 0)
+			goto out;
+	} else
+		segpool_bw(&t.ps, tp->R, dp, dx, 1);
+	if (bart_train_layers_bw(&t.cbu, W->b.enc, G->b.enc, &sbu, tp->bu, dx, err) < 0 ||
+	    bart_train_embed_bw(c, &W->b, &G->b, tp->emb, dx, err) < 0)
+		goto out;
+	rc = 0;
+out:
+	lc_arena_free(&ar);
+	return rc;
+}
+
+static void *tr_dec_fw(void *sh, const void *W, const float *E, int64_t Le, const int32_t *in,
+                       int64_t T, lc_arena *a, double p, uint64_t *rng, float **logits,
+                       lc_err *err)
+{
+	return bart_train_dec_fw(sh, W, E, Le, in, T, a, p, rng, logits, err);
+}
+
+static int tr_dec_bw(void *sh, const void *W, void *G, void *tape, float *dlogits, float *dE,
+                     lc_err *err)
+{
+	return bart_train_dec_bw(sh, W, G, tape, dlogits, dE, err);
+}
+
+static const lc_train_ops td_train_ops = {
+	bart_train_shared_new, bart_train_shared_free, bart_train_step_begin, bart_train_step_end,
+	tr_enc_fw, tr_enc_bw, tr_dec_fw, tr_dec_bw,
+};
+
 /* ------------------------------------------------------------- the arch */
 
 static const char *const hf_classes[] = { "BartTopDownForConditionalGeneration", NULL };
@@ -484,5 +738,5 @@ const lc_arch arch_bart_topdown = {
 	.info = td_info,
 	.enc = &td_enc_ops,
 	.dec = &bart_dec_ops,             /* BART's decoder */
-	.train = NULL,
+	.train = &td_train_ops,
 };
