@@ -3,7 +3,8 @@
 # the tests' tiny BART into a top-down directory (config.json keys, the
 # tokenizer files), whose encoder runs through lc-tokenize | lc-encode |
 # lc-decode, on 1 and 3 threads alike, with inputs shorter than the
-# pooling kernel, AdaPool and --gemm-only; the conversion's and the
+# pooling kernel, AdaPool and --gemm-only; lc-train fine-tunes it a few
+# steps (the loss falls; the checkpoint decodes); the conversion's and the
 # encoder's refusals. (The parity with the authors' code and the mapping
 # tensor by tensor are test_topdown.)
 . tests/sh/lib.sh
@@ -66,6 +67,26 @@ ok "--max-segments 3" lc-convert -q --to topdown -n 1024 --block-size 16 --max-s
 ok "100 tokens: 3 segments" lc-encode -q -m tds len0100.lc
 fails 1 "1000 tokens: more than 3 segments" lc-encode -q -m tds len1000.lc
 grep -q 'more than the 103 the model takes' err; _res $? "... names the limit (3 segments: 103 tokens)"
+
+# fine-tuning: pairs from the verses of Ruth (GSG), with its tokenizer
+awk 'NF && !/^CHAPTER|^THE BOOK/ { printf "%s%s", $0, (++n % 10 ? " " : "\n\n") }' \
+	"${LC_SHARE:-share}/samples/sample.txt" >ruth.txt
+ok "pairs from lc-gsg-split -m the top-down model" sh -c "lc-cat -i text -d blank ruth.txt |
+	lc-gsg-split -r 0.3 -m td >pairs.lc"
+ok "fine-tunes the converted model 3 steps" lc-train -m td -o m --steps 3 \
+	--batch-tokens 800 --holdout 2 --holdout-out held -j 2 -q pairs.lc
+for f in config.json model.safetensors vocab.json merges.txt trainer_state.json loss.tsv; do
+	[ -s "m/$f" ]; _res $? "the checkpoint has $f"
+done
+ok "lc-encode loads the checkpoint" lc-encode -m m --info
+grep -q '^architecture.bart-topdown$' out; _res $? "as the top-down transformer"
+ok "lc-encode | lc-decode with the checkpoint" sh -c "lc-encode -q -m m held.src.lc |
+	lc-decode -q -m m -f ids --max-new 6 >ids"
+is "a summary per held-out document" "$(wc -l <ids | tr -d ' ')" 2
+ok "15 steps, the whole set per step (AdaPool)" lc-train -m tda -o d --steps 15 --lr 1e-2 \
+	--schedule constant --batch-tokens 100000 --no-rouge -j 2 -q pairs.lc
+is "the loss falls by more than a third" "$(awk -F'\t' 'NR == 2 { a = $4 } NR == 16 { b = $4 }
+	END { print (b < a * 2 / 3) ? "yes" : a " -> " b }' d/loss.tsv)" yes
 
 # refusals
 fails 1 "a maximum length that is not a multiple of BART's" \
