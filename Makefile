@@ -34,6 +34,12 @@
 #                (GNU parallel's --sshloginfile: a host a line, one job at a time on
 #                each unless written N/host) spreads the work over those hosts in
 #                SHARDS pieces (default 16), with the same result (see lc(7))
+#   book-summary summarize a whole book as Pang et al. do (chapters, then their summaries
+#                concatenated): BOOK (default share/samples/sample.txt), MODEL (default
+#                share/models/demo), CHAPTER_CUT (PCRE2 pattern cutting chapters; default
+#                '^CHAPTER [0-9]+'), BOOK_FLAGS (lc-decode options), BOOK_OUT (an lc
+#                stream, default $(O)/book-summary.lc; the chapters' summaries beside
+#                it in BOOK_OUT.chapters.lc); share/book-summary.sh is the pipeline
 #   demo-model   GSG-pretrain share/models/demo with lc-train from the bundled KJV
 #                (DEMO_CONFIG, DEMO_TRAIN; resumable; see share/models/demo/README)
 #   clean        remove build directories
@@ -77,7 +83,7 @@ ALL_CFLAGS = $(CFLAGS) $(SANITIZE) -Ilib $(PKG_CFLAGS) -DLC_VERSION='"$(VERSION)
 ALL_LIBS   = $(LIBLC) $(PKG_LIBS) -lm -lpthread
 
 .PHONY: FORCE all build deps ensure-deps check check-run check-asan fuzz bench demo \
-        install uninstall clean tokenizer gsg-data span-data summaries
+        install uninstall clean tokenizer gsg-data span-data summaries book-summary
 .SUFFIXES:
 
 all: ensure-deps
@@ -317,6 +323,23 @@ summaries: all
 	mv "$$out.tmp" "$$out"; \
 	echo "$(SUMMARIES): $$(lc-cat -o info "$$out" | grep -c '^doc') summaries (lc-cat -o text $(SUMMARIES) prints them)"
 # --- end summaries
+
+# --- book-summary (issue 16): a whole book summarized chapter by chapter,
+# then the concatenated chapter summaries summarized (share/book-summary.sh);
+# BOOK_OUT and BOOK_OUT.chapters.lc are written whole or not at all.
+BOOK        = share/samples/sample.txt
+CHAPTER_CUT = ^CHAPTER [0-9]+
+BOOK_FLAGS  =
+BOOK_OUT    = $(O)/book-summary.lc
+book-summary: all
+	@set -e; export PATH=$(CURDIR)/$(O)/bin:$$PATH LC_SHARE=$(CURDIR)/share; \
+	out='$(BOOK_OUT)'; trap 'rm -f "$$out.tmp" "$$out.chapters.tmp"' EXIT; \
+	LC_DECODE_FLAGS='$(BOOK_FLAGS)' sh share/book-summary.sh '$(BOOK)' '$(MODEL)' \
+		'$(CHAPTER_CUT)' "$$out.chapters.tmp" >"$$out.tmp"; \
+	mv "$$out.chapters.tmp" "$$out.chapters.lc"; mv "$$out.tmp" "$$out"; \
+	echo "$$out.chapters.lc: $$(lc-cat -o info "$$out.chapters.lc" | grep -c '^doc') chapter summaries"; \
+	echo "$$out: the book's summary (lc-cat -o text $$out prints it)"
+# --- end book-summary
 
 # The default build directories, and O= when it names another.
 clean:

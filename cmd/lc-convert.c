@@ -1,12 +1,14 @@
 /* lc-convert: a BART model directory into an LSG-BART one (or an LSG-BART
  * one to a longer maximum length), as the LSG authors' converter does, or
- * (--to bart_ls) into a BART-LS one, as the BART-LS authors initialise it. */
+ * (--to bart_ls) into a BART-LS one, as the BART-LS authors initialise it,
+ * or (--to topdown) into a top-down transformer, as Pang et al. do. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "arch/bartlsconv.h"
 #include "arch/lsgconv.h"
+#include "arch/topdownconv.h"
 #include "base/cli.h"
 #include "ops/lsgattn.h"
 #include "text/bpe.h"
@@ -20,6 +22,10 @@ static void usage(void)
 	       "       lc-convert --to bart_ls [-q] [-n MAX_LEN] [--block-size N]\n"
 	       "                  [--pooling-layers N] [--vocab-size N] [--seed S]\n"
 	       "                  [--name NAME] SRC DST\n"
+	       "       lc-convert --to topdown [-q] [-n MAX_LEN] [--block-size N]\n"
+	       "                  [--bottom-up-layers N] [--segment-layers N]\n"
+	       "                  [--pool-type avg|adapool] [--max-segments N]\n"
+	       "                  [--name NAME] SRC DST\n"
 	       "       lc-convert [options] -m SRC DST\n"
 	       "\n"
 	       "Converts the BART model directory SRC into the LSG-BART directory DST (new),\n"
@@ -29,12 +35,22 @@ static void usage(void)
 	       "With --to bart_ls, into a BART-LS directory as facebookresearch/bart_ls\n"
 	       "initialises it: encoder positions tiled to MAX_LEN (a multiple of SRC's),\n"
 	       "pooled attention in the top layers drawn from N(0, 0.02), the rest copied.\n"
+	       "With --to topdown, into a top-down transformer: BART's encoder layers become\n"
+	       "the bottom-up then the top-down layers, the segment layers copies of BART's\n"
+	       "last ones, each top-down layer's cross-attention a copy of its self-attention.\n"
 	       "\n"
 	       "  -m, --model SRC         the model to convert, instead of the first operand\n"
-	       "  --to TYPE               lsg (default) or bart_ls\n"
+	       "  --to TYPE               lsg (default), bart_ls or topdown\n"
 	       "  -n, --max-len N         max_position_embeddings of DST (default 4096;\n"
-	       "                          bart_ls: 16384; --max-length is the same)\n"
-	       "  --block-size N          block_size (default 128, or SRC's; bart_ls: 1024)\n"
+	       "                          bart_ls, topdown: 16384; --max-length is the same)\n"
+	       "  --block-size N          block_size (default 128, or SRC's; bart_ls: 1024;\n"
+	       "                          topdown: window_size, 1024)\n"
+	       "  --bottom-up-layers N    topdown: BART's first N encoder layers bottom-up, the\n"
+	       "                          rest top-down (default two thirds: 8 of 12)\n"
+	       "  --segment-layers N      topdown: segment layers (default 2)\n"
+	       "  --pool-type TYPE        topdown: avg (default) or adapool\n"
+	       "  --max-segments N        topdown: refuse inputs with more segments (default 0:\n"
+	       "                          no limit)\n"
 	       "  --pooling-layers N      bart_ls: the top N encoder layers pooled (default 4)\n"
 	       "  --vocab-size N          bart_ls: a larger vocabulary, new rows copied from\n"
 	       "                          the last (default SRC's)\n"
@@ -66,13 +82,17 @@ static void progress(void *ctx, const char *what)
 int main(int argc, char **argv)
 {
 	enum { OPT_BS = 256, OPT_SBS, OPT_SF, OPT_ST, OPT_NG, OPT_SET, OPT_NAME, OPT_HELP, OPT_VER,
-	       OPT_TO, OPT_POOL, OPT_VOCAB, OPT_SEED };
+	       OPT_TO, OPT_POOL, OPT_VOCAB, OPT_SEED, OPT_BU, OPT_SEGL, OPT_PTYPE, OPT_MAXSEG };
 	static const struct option lo[] = {
 		{ "model", required_argument, 0, 'm' }, { "threads", required_argument, 0, 'j' },
 		{ "max-len", required_argument, 0, 'n' }, { "max-length", required_argument, 0, 'n' },
 		{ "block-size", required_argument, 0, OPT_BS }, { "to", required_argument, 0, OPT_TO },
 		{ "pooling-layers", required_argument, 0, OPT_POOL },
 		{ "vocab-size", required_argument, 0, OPT_VOCAB }, { "seed", required_argument, 0, OPT_SEED },
+		{ "bottom-up-layers", required_argument, 0, OPT_BU },
+		{ "segment-layers", required_argument, 0, OPT_SEGL },
+		{ "pool-type", required_argument, 0, OPT_PTYPE },
+		{ "max-segments", required_argument, 0, OPT_MAXSEG },
 		{ "sparse-block-size", required_argument, 0, OPT_SBS },
 		{ "sparsity-factor", required_argument, 0, OPT_SF },
 		{ "sparsity-type", required_argument, 0, OPT_ST },
@@ -82,14 +102,17 @@ int main(int argc, char **argv)
 	};
 	lsgconv_opts o;
 	bartlsconv_opts ls;
+	topdownconv_opts td;
 	lc_progress pr;
 	lc_err err;
 	const char *src, *dst, *mopt = NULL, *from = NULL, *lsg_only = NULL, *ls_only = NULL;
-	int c, quiet = 0, to_ls = 0, max_len = -1;
+	const char *td_only = NULL;
+	int c, quiet = 0, to_ls = 0, to_td = 0, max_len = -1;
 
 	cli_init("lc-convert");
 	lsgconv_opts_default(&o);
 	bartlsconv_opts_default(&ls);
+	topdownconv_opts_default(&td);
 	while ((c = cli_getopt(argc, argv, "m:j:n:q", lo)) != -1) {
 		switch (c) {
 		case 'm': mopt = optarg; break;
@@ -97,12 +120,28 @@ int main(int argc, char **argv)
 		case 'n': max_len = (int)cli_int("-n/--max-len", optarg, 1, 1 << 24); break;
 		case OPT_BS: o.block_size = (int)cli_int("--block-size", optarg, 1, 1 << 20); break;
 		case OPT_TO:
-			if (!strcmp(optarg, "bart_ls"))
-				to_ls = 1;
-			else if (strcmp(optarg, "lsg"))
-				cli_usage_error("--to %s: not one of lsg, bart_ls", optarg);
-			else
-				to_ls = 0;
+			to_ls = !strcmp(optarg, "bart_ls");
+			to_td = !strcmp(optarg, "topdown");
+			if (!to_ls && !to_td && strcmp(optarg, "lsg"))
+				cli_usage_error("--to %s: not one of lsg, bart_ls, topdown", optarg);
+			break;
+		case OPT_BU:
+			td.bottom_up = (int)cli_int("--bottom-up-layers", optarg, 0, 1024);
+			td_only = "--bottom-up-layers";
+			break;
+		case OPT_SEGL:
+			td.segment_layers = (int)cli_int("--segment-layers", optarg, 0, 1024);
+			td_only = "--segment-layers";
+			break;
+		case OPT_PTYPE:
+			if (strcmp(optarg, "avg") && strcmp(optarg, "adapool"))
+				cli_usage_error("--pool-type %s: not one of avg, adapool", optarg);
+			td.adapool = !strcmp(optarg, "adapool");
+			td_only = "--pool-type";
+			break;
+		case OPT_MAXSEG:
+			td.max_segments = (int)cli_int("--max-segments", optarg, 0, 1 << 24);
+			td_only = "--max-segments";
 			break;
 		case OPT_POOL:
 			ls.pooling_layers = (int)cli_int("--pooling-layers", optarg, 0, 1024);
@@ -139,7 +178,7 @@ int main(int argc, char **argv)
 				cli_usage_error("at most %d --set options", (int)(sizeof o.set / sizeof *o.set));
 			o.set[o.nset++] = optarg;
 			break;
-		case OPT_NAME: o.name = ls.name = optarg; break;
+		case OPT_NAME: o.name = ls.name = td.name = optarg; break;
 		case 'q': quiet = 1; break;
 		case OPT_HELP: usage(); break;
 		case OPT_VER: cli_version(); break;
@@ -160,12 +199,29 @@ int main(int argc, char **argv)
 		src = argv[optind];
 		dst = argv[optind + 1];
 	}
-	if (to_ls && lsg_only)
-		cli_usage_error("%s is an LSG option; --to bart_ls does not take it", lsg_only);
+	if ((to_ls || to_td) && lsg_only)
+		cli_usage_error("%s is an LSG option; --to %s does not take it", lsg_only,
+		                to_ls ? "bart_ls" : "topdown");
 	if (!to_ls && ls_only)
 		cli_usage_error("%s goes with --to bart_ls", ls_only);
+	if (!to_td && td_only)
+		cli_usage_error("%s goes with --to topdown", td_only);
 	cli_check_path(from, src);
 	cli_progress_init(&pr, quiet);
+	if (to_td) {
+		if (max_len > 0)
+			td.max_len = max_len;
+		if (o.block_size > 0)
+			td.window_size = o.block_size;
+		td.progress = progress;
+		td.ctx = &pr;
+		if (topdown_convert(src, dst, &td, &err) < 0) {
+			cli_progress_done(&pr);
+			cli_die(LC_EXIT_DATA, "%s", err.msg);
+		}
+		cli_progress_done(&pr);
+		return cli_finish(0);
+	}
 	if (to_ls) {
 		if (max_len > 0)
 			ls.max_len = max_len;

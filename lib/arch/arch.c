@@ -6,6 +6,7 @@
 #include "arch/bartls.h"
 #include "arch/locost.h"
 #include "arch/lsg.h"
+#include "arch/topdown.h"
 #include "weights/config.h"
 
 /* Every architecture lc runs: one line each. */
@@ -14,6 +15,7 @@ static const lc_arch *const archs[] = {
 	&arch_bart,
 	&arch_lsg_bart,
 	&arch_bart_ls,
+	&arch_bart_topdown,
 };
 
 #define NARCH (sizeof archs / sizeof *archs)

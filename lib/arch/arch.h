@@ -74,6 +74,12 @@ typedef struct lc_config {
 	 * table (0: max_positions, as BART) */
 	int pooling_layers, pool_kernel, pool_stride, pool_padding;
 	int max_dec_positions;               /* max_decoder_position_embeddings */
+	/* top-down transformer (block_size = window_size, pool_kernel and
+	 * pool_stride the segments' pooling, padding 0; num_layers = the
+	 * bottom-up then the top-down layers) */
+	int td_bottom_up, td_segment_layers; /* bottom_up_layers, segment_layers */
+	int td_max_segments;                 /* max_segments; 0: no limit */
+	int td_adapool;                      /* pool_type "adapool" (else "avg") */
 	/* BART, BART-LS: the std of new weights (init_std, transformers'
 	 * _init_weights) */
 	double init_std;

@@ -165,7 +165,7 @@ static void *enc_open(lc_model *m, int threads, lc_err *err)
 	e->c = c;
 	e->W = model_weights(m);
 	e->threads = threads < 1 ? 1 : threads;
-	e->bs = (blkattn_spec){ c->enc_heads, dk, c->block_size, 1.0f / sqrtf((float)dk) };
+	e->bs = (blkattn_spec){ c->enc_heads, dk, c->block_size, 1.0f / sqrtf((float)dk), 0 };
 	e->ps = (poolattn_spec){ c->enc_heads, c->d_model, c->pool_kernel, c->pool_stride,
 	                         c->pool_padding };
 	return e;

@@ -154,7 +154,7 @@ static void *tr_enc_fw(void *sh, int part, const void *W, const int32_t *src, in
 		return NULL;
 	}
 	tp->ctx = (ls_ctx){ .c = c, .W = W,
-	                    .bs = { c->enc_heads, dk, c->block_size, 1.0f / sqrtf((float)dk) },
+	                    .bs = { c->enc_heads, dk, c->block_size, 1.0f / sqrtf((float)dk), 0 },
 	                    .ps = { c->enc_heads, c->d_model, c->pool_kernel, c->pool_stride,
 	                            c->pool_padding },
 	                    .a = a };

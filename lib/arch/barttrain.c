@@ -215,21 +215,31 @@ typedef struct enc_layer_tape {
 	ffn_tape ff;
 } enc_layer_tape;
 
+/* The layers of a stack (bart_train_layers_fw). */
+typedef struct layers_tape {
+	int nl;
+	int64_t R;
+	enc_layer_tape *l;              /* [nl] */
+} layers_tape;
+
+/* The embeddings (bart_train_embed_fw). */
+typedef struct embed_tape {
+	int64_t L;
+	emb_tape emb;
+} embed_tape;
+
 typedef struct enc_tape {
 	int64_t L, R;                   /* tokens, rows (R >= L: padded) */
-	emb_tape emb;
-	enc_layer_tape *l;              /* [num_layers] */
-	float *out;                     /* [L, d] */
+	embed_tape *emb;
+	layers_tape *layers;
 } enc_tape;
 
-void *bart_train_enc_fw(const lc_config *c, const bart_weights *W, const bart_sa_train *sa,
-                        const int32_t *src, int64_t L, lc_arena *a, double p, uint64_t *rng,
-                        float **E, lc_err *err)
+void *bart_train_embed_fw(const lc_config *c, const bart_weights *W, const int32_t *src,
+                          int64_t L, int64_t R, lc_arena *a, double p, uint64_t *rng, float **x,
+                          lc_err *err)
 {
-	int d = c->d_model, nl = c->num_layers;
-	int64_t R = L;
-	enc_tape *tp;
-	float *x, *tmp;
+	int d = c->d_model;
+	embed_tape *t;
 
 	if (L < 1 || L > c->max_positions) {
 		lc_fail(err, "source of %lld tokens: BART takes 1 to %d (max_position_embeddings)",
@@ -242,27 +252,52 @@ void *bart_train_enc_fw(const lc_config *c, const bart_weights *W, const bart_sa
 			        (long long)i, (long)src[i], c->vocab_size);
 			return NULL;
 		}
-	if (sa->rows && (R = sa->rows(sa->ctx, L)) < L) {
-		lc_fail(err, "source of %lld tokens: no rows to run over", (long long)L);
+	/* the padding rows stay zero: the arena's arrays are */
+	if (!(t = lc_arena_bytes(a, sizeof *t)) || !(*x = lc_arena_f32(a, R * d)) ||
+	    emb_fw(c, W->shared, W->enc_pos, W->enc_ln_w, W->enc_ln_b, src, L, a, p, rng, &t->emb,
+	           *x) < 0) {
+		lc_fail(err, "out of memory (source of %lld tokens)", (long long)L);
 		return NULL;
 	}
+	t->L = L;
+	return t;
+}
+
+int bart_train_embed_bw(const lc_config *c, const bart_weights *W, bart_weights *G, void *tape,
+                        float *dx, lc_err *err)
+{
+	embed_tape *t = tape;
+	float *de = malloc((size_t)(t->L * c->d_model) * sizeof *de);
+
+	if (!de)
+		return lc_fail(err, "out of memory (source of %lld tokens)", (long long)t->L);
+	emb_bw(c, &t->emb, t->L, W->enc_ln_w, dx, G->enc_ln_w, G->enc_ln_b, G->shared, G->enc_pos,
+	       de);
+	free(de);
+	return 0;
+}
+
+void *bart_train_layers_fw(const lc_config *c, const bart_enc_layer *layers,
+                           const bart_sa_train *sa, const float *x0, int64_t R, lc_arena *a,
+                           double p, uint64_t *rng, float **out, lc_err *err)
+{
+	int d = c->d_model, nl = c->num_layers;
+	layers_tape *tp;
+	const float *x = x0;
+	float *tmp;
+
 	tp = lc_arena_bytes(a, sizeof *tp);
 	if (!tp || !(tp->l = lc_arena_bytes(a, (int64_t)(nl ? nl : 1) * (int64_t)sizeof *tp->l)) ||
 	    !(tmp = lc_arena_f32(a, R * d)))
 		goto oom;
-	tp->L = L;
+	tp->nl = nl;
 	tp->R = R;
-	/* the padding rows stay zero: the arena's arrays are */
-	x = lc_arena_f32(a, R * d);
-	if (!x || emb_fw(c, W->shared, W->enc_pos, W->enc_ln_w, W->enc_ln_b, src, L, a, p, rng,
-	                 &tp->emb, x) < 0)
-		goto oom;
 	for (int li = 0; li < nl; li++) {
-		const bart_enc_layer *Ly = &W->enc[li];
+		const bart_enc_layer *Ly = &layers[li];
 		enc_layer_tape *l = &tp->l[li];
 		float *y;
 
-		l->x = x;
+		l->x = (float *)x;
 		l->q = lc_arena_f32(a, R * d); l->k = lc_arena_f32(a, R * d);
 		l->v = lc_arena_f32(a, R * d); l->o = lc_arena_f32(a, R * d);
 		l->x1 = lc_arena_f32(a, R * d);
@@ -282,36 +317,33 @@ void *bart_train_enc_fw(const lc_config *c, const bart_weights *W, const bart_sa
 			goto oom;
 		x = y;
 	}
-	tp->out = x;
-	*E = x;
+	*out = (float *)x;
 	return tp;
 oom:
-	lc_fail(err, "out of memory (source of %lld tokens)", (long long)L);
+	lc_fail(err, "out of memory (%lld rows)", (long long)R);
 	return NULL;
 }
 
-int bart_train_enc_bw(const lc_config *c, const bart_weights *W, bart_weights *G,
-                      const bart_sa_train *sa, void *tape, const float *dE, lc_err *err)
+int bart_train_layers_bw(const lc_config *c, const bart_enc_layer *layers, bart_enc_layer *G,
+                         const bart_sa_train *sa, void *tape, float *dx, lc_err *err)
 {
-	enc_tape *tp = tape;
-	int64_t L = tp->L, R = tp->R;
+	layers_tape *tp = tape;
+	int64_t R = tp->R;
 	int d = c->d_model, ff = c->enc_ff;
 	lc_arena a = { 0 };
-	float *dx, *d1, *dt, *da, *dq, *dk, *dv;
+	float *d1, *dt, *da, *dq, *dk, *dv;
 	int rc = -1;
 
-	dx = lc_arena_f32(&a, R * d); d1 = lc_arena_f32(&a, R * d); dt = lc_arena_f32(&a, R * d);
+	d1 = lc_arena_f32(&a, R * d); dt = lc_arena_f32(&a, R * d);
 	da = lc_arena_f32(&a, R * ff);
 	dq = lc_arena_f32(&a, R * d); dk = lc_arena_f32(&a, R * d); dv = lc_arena_f32(&a, R * d);
 	if (!lc_arena_ok(&a)) {
-		lc_fail(err, "out of memory (source of %lld tokens)", (long long)L);
+		lc_fail(err, "out of memory (%lld rows)", (long long)R);
 		goto out;
 	}
-	/* the padding rows' gradient is 0 (the arena's zeros) */
-	memcpy(dx, dE, (size_t)(L * d) * sizeof *dx);
-	for (int li = c->num_layers - 1; li >= 0; li--) {
-		const bart_enc_layer *Ly = &W->enc[li];
-		bart_enc_layer *Lg = &G->enc[li];
+	for (int li = tp->nl - 1; li >= 0; li--) {
+		const bart_enc_layer *Ly = &layers[li];
+		bart_enc_layer *Lg = &G[li];
 		enc_layer_tape *l = &tp->l[li];
 
 		/* dx: of the layer's output; d1: of x1 */
@@ -331,10 +363,53 @@ int bart_train_enc_bw(const lc_config *c, const bart_weights *W, bart_weights *G
 		linear_bw(dk, l->x, Ly->sa.wk, R, d, d, dx, Lg->sa.wk, Lg->sa.bk);
 		linear_bw(dv, l->x, Ly->sa.wv, R, d, d, dx, Lg->sa.wv, Lg->sa.bv);
 	}
-	emb_bw(c, &tp->emb, L, W->enc_ln_w, dx, G->enc_ln_w, G->enc_ln_b, G->shared, G->enc_pos, d1);
 	rc = 0;
 out:
 	lc_arena_free(&a);
+	return rc;
+}
+
+void *bart_train_enc_fw(const lc_config *c, const bart_weights *W, const bart_sa_train *sa,
+                        const int32_t *src, int64_t L, lc_arena *a, double p, uint64_t *rng,
+                        float **E, lc_err *err)
+{
+	int64_t R = L;
+	enc_tape *tp;
+	float *x;
+
+	if (sa->rows && L >= 1 && (R = sa->rows(sa->ctx, L)) < L) {
+		lc_fail(err, "source of %lld tokens: no rows to run over", (long long)L);
+		return NULL;
+	}
+	if (!(tp = lc_arena_bytes(a, sizeof *tp))) {
+		lc_fail(err, "out of memory (source of %lld tokens)", (long long)L);
+		return NULL;
+	}
+	tp->L = L;
+	tp->R = R;
+	if (!(tp->emb = bart_train_embed_fw(c, W, src, L, R, a, p, rng, &x, err)) ||
+	    !(tp->layers = bart_train_layers_fw(c, W->enc, sa, x, R, a, p, rng, E, err)))
+		return NULL;
+	return tp;
+}
+
+int bart_train_enc_bw(const lc_config *c, const bart_weights *W, bart_weights *G,
+                      const bart_sa_train *sa, void *tape, const float *dE, lc_err *err)
+{
+	enc_tape *tp = tape;
+	int64_t L = tp->L, R = tp->R;
+	int d = c->d_model;
+	float *dx = calloc((size_t)(R * d), sizeof *dx);
+	int rc = -1;
+
+	if (!dx)
+		return lc_fail(err, "out of memory (source of %lld tokens)", (long long)L);
+	/* the padding rows' gradient is 0 */
+	memcpy(dx, dE, (size_t)(L * d) * sizeof *dx);
+	if (bart_train_layers_bw(c, W->enc, G->enc, sa, tp->layers, dx, err) == 0 &&
+	    bart_train_embed_bw(c, W, G, tp->emb, dx, err) == 0)
+		rc = 0;
+	free(dx);
 	return rc;
 }
 

@@ -109,6 +109,28 @@ void *bart_train_enc_fw(const lc_config *c, const bart_weights *W, const bart_sa
 int bart_train_enc_bw(const lc_config *c, const bart_weights *W, bart_weights *G,
                       const bart_sa_train *sa, void *tape, const float *dE, lc_err *err);
 
+/* The two parts of bart_train_enc_fw / _bw, for encoders that are several
+ * stacks of BART layers with steps between them (the top-down
+ * transformer: bottom-up layers, pooling, segment layers, top-down
+ * layers). The embeddings of src [L] into *x [R, d] (R >= L rows, the
+ * rest zero; in the arena), the tape, or NULL and err; the backward takes
+ * dx [L, d] (overwritten) of the embeddings' L rows. */
+void *bart_train_embed_fw(const lc_config *c, const bart_weights *W, const int32_t *src,
+                          int64_t L, int64_t R, lc_arena *a, double p, uint64_t *rng, float **x,
+                          lc_err *err);
+int bart_train_embed_bw(const lc_config *c, const bart_weights *W, bart_weights *G, void *tape,
+                        float *dx, lc_err *err);
+/* c->num_layers layers of `layers` over x [R, d] (kept, not written):
+ * *out [R, d] in the arena, the tape, or NULL and err (sa->rows is not
+ * read: R is given). The backward takes dx [R, d] of the output and
+ * leaves there that of the input; the layers' gradients are added to G
+ * [c->num_layers]. */
+void *bart_train_layers_fw(const lc_config *c, const bart_enc_layer *layers,
+                           const bart_sa_train *sa, const float *x, int64_t R, lc_arena *a,
+                           double p, uint64_t *rng, float **out, lc_err *err);
+int bart_train_layers_bw(const lc_config *c, const bart_enc_layer *layers, bart_enc_layer *G,
+                         const bart_sa_train *sa, void *tape, float *dx, lc_err *err);
+
 /* The decoder, teacher-forced on in [T] over E [Le, d]: logits [T, V]. */
 void *bart_train_dec_fw(const lc_config *c, const bart_weights *W, const float *E, int64_t Le,
                         const int32_t *in, int64_t T, lc_arena *a, double p, uint64_t *rng,

@@ -20,6 +20,19 @@
  * kept between the passes); masked scores are constants, so they pass no
  * gradient to q and k.
  *
+ * With global0 (the top-down transformer's BlockSelfAttention, Pang et
+ * al. 2022 as bart_ls's top_down.py/block.py implement it), T need not be
+ * a multiple of bs (the last block is cut short: the keys past T would
+ * only be masked), and position 0 is a global token, pad or not:
+ *
+ *     i != 0: the bs block scores, -10000 unless i and j are both real
+ *             and j != 0, plus one score (q_h[i] . k_h[0]) scale that is
+ *             never masked; one softmax over the bs + 1;
+ *             out_h[i] = sum_j p_ij v_h[j] + p_i0' v_h[0]
+ *     i == 0: every key, -10000 where j != 0 is a pad
+ *
+ * (so a pad query attends almost only to token 0).
+ *
  * Pooled attention (PoolEncoderLayer), on a [T, d], the block attention's
  * output after its out_proj, with its own projections W:
  *
@@ -47,8 +60,9 @@
 
 typedef struct blkattn_spec {
 	int heads, dk;
-	int bs;                     /* block_size; T % bs == 0 */
+	int bs;                     /* block_size; T % bs == 0 unless global0 */
 	float scale;                /* dk^-0.5 */
+	int global0;                /* position 0 a global token (top-down) */
 } blkattn_spec;
 
 /* out [T, ld] (the heads' columns) from q, k, v [T, ld]. */
@@ -102,5 +116,33 @@ int poolattn_fw(const poolattn_spec *s, const poolattn_w *W, const float *a, int
 int poolattn_bw(const poolattn_spec *s, const poolattn_w *W, const float *a,
                 const unsigned char *pad, const poolattn_tape *t, const float *dcross, float *da,
                 const poolattn_w *G, int nth, lc_err *err);
+
+/* ---------------------------------------------- top-down segments */
+
+/* The top-down transformer's segments (AvgPool1d(kernel, stride) of its
+ * bottom-up output, padding 0 in bart_ls's code): s->heads unused, y [S, d]
+ * with S = poolattn_len(s, T) (T < kernel: none). dx += in the backward. */
+void segpool_fw(const poolattn_spec *s, const float *x, int64_t T, float *y, int nth);
+void segpool_bw(const poolattn_spec *s, int64_t T, const float *dy, float *dx, int nth);
+
+/* AdaPool (Pang et al. 2022): the same windows, weighted by an importance
+ * tagger: p_t = sigmoid(x_t . u + b) [T] (kept for the backward),
+ * y_j = sum_t p_t x_t / sum_t p_t over window j. With u = 0 every p_t is
+ * sigmoid(b) and y is the average pooling. Backward: dx +=, du [d] +=,
+ * db += (du, db may be NULL). */
+void adapool_fw(const poolattn_spec *s, const float *x, int64_t T, const float *u, float b,
+                float *p, float *y, int nth);
+int adapool_bw(const poolattn_spec *s, const float *x, int64_t T, const float *u, const float *p,
+               const float *y, const float *dy, float *dx, float *du, float *db, int nth,
+               lc_err *err);
+
+/* The top-down layers' cross-attention core: o_h = softmax((q_h k_h^T)
+ * dk^-0.5) v_h, T queries over S keys, no mask (projections outside);
+ * q, k, v, o rows of width d = heads x dk. Backward: dq, dk, dv +=. */
+int segxattn_fw(int heads, int d, const float *q, int64_t T, const float *k, const float *v,
+                int64_t S, float *o, int nth, lc_err *err);
+int segxattn_bw(int heads, int d, const float *q, int64_t T, const float *k, const float *v,
+                int64_t S, const float *dout, float *dq, float *dk, float *dv, int nth,
+                lc_err *err);
 
 #endif

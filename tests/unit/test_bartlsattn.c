@@ -4,7 +4,9 @@
  * the semantics (the oracle README, section 6.1), with and without a
  * padding mask, on 1 and 3 threads; the backward against central finite
  * differences of f = sum(w * out), w random, along random directions.
- * The parity with the authors' code is test_bartls.
+ * The top-down variants (global token 0, segment pooling, AdaPool, the
+ * cross-attention to the segments) the same way (README 6.2).
+ * The parity with the authors' code is test_bartls and test_topdown.
  */
 #include <float.h>
 #include <stdint.h>
@@ -131,7 +133,7 @@ static void test_block(void)
 			int heads = 2, dk = 4;
 			int64_t T = cases[ci].T, ld = heads * dk, n = T * ld;
 			unsigned char *pad = calloc((size_t)T, 1);
-			struct blk_ctx c = { { heads, dk, cases[ci].bs, 0.5f }, randv(n, 1), randv(n, 1),
+			struct blk_ctx c = { { heads, dk, cases[ci].bs, 0.5f, 0 }, randv(n, 1), randv(n, 1),
 			                     randv(n, 1), malloc((size_t)n * 4), randv(n, 1), NULL, T, ld, 1 };
 			float *dq = calloc((size_t)n, 4), *dk_ = calloc((size_t)n, 4), *dv = calloc((size_t)n, 4);
 			double *ref = malloc((size_t)n * 8), e;
@@ -160,7 +162,7 @@ static void test_block(void)
 			free(dq); free(dk_); free(dv); free(ref); free(pad);
 		}
 	{
-		blkattn_spec s = { 2, 4, 8, 0.5f };
+		blkattn_spec s = { 2, 4, 8, 0.5f, 0 };
 		float x[80] = { 0 };
 		lc_err err;
 		T_OK(blkattn_fw(&s, x, x, x, 8, 10, NULL, x, 1, &err) < 0 &&
@@ -341,10 +343,269 @@ static void test_pool(void)
 	}
 }
 
+/* ------------------------------------ top-down: global token 0 (block.py) */
+
+static double qk(const struct blk_ctx *c, int h, int64_t i, int64_t j)
+{
+	double a = 0;
+	int dk = c->s.dk;
+
+	for (int x = 0; x < dk; x++)
+		a += (double)c->q[i * c->ld + h * dk + x] * c->k[j * c->ld + h * dk + x];
+	return a * c->s.scale;
+}
+
+/* Direct computation of the global0 semantics (oracle README 6.2). */
+static void blkg_ref(const struct blk_ctx *c, double *ref)
+{
+	int bs = c->s.bs, dk = c->s.dk;
+	int64_t T = c->T;
+	double *sc = malloc((size_t)(T + bs + 1) * sizeof *sc);
+
+	for (int h = 0; h < c->s.heads; h++)
+		for (int64_t i = 0; i < T; i++) {
+			int64_t b0 = i / bs * bs, nk = i == 0 ? T : bs + 1;
+			double m = -INFINITY, sum = 0;
+			for (int64_t j = 0; j < nk; j++) {
+				if (i == 0)
+					sc[j] = j && c->pad && c->pad[j] ? -10000.0 : qk(c, h, i, j);
+				else if (j == bs)
+					sc[j] = qk(c, h, i, 0);
+				else if (b0 + j >= T)
+					sc[j] = -10000.0;
+				else {
+					int64_t kj = b0 + j;
+					int normal = kj != 0 && !(c->pad && (c->pad[i] || c->pad[kj]));
+					sc[j] = normal ? qk(c, h, i, kj) : -10000.0;
+				}
+				m = fmax(m, sc[j]);
+			}
+			for (int64_t j = 0; j < nk; j++)
+				sum += (sc[j] = exp(sc[j] - m));
+			for (int x = 0; x < dk; x++) {
+				double o = 0;
+				for (int64_t j = 0; j < nk; j++) {
+					int64_t kj = i == 0 ? j : j == bs ? 0 : b0 + j;
+					if (kj < T)
+						o += sc[j] / sum * c->v[kj * c->ld + h * dk + x];
+				}
+				ref[i * c->ld + h * dk + x] = o;
+			}
+		}
+	free(sc);
+}
+
+static void test_block_global(void)
+{
+	/* T not a multiple of bs (the last block cut short), pads at the end
+	 * and in the middle, chunks of more than 256 query rows */
+	static const struct { int bs; int64_t T, L; } cases[] = {
+		{ 8, 24, 13 }, { 8, 21, 21 }, { 8, 30, 17 }, { 300, 650, 520 }, { 16, 1, 1 },
+	};
+	for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
+		for (int masked = 0; masked < 2; masked++) {
+			int heads = 2, dk = 4;
+			int64_t T = cases[ci].T, ld = heads * dk, n = T * ld;
+			unsigned char *pad = calloc((size_t)T, 1);
+			struct blk_ctx c = { { heads, dk, cases[ci].bs, 0.5f, 1 }, randv(n, 1), randv(n, 1),
+			                     randv(n, 1), malloc((size_t)n * 4), randv(n, 1), NULL, T, ld, 1 };
+			float *dq = calloc((size_t)n, 4), *dk_ = calloc((size_t)n, 4), *dv = calloc((size_t)n, 4);
+			double *ref = malloc((size_t)n * 8), e;
+			lc_err err;
+
+			for (int64_t i = cases[ci].L; i < T; i++)
+				pad[i] = 1;
+			if (T > 6)
+				pad[5] = 1;            /* a pad inside the text */
+			c.pad = masked ? pad : NULL;
+			blkg_ref(&c, ref);
+			for (c.nth = 1; c.nth <= 3; c.nth += 2) {
+				blk_f(&c);
+				e = relerr(c.out, ref, n);
+				T_OK(e < 1e-5, "global block attention forward (bs %d, T %lld, L %lld, mask %d, "
+				     "%d threads): %.3g", cases[ci].bs, (long long)T, (long long)cases[ci].L,
+				     masked, c.nth, e);
+			}
+			c.nth = 2;
+			T_OK(blkattn_bw(&c.s, c.q, c.k, c.v, ld, T, c.pad, c.w, dq, dk_, dv, 2, &err) == 0,
+			     "%s", err.msg);
+			e = fd_check(blk_f, &c, c.q, dq, n, 1e-3);
+			T_OK(e < 2e-3, "global block dq (case %zu, mask %d): %.3g", ci, masked, e);
+			e = fd_check(blk_f, &c, c.k, dk_, n, 1e-3);
+			T_OK(e < 2e-3, "global block dk (case %zu, mask %d): %.3g", ci, masked, e);
+			e = fd_check(blk_f, &c, c.v, dv, n, 1e-3);
+			T_OK(e < 2e-3, "global block dv (case %zu, mask %d): %.3g", ci, masked, e);
+			free(c.q); free(c.k); free(c.v); free(c.out); free(c.w);
+			free(dq); free(dk_); free(dv); free(ref); free(pad);
+		}
+}
+
+/* ------------------------------------------ top-down: segments, AdaPool */
+
+struct seg_ctx {
+	poolattn_spec s;
+	float *x, *u, b, *p, *y, *w;
+	int64_t T, S;
+	int ada, nth;
+};
+
+static double seg_f(void *p)
+{
+	struct seg_ctx *c = p;
+
+	if (c->ada)
+		adapool_fw(&c->s, c->x, c->T, c->u, c->b, c->p, c->y, c->nth);
+	else
+		segpool_fw(&c->s, c->x, c->T, c->y, c->nth);
+	return dot(c->y, c->w, c->S * c->s.d);
+}
+
+static void test_segments(void)
+{
+	/* AvgPool1d(32, 24) as the top-down encoder uses it, and a smaller one */
+	static const struct { int k, st; int64_t T; } cases[] = { { 32, 24, 100 }, { 4, 3, 14 } };
+	for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
+		for (int ada = 0; ada < 2; ada++) {
+			int d = 6;
+			int64_t T = cases[ci].T, n = T * d;
+			struct seg_ctx c = { { 1, d, cases[ci].k, cases[ci].st, 0 }, randv(n, 1), randv(d, 0.5),
+			                     0.3f, malloc((size_t)T * 4), NULL, NULL, T, 0, ada, 1 };
+			int64_t S = c.S = poolattn_len(&c.s, T);
+			float *dx = calloc((size_t)n, 4), *du = calloc((size_t)d, 4), db = 0;
+			double *ref = malloc((size_t)(S * d) * 8), e;
+			lc_err err;
+
+			T_EQ_I(S, (T - cases[ci].k) / cases[ci].st + 1);
+			c.y = malloc((size_t)(S * d) * 4);
+			c.w = randv(S * d, 1);
+			for (int64_t j = 0; j < S; j++)
+				for (int x = 0; x < d; x++) {
+					double num = 0, den = 0;
+					for (int64_t t = j * c.s.stride; t < j * c.s.stride + c.s.kernel; t++) {
+						double z = c.b, pt;
+						for (int y = 0; y < d; y++)
+							z += (double)c.x[t * d + y] * c.u[y];
+						pt = ada ? 1 / (1 + exp(-z)) : 1;
+						num += pt * c.x[t * d + x];
+						den += pt;
+					}
+					ref[j * d + x] = ada ? num / den : num / c.s.kernel;
+				}
+			for (c.nth = 1; c.nth <= 3; c.nth += 2) {
+				seg_f(&c);
+				e = relerr(c.y, ref, S * d);
+				T_OK(e < 1e-5, "%s forward (kernel %d, T %lld, %d threads): %.3g",
+				     ada ? "AdaPool" : "segment pooling", c.s.kernel, (long long)T, c.nth, e);
+			}
+			seg_f(&c);
+			if (ada)
+				T_OK(adapool_bw(&c.s, c.x, T, c.u, c.p, c.y, c.w, dx, du, &db, 2, &err) == 0,
+				     "%s", err.msg);
+			else
+				segpool_bw(&c.s, T, c.w, dx, 2);
+			e = fd_check(seg_f, &c, c.x, dx, n, 1e-3);
+			T_OK(e < 2e-3, "%s dx (case %zu): %.3g", ada ? "AdaPool" : "pooling", ci, e);
+			if (ada) {
+				float b0 = c.b;
+				double fp, fm, g;
+				e = fd_check(seg_f, &c, c.u, du, d, 1e-3);
+				T_OK(e < 2e-3, "AdaPool du (case %zu): %.3g", ci, e);
+				c.b = b0 + 1e-3f;
+				fp = seg_f(&c);
+				c.b = b0 - 1e-3f;
+				fm = seg_f(&c);
+				c.b = b0;
+				g = (fp - fm) / ((double)(b0 + 1e-3f) - (double)(b0 - 1e-3f));
+				T_OK(fabs(g - db) < 2e-3 * fmax(1, fabs(g)), "AdaPool db %g, fd %g", db, g);
+				/* a zero tagger is the average pooling */
+				memset(c.u, 0, (size_t)d * 4);
+				c.b = 0;
+				seg_f(&c);
+				{
+					float *avg = malloc((size_t)(S * d) * 4);
+					segpool_fw(&c.s, c.x, T, avg, 1);
+					e = 0;
+					for (int64_t i = 0; i < S * d; i++)
+						e = fmax(e, fabs(avg[i] - c.y[i]));
+					T_OK(e < 1e-6, "AdaPool with a zero tagger = AvgPool: %.3g", e);
+					free(avg);
+				}
+			}
+			free(c.x); free(c.u); free(c.p); free(c.y); free(c.w);
+			free(dx); free(du); free(ref);
+		}
+}
+
+struct sx_ctx {
+	float *q, *k, *v, *o, *w;
+	int64_t T, S;
+	int heads, d, nth;
+};
+
+static double sx_f(void *p)
+{
+	struct sx_ctx *c = p;
+	lc_err err;
+
+	T_OK(segxattn_fw(c->heads, c->d, c->q, c->T, c->k, c->v, c->S, c->o, c->nth, &err) == 0,
+	     "%s", err.msg);
+	return dot(c->o, c->w, c->T * c->d);
+}
+
+static void test_segxattn(void)
+{
+	int heads = 2, dk = 3, d = heads * dk;
+	int64_t T = 300, S = 5;
+	struct sx_ctx c = { randv(T * d, 1), randv(S * d, 1), randv(S * d, 1), malloc((size_t)(T * d) * 4),
+	                    randv(T * d, 1), T, S, heads, d, 1 };
+	float *dq = calloc((size_t)(T * d), 4), *dk_ = calloc((size_t)(S * d), 4),
+	      *dv = calloc((size_t)(S * d), 4);
+	double *ref = malloc((size_t)(T * d) * 8), e;
+	lc_err err;
+
+	for (int h = 0; h < heads; h++)
+		for (int64_t i = 0; i < T; i++) {
+			double sc[5], m = -INFINITY, sum = 0;
+			for (int64_t j = 0; j < S; j++) {
+				double a = 0;
+				for (int x = 0; x < dk; x++)
+					a += (double)c.q[i * d + h * dk + x] * c.k[j * d + h * dk + x];
+				sc[j] = a / sqrt(dk);
+				m = fmax(m, sc[j]);
+			}
+			for (int64_t j = 0; j < S; j++)
+				sum += (sc[j] = exp(sc[j] - m));
+			for (int x = 0; x < dk; x++) {
+				double o = 0;
+				for (int64_t j = 0; j < S; j++)
+					o += sc[j] / sum * c.v[j * d + h * dk + x];
+				ref[i * d + h * dk + x] = o;
+			}
+		}
+	for (c.nth = 1; c.nth <= 3; c.nth += 2) {
+		sx_f(&c);
+		e = relerr(c.o, ref, T * d);
+		T_OK(e < 1e-5, "segment cross-attention forward, %d threads: %.3g", c.nth, e);
+	}
+	T_OK(segxattn_bw(heads, d, c.q, T, c.k, c.v, S, c.w, dq, dk_, dv, 2, &err) == 0, "%s",
+	     err.msg);
+	e = fd_check(sx_f, &c, c.q, dq, T * d, 1e-3);
+	T_OK(e < 2e-3, "segment cross-attention dq: %.3g", e);
+	e = fd_check(sx_f, &c, c.k, dk_, S * d, 1e-3);
+	T_OK(e < 2e-3, "segment cross-attention dk: %.3g", e);
+	e = fd_check(sx_f, &c, c.v, dv, S * d, 1e-3);
+	T_OK(e < 2e-3, "segment cross-attention dv: %.3g", e);
+	free(c.q); free(c.k); free(c.v); free(c.o); free(c.w);
+	free(dq); free(dk_); free(dv); free(ref);
+}
+
 int main(void)
 {
 	cmp_init();
 	T_RUN(test_block);
 	T_RUN(test_pool);
+	T_RUN(test_block_global);
+	T_RUN(test_segments);
+	T_RUN(test_segxattn);
 	return t_done();
 }
