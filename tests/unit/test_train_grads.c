@@ -21,6 +21,7 @@
 #include "arch/encoder.h"
 #include "arch/model.h"
 #include "t.h"
+#include "t_grad.h"
 #include "train/train_int.h"
 #include "weights/safetensors.h"
 
@@ -31,71 +32,6 @@ static float *load_f32(const char *rel, size_t *n)
 
 	*n = p ? len / sizeof(float) : 0;
 	return p;
-}
-
-static double relmax(const float *a, const float *b, size_t n)
-{
-	double m = 0, g = 0;
-	for (size_t i = 0; i < n; i++) {
-		double e = fabs((double)a[i] - b[i]);
-		if (e > m)
-			m = e;
-		if (fabs(b[i]) > g)
-			g = fabs(b[i]);
-	}
-	return g > 0 ? m / g : m;
-}
-
-typedef struct rig {
-	lc_model *m;
-	trainer *tr;
-	float *w;                     /* the trainer's flat weights */
-	uint64_t P;
-} rig;
-
-static int rig_open(rig *r, const char *dir)
-{
-	lc_err err;
-	train_opts o;
-
-	memset(r, 0, sizeof *r);
-	memset(&o, 0, sizeof o);
-	o.threads = 1;
-	o.batch_tokens = 1;
-	if (!(r->m = model_open(dir, &err))) {
-		T_OK(0, "%s", err.msg);
-		return -1;
-	}
-	r->tr = trainer_new(r->m, &o, &err);
-	T_OK(r->tr != NULL, "trainer_new: %s", err.msg);
-	if (!r->tr)
-		return -1;
-	r->P = trainer_nparams(r->tr);
-	T_EQ_I(r->P, model_nparams(r->m));
-	r->w = trainer_weights(r->tr);
-	return 0;
-}
-
-static void rig_close(rig *r)
-{
-	trainer_free(r->tr);
-	model_free(r->m);
-}
-
-/* loss (summed) at the current weights; gradients (trainer_grads) if grad */
-static double dropout_p;   /* dropout of rig_loss (masks fixed by the seed) */
-
-static double rig_loss(rig *r, const int32_t *src, int64_t Ls, const int32_t *tgt, int64_t Lt,
-                       int grad)
-{
-	train_pair_out out = { 0 };
-	lc_err err;
-
-	if (trainer_pair(r->tr, src, Ls, tgt, Lt, dropout_p, 1, grad, &out, &err) < 0) {
-		T_OK(0, "trainer_pair: %s", err.msg);
-		return NAN;
-	}
-	return out.loss;
 }
 
 /* ------------------------------------------------------------- parity */
@@ -186,13 +122,6 @@ static void test_parity(void)
 }
 
 /* --------------------------------------------------------- gradients */
-
-static uint64_t rs = 12345;
-static double urand(void)
-{
-	rs = rs * 6364136223846793005ull + 1442695040888963407ull;
-	return ((double)(rs >> 11) / 9007199254740992.0);
-}
 
 static const char *tiny_config =
 	"{\"d_model\": 8, \"d_ff\": 12, \"d_kv\": 4, \"d_state\": 6, \"num_layers\": 2,\n"
