@@ -10,7 +10,6 @@
 #include "gen/search.h"
 #include "gen/settings.h"
 #include "pipe/decode.h"
-#include "stream/stream.h"
 #include "text/tokenizer.h"
 
 static _Noreturn void usage(void)
@@ -86,25 +85,20 @@ static void on_warn(void *ctx, const char *msg)
 }
 
 /* The tokenizer: -t, else the model directory's, $LC_TOKENIZER's (the
- * library's message names it) or the bundled one. -f text and jsonl
- * need one; a stream goes without ("tokens" only). */
-static lc_tokenizer *open_tokenizer(const char *topt, const char *mdir, const char *fmt)
+ * library's message names it) or the bundled one (summ_tokenizer). */
+static lc_tokenizer *open_tokenizer(const summ_opts *o, const char *topt, const char *mdir)
 {
 	lc_tokenizer *tok;
 	lc_err err;
-	int none;
+	int rc;
 
 	if (topt && *topt)
 		cli_check_path("-t/--tokenizer", topt);
-	if ((tok = tok_open_model(topt, mdir, &none, &err)))
-		return tok;
-	if (!none)
+	if ((rc = summ_tokenizer(o, topt, mdir, &tok, &err)) == -1)
 		cli_die_source(topt && *topt ? "-t/--tokenizer" : NULL, topt, err.msg);
-	if (strcmp(fmt, "stream"))
-		cli_die(LC_EXIT_DATA, "-f %s needs the model's tokenizer: %s "
-		        "(give -t, or use -f ids or -f stream)", fmt, err.msg);
-	cli_warn("no tokenizer (%s): the stream gets \"tokens\" but no \"text\"", err.msg);
-	return NULL;
+	if (rc < 0)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	return tok;
 }
 
 int main(int argc, char **argv)
@@ -142,8 +136,6 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{0, 0, 0, 0},
 	};
-	/* -f's values, as enum summ_format */
-	static const char *const formats[] = { "text", "ids", "stream", "jsonl" };
 	static char defmodel[4096];
 	summ_opts o = { .format = SUMM_TEXT, .batch = SUMM_BATCH_DOCS, .progress = on_progress,
 	                .warn = on_warn };
@@ -165,9 +157,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'm': mdir = optarg; break;
 		case 'f':
-			for (i = 0; i < 4 && strcmp(optarg, formats[i]); i++)
-				;
-			if (i == 4)
+			if ((i = summ_format_parse(optarg)) < 0)
 				cli_usage_error("-f/--format: unknown output format '%s' "
 				                "(text, ids, stream, jsonl)", optarg);
 			o.format = (enum summ_format)i;
@@ -198,10 +188,8 @@ int main(int argc, char **argv)
 			given[GEN_REPETITION_PENALTY] = 1;
 			break;
 		case O_EARLY:
-			if (!strcmp(optarg, "false")) cl.early_stopping = SEARCH_EARLY_FALSE;
-			else if (!strcmp(optarg, "true")) cl.early_stopping = SEARCH_EARLY_TRUE;
-			else if (!strcmp(optarg, "never")) cl.early_stopping = SEARCH_EARLY_NEVER;
-			else cli_usage_error("--early-stopping: '%s' is not false, true or never", optarg);
+			if ((cl.early_stopping = search_early_parse(optarg)) < 0)
+				cli_usage_error("--early-stopping: '%s' is not false, true or never", optarg);
 			given[GEN_EARLY_STOPPING] = 1;
 			break;
 		case O_FBOS:
@@ -216,7 +204,6 @@ int main(int argc, char **argv)
 			break;
 		}
 		case O_MAXLEN:
-			/* transformers: max_length counts the decoder start token */
 			cl_maxlen = (int)cli_int("--max-length", optarg, 2, (1 << 24) + 1);
 			given[GEN_MAX_LENGTH] = 1;
 			break;
@@ -262,18 +249,8 @@ int main(int argc, char **argv)
 	/* -m/--model, else $LC_MODEL, else the demo model */
 	mdir = model_locate(cli_source(mdir, "-m/--model", "$LC_MODEL", &from), defmodel,
 	                    sizeof defmodel);
-	if (o.nul && o.format != SUMM_TEXT)
-		cli_usage_error("-z applies to -f text only");
-	if (given[GEN_MAX_LENGTH] && given[GEN_MAX_NEW])
-		cli_warn("--max-new %d and --max-length %d: --max-new wins, as in transformers",
-		         cl.max_new, cl_maxlen);
-	else if (given[GEN_MAX_LENGTH])
-		cl.max_new = cl_maxlen - 1;
-	if (given[GEN_MIN_NEW] && (given[GEN_MAX_NEW] || given[GEN_MAX_LENGTH]) &&
-	    cl.min_new > cl.max_new)
-		cli_usage_error("--min-new %d exceeds --max-new %d", cl.min_new, cl.max_new);
-	if (info && optind < argc)
-		cli_usage_error("--info takes no input files");
+	if (summ_check_options(&o, &cl, given, cl_maxlen, info, argc - optind, &err) < 0)
+		cli_usage_error("%s", err.msg);
 	if (o.format == SUMM_STREAM && !info)
 		cli_binary_stdout(force);
 	o.threads = cli_threads(jopt);
@@ -287,16 +264,12 @@ int main(int argc, char **argv)
 		cli_die(LC_EXIT_DATA, "%s: %s", mdir, err.msg);
 	}
 	/* lc's defaults, then the model's files, then the command line */
-	if (gen_settings_init(&gs, model, &err) < 0)
+	if ((rc = summ_settings(&gs, &o, model, &cl, given, &err)) == -1)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	gen_settings_override(&gs, &cl, given);
-	o.search = gs.o;
-	if (search_opts_check(&o.search, &err) < 0)
+	if (rc < 0)
 		cli_usage_error("%s", err.msg);
 	if (info || verbose) {
-		FILE *f = info ? stdout : stderr;
-		fprintf(f, "model\t%s\t%s\n", model_dir(model), model_config(model)->arch->name);
-		gen_settings_print(&gs, f);
+		summ_print_settings(model, &gs, info ? stdout : stderr);
 		if (info) {
 			decoder_free(dec);
 			model_free(model);
@@ -304,17 +277,12 @@ int main(int argc, char **argv)
 		}
 	}
 	if (o.format != SUMM_IDS)
-		tok = open_tokenizer(topt, mdir, formats[o.format]);
+		tok = open_tokenizer(&o, topt, mdir);
 	cli_progress_init(&pr, quiet);
 	o.ctx = &pr;
 	if (!(sum = summ_new(model, dec, tok, &o, stdout, &err)))
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	if (o.batch > 1)
-		rc = stream_each_batch(argc - optind, argv + optind, summ_batch_docs(sum),
-		                       SUMM_BATCH_BYTES, summ_docs, sum, &err);
-	else
-		rc = stream_each(argc - optind, argv + optind, summ_doc, sum, &err);
-	if (rc < 0 || summ_finish(sum, &err) < 0)
+	if (summ_files(sum, argc - optind, argv + optind, &err) < 0)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	summ_free(sum);
 	tok_free(tok);

@@ -95,6 +95,18 @@ int search_opts_check(const search_opts *o, lc_err *err)
 	return 0;
 }
 
+static const char *const early_names[] = { "false", "true", "never" };
+
+int search_early_parse(const char *name)
+{
+	for (int e = SEARCH_EARLY_FALSE; e <= SEARCH_EARLY_NEVER; e++)
+		if (!strcmp(name, early_names[e]))
+			return e;
+	return -1;
+}
+
+const char *search_early_name(enum search_early e) { return early_names[e]; }
+
 void search_result_free(search_result *res)
 {
 	for (int i = 0; res->seq && i < res->nseq; i++)

@@ -92,6 +92,10 @@ void search_opts_default(search_opts *o);
  * sampling, num_return against the mode as HF's GenerationConfig does);
  * -1 and err if unusable. */
 int search_opts_check(const search_opts *o, lc_err *err);
+/* early_stopping's names, as enum search_early: "false", "true", "never";
+ * search_early_parse gives -1 for any other. */
+int search_early_parse(const char *name);
+const char *search_early_name(enum search_early e);
 
 /* The rows the model steps: num_beams, or num_return when sampling
  * without beams. */

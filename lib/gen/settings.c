@@ -163,7 +163,6 @@ void gen_settings_override(gen_settings *g, const search_opts *cl, const int giv
 
 void gen_settings_print(const gen_settings *g, FILE *f)
 {
-	static const char *const early[] = { "false", "true", "never" };
 	const search_opts *o = &g->o;
 
 	fprintf(f, "num_beams\t%d\t%s\n", o->num_beams, g->src[GEN_BEAMS]);
@@ -174,7 +173,8 @@ void gen_settings_print(const gen_settings *g, FILE *f)
 	fprintf(f, "no_repeat_ngram_size\t%d\t%s\n", o->no_repeat_ngram, g->src[GEN_NO_REPEAT_NGRAM]);
 	fprintf(f, "repetition_penalty\t%g\t%s\n", o->repetition_penalty,
 	        g->src[GEN_REPETITION_PENALTY]);
-	fprintf(f, "early_stopping\t%s\t%s\n", early[o->early_stopping], g->src[GEN_EARLY_STOPPING]);
+	fprintf(f, "early_stopping\t%s\t%s\n", search_early_name((enum search_early)o->early_stopping),
+	        g->src[GEN_EARLY_STOPPING]);
 	if (o->forced_bos >= 0)
 		fprintf(f, "forced_bos_token_id\t%ld\t%s\n", (long)o->forced_bos, g->src[GEN_FORCED_BOS]);
 	else

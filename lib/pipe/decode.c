@@ -442,3 +442,94 @@ void summ_free(summarizer *s)
 	free(s->utf8);
 	free(s);
 }
+
+/* --- lc-decode's command line --- */
+
+static const char *const format_names[] = { "text", "ids", "stream", "jsonl" };
+
+int summ_format_parse(const char *name)
+{
+	for (int f = SUMM_TEXT; f <= SUMM_JSONL; f++)
+		if (!strcmp(name, format_names[f]))
+			return f;
+	return -1;
+}
+
+const char *summ_format_name(enum summ_format f) { return format_names[f]; }
+
+static void warn(const summ_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(const summ_opts *o, const char *fmt, ...)
+{
+	char line[sizeof ((lc_err *)0)->msg + 128];
+	va_list ap;
+
+	if (!o->warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	o->warn(o->ctx, line);
+}
+
+int summ_check_options(const summ_opts *o, search_opts *cl, const int given[GEN_NKEYS],
+                       int max_length, int info, int nfiles, lc_err *err)
+{
+	if (o->nul && o->format != SUMM_TEXT)
+		return lc_fail(err, "-z applies to -f text only");
+	if (given[GEN_MAX_LENGTH] && given[GEN_MAX_NEW])
+		warn(o, "--max-new %d and --max-length %d: --max-new wins, as in transformers",
+		     cl->max_new, max_length);
+	else if (given[GEN_MAX_LENGTH])
+		cl->max_new = max_length - 1;   /* transformers: max_length counts the start token */
+	if (given[GEN_MIN_NEW] && (given[GEN_MAX_NEW] || given[GEN_MAX_LENGTH]) &&
+	    cl->min_new > cl->max_new)
+		return lc_fail(err, "--min-new %d exceeds --max-new %d", cl->min_new, cl->max_new);
+	if (info && nfiles > 0)
+		return lc_fail(err, "--info takes no input files");
+	return 0;
+}
+
+int summ_settings(gen_settings *g, summ_opts *o, const lc_model *m, const search_opts *cl,
+                  const int given[GEN_NKEYS], lc_err *err)
+{
+	if (gen_settings_init(g, m, err) < 0)
+		return -1;
+	gen_settings_override(g, cl, given);
+	o->search = g->o;
+	return search_opts_check(&o->search, err) < 0 ? -2 : 0;
+}
+
+void summ_print_settings(const lc_model *m, const gen_settings *g, FILE *f)
+{
+	fprintf(f, "model\t%s\t%s\n", model_dir(m), model_config(m)->arch->name);
+	gen_settings_print(g, f);
+}
+
+int summ_tokenizer(const summ_opts *o, const char *topt, const char *mdir, lc_tokenizer **tok,
+                   lc_err *err)
+{
+	char why[sizeof err->msg];
+	int none;
+
+	if ((*tok = tok_open_model(topt, mdir, &none, err)))
+		return 0;
+	if (!none)
+		return -1;
+	snprintf(why, sizeof why, "%s", err->msg);
+	if (o->format != SUMM_STREAM) {
+		lc_fail(err, "-f %s needs the model's tokenizer: %s (give -t, or use -f ids or -f stream)",
+		        format_names[o->format], why);
+		return -2;
+	}
+	warn(o, "no tokenizer (%s): the stream gets \"tokens\" but no \"text\"", why);
+	return 0;
+}
+
+int summ_files(summarizer *s, int n, char *const *files, lc_err *err)
+{
+	int rc = s->o.batch > 1 ? stream_each_batch(n, files, summ_batch_docs(s), SUMM_BATCH_BYTES,
+	                                            summ_docs, s, err)
+	                        : stream_each(n, files, summ_doc, s, err);
+
+	return rc < 0 ? -1 : summ_finish(s, err);
+}

@@ -23,6 +23,11 @@
  * before a bad one are decoded and written first; the bad one is the
  * error (*bad). Nothing is printed but the output: progress and warnings
  * go to the caller's functions.
+ *
+ * And lc-decode's command line, less its parsing: the names of its
+ * formats, the checks across its options, the settings in force (lc's,
+ * the model's files, the command line: gen/settings.h), the tokenizer
+ * each format needs, and the run over the input files.
  */
 #ifndef LC_PIPE_DECODE_H
 #define LC_PIPE_DECODE_H
@@ -34,6 +39,7 @@
 #include "arch/model.h"
 #include "base/err.h"
 #include "gen/search.h"
+#include "gen/settings.h"
 #include "stream/stream.h"
 #include "text/tokenizer.h"
 
@@ -77,5 +83,43 @@ int summ_batch_docs(const summarizer *s);
 int summ_finish(summarizer *s, lc_err *err);
 /* Frees s; a stream not finished stays truncated, on purpose. */
 void summ_free(summarizer *s);
+
+/* --- lc-decode's command line --- */
+
+/* -f's names, as enum summ_format: "text", "ids", "stream", "jsonl";
+ * summ_format_parse gives -1 for any other. */
+int summ_format_parse(const char *name);
+const char *summ_format_name(enum summ_format f);
+/* The checks across the options, once parsed: o (format, nul) and the
+ * search values cl given on the command line (given[], gen/settings.h),
+ * --max-length's N, --info, and the count of input files. In this order:
+ * -z goes with -f text only; --max-length N makes cl->max_new N - 1
+ * unless --max-new is given too, which wins (as in transformers; a
+ * warning through o->warn says so); --min-new may not exceed the maximum
+ * given; --info takes no input files. -1 and err (a usage error) on the
+ * first that fails. */
+int summ_check_options(const summ_opts *o, search_opts *cl, const int given[GEN_NKEYS],
+                       int max_length, int info, int nfiles, lc_err *err);
+/* The settings in force for m: lc's, the model's files', then cl's where
+ * given; *g gets them and where each comes from, o->search the options.
+ * -1 and err: the model's files are bad (a data error); -2 and err: the
+ * settings in force do not go together (search_opts_check: a usage
+ * error). */
+int summ_settings(gen_settings *g, summ_opts *o, const lc_model *m, const search_opts *cl,
+                  const int given[GEN_NKEYS], lc_err *err);
+/* --info's lines: "model\tDIR\tARCH", then the settings' (gen_settings_print). */
+void summ_print_settings(const lc_model *m, const gen_settings *g, FILE *f);
+/* The tokenizer for o->format (text, jsonl or stream): topt if given, else
+ * model directory mdir's, else the default (tok_open_model). 0 and *tok;
+ * for -f stream *tok may be NULL where there is none (a warning through
+ * o->warn: the stream gets "tokens" but no "text"). -1 and err: the one
+ * found cannot be read; -2 and err: there is none and text and jsonl need
+ * one. */
+int summ_tokenizer(const summ_opts *o, const char *topt, const char *mdir, lc_tokenizer **tok,
+                   lc_err *err);
+/* Summarizes the documents of files[n] (standard input when n is 0 or a
+ * file is "-") with s: with batch > 1 several at a time (summ_docs), else
+ * one by one (summ_doc); then summ_finish. */
+int summ_files(summarizer *s, int n, char *const *files, lc_err *err);
 
 #endif

@@ -5,8 +5,12 @@
  * document, the ones before it are written and *bad names it; the stream
  * format drops "hidden", passes other records on and names the n-best
  * "tokens.2"; warnings come once; progress ends with its NULL line.
+ * lc-decode's command line: -f's and --early-stopping's names, the checks
+ * across options in their order, the settings in force and --info's
+ * lines.
  */
 #include <stdint.h>
+#include <string.h>
 
 #include "arch/decoder.h"
 #include "arch/model.h"
@@ -199,6 +203,84 @@ static void test_needs_tokenizer(void)
 	T_OK(summ_new(model, dec, NULL, &o, stdout, &err) == NULL, "jsonl without a tokenizer");
 }
 
+static void test_names(void)
+{
+	static const char *const f[] = { "text", "ids", "stream", "jsonl" };
+
+	for (int i = 0; i < 4; i++) {
+		T_EQ_I(summ_format_parse(f[i]), i);
+		T_EQ_S(summ_format_name((enum summ_format)i), f[i]);
+	}
+	T_EQ_I(summ_format_parse("json"), -1);
+	T_EQ_I(search_early_parse("false"), SEARCH_EARLY_FALSE);
+	T_EQ_I(search_early_parse("true"), SEARCH_EARLY_TRUE);
+	T_EQ_I(search_early_parse("never"), SEARCH_EARLY_NEVER);
+	T_EQ_I(search_early_parse("True"), -1);
+	T_EQ_S(search_early_name(SEARCH_EARLY_NEVER), "never");
+}
+
+/* The checks across options, in lc-decode's order; --max-length's N is
+ * max_new N - 1 unless --max-new is given, which wins with a warning. */
+static void test_check_options(void)
+{
+	summ_opts o = { .format = SUMM_IDS, .nul = 1, .warn = on_warn };
+	search_opts cl;
+	int given[GEN_NKEYS] = { 0 };
+	lc_err err;
+
+	search_opts_default(&cl);
+	T_OK(summ_check_options(&o, &cl, given, 0, 1, 1, &err) < 0 &&
+	     !strcmp(err.msg, "-z applies to -f text only"), "%s", err.msg);
+	o.format = SUMM_TEXT;
+	T_OK(summ_check_options(&o, &cl, given, 0, 0, 3, &err) == 0, "%s", err.msg);
+	given[GEN_MAX_LENGTH] = 1;
+	T_OK(summ_check_options(&o, &cl, given, 9, 0, 0, &err) == 0, "%s", err.msg);
+	T_EQ_I(cl.max_new, 8);
+	nwarn = 0;
+	given[GEN_MAX_NEW] = 1;
+	cl.max_new = 5;
+	T_OK(summ_check_options(&o, &cl, given, 9, 0, 0, &err) == 0, "%s", err.msg);
+	T_EQ_I(cl.max_new, 5);
+	T_EQ_I(nwarn, 1);
+	given[GEN_MIN_NEW] = 1;
+	cl.min_new = 6;
+	T_OK(summ_check_options(&o, &cl, given, 9, 0, 0, &err) < 0 &&
+	     !strcmp(err.msg, "--min-new 6 exceeds --max-new 5"), "%s", err.msg);
+	cl.min_new = 5;
+	T_OK(summ_check_options(&o, &cl, given, 9, 1, 1, &err) < 0 &&
+	     !strcmp(err.msg, "--info takes no input files"), "%s", err.msg);
+	T_OK(summ_check_options(&o, &cl, given, 9, 1, 0, &err) == 0, "%s", err.msg);
+}
+
+/* The command line's values over the model's; a setting that does not
+ * go with the others is -2 (a usage error). */
+static void test_settings(void)
+{
+	summ_opts o = { .format = SUMM_IDS };
+	search_opts cl;
+	int given[GEN_NKEYS] = { 0 };
+	gen_settings g;
+	lc_err err;
+	char buf[4096] = "";
+	FILE *f;
+
+	search_opts_default(&cl);
+	cl.num_beams = 3;
+	given[GEN_BEAMS] = 1;
+	T_OK(summ_settings(&g, &o, model, &cl, given, &err) == 0, "%s", err.msg);
+	T_EQ_I(o.search.num_beams, 3);
+	T_EQ_S(g.src[GEN_BEAMS], "command line");
+	if ((f = fmemopen(buf, sizeof buf - 1, "w"))) {
+		summ_print_settings(model, &g, f);
+		fclose(f);
+	}
+	T_OK(!strncmp(buf, "model\t", 6) && strstr(buf, "\nnum_beams\t3\tcommand line\n"), "%s",
+	     buf);
+	cl.num_return = 4;
+	given[GEN_NUM_RETURN] = 1;
+	T_EQ_I(summ_settings(&g, &o, model, &cl, given, &err), -2);
+}
+
 int main(void)
 {
 	lc_err err = { "" };
@@ -221,6 +303,9 @@ int main(void)
 	T_RUN(test_stream_nbest);
 	T_RUN(test_warn_once);
 	T_RUN(test_needs_tokenizer);
+	T_RUN(test_names);
+	T_RUN(test_check_options);
+	T_RUN(test_settings);
 	for (int k = 0; k < NDOC; k++)
 		doc_free(&docs[k]);
 	decoder_free(dec);

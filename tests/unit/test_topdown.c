@@ -27,6 +27,7 @@
 #include "weights/safetensors.h"
 #include "t.h"
 #include "t_dec.h"
+#include "t_oracle.h"
 
 #define TOL 1e-5
 #define D 64
@@ -36,87 +37,12 @@ static char dir_fs[] = "/tmp/lc-test-topdown-XXXXXX";
 
 static void *golden(const char *rel, size_t *n)
 {
-	char p[256];
-	size_t len = 0;
-	void *v;
-
-	snprintf(p, sizeof p, "topdown/oracle/%s", rel);
-	v = t_slurp(t_data(p), &len);
-	*n = len / 4;
-	return v;
+	return t_oracle_golden("topdown/oracle", rel, n);
 }
 
 static void check(const char *what, const float *got, const char *rel, size_t off, size_t n)
 {
-	size_t ng;
-	float *g = golden(rel, &ng);
-
-	if (T_OK(got && g && ng >= off + n, "%s: golden %s", what, rel))
-		worst = fmax(worst, t_rel_err(what, got, g + off, n, TOL));
-	free(g);
-}
-
-static int write_file(const char *path, const char *s, size_t n)
-{
-	FILE *f = fopen(path, "w");
-	int ok = f && fwrite(s, 1, n, f) == n;
-
-	return (f && fclose(f) == 0 && ok) ? 0 : -1;
-}
-
-/* dir: config.json and model.safetensors = the oracle's tensors (fairseq
- * names) plus the decoder's position table and layernorm_embedding. */
-static int make_fairseq_dir(const char *dir)
-{
-	char path[512], *cfg;
-	size_t n;
-	lc_err err;
-	st_file *f;
-	st_tensor *t;
-	uint32_t k;
-	static float dpos[1026 * D], ones[D], zeros[D];
-	int rc;
-
-	cfg = t_slurp(t_data("topdown/config.json"), &n);
-	snprintf(path, sizeof path, "%s/config.json", dir);
-	if (!cfg || write_file(path, cfg, n) < 0)
-		return -1;
-	free(cfg);
-	if (!(f = st_open(t_data("topdown/oracle/model.safetensors"), &err)))
-		return -1;
-	k = st_count(f);
-	t = calloc(k + 3, sizeof *t);
-	for (uint32_t i = 0; i < k; i++)
-		t[i] = *st_at(f, i);
-	for (int i = 0; i < 1026 * D; i++)
-		dpos[i] = (float)(i % 7) * 0.1f;
-	for (int i = 0; i < D; i++)
-		ones[i] = 1;
-	t[k] = (st_tensor){ .name = "decoder.embed_positions.weight", .dtype = ST_F32, .rank = 2,
-	                    .dims = { 1026, D }, .numel = 1026 * D, .nbytes = sizeof dpos,
-	                    .data = (const unsigned char *)dpos };
-	t[k + 1] = (st_tensor){ .name = "decoder.layernorm_embedding.weight", .dtype = ST_F32,
-	                        .rank = 1, .dims = { D }, .numel = D, .nbytes = sizeof ones,
-	                        .data = (const unsigned char *)ones };
-	t[k + 2] = (st_tensor){ .name = "decoder.layernorm_embedding.bias", .dtype = ST_F32,
-	                        .rank = 1, .dims = { D }, .numel = D, .nbytes = sizeof zeros,
-	                        .data = (const unsigned char *)zeros };
-	snprintf(path, sizeof path, "%s/model.safetensors", dir);
-	rc = st_write(path, t, k + 3, &err);
-	free(t);
-	st_close(f);
-	return rc;
-}
-
-static void rm_dir(const char *dir)
-{
-	char p[512];
-
-	snprintf(p, sizeof p, "%s/config.json", dir);
-	unlink(p);
-	snprintf(p, sizeof p, "%s/model.safetensors", dir);
-	unlink(p);
-	rmdir(dir);
+	t_oracle_check("topdown/oracle", TOL, &worst, what, got, rel, off, n);
 }
 
 /* <cs> (raw/L100, pad32/batch...), document b of B: every stage, all T
@@ -223,73 +149,34 @@ out:
 	model_free(m);
 }
 
+/* The tensors the file of transformers-style names holds. */
+static void hf_names(const st_file *f)
+{
+	T_OK(st_find(f, "model.encoder.layers.2.cross_attn.out_proj.bias") != NULL,
+	     "HF name of a top-down layer's cross-attention");
+	T_OK(st_find(f, "model.encoder.top_layers.1.fc2.weight") != NULL,
+	     "HF name of a segment layer");
+	T_OK(st_find(f, "model.shared.weight") && !st_find(f, "encoder.version"),
+	     "HF names only");
+	T_OK(!st_find(f, "model.encoder.layers.1.cross_attn.q_proj.weight"),
+	     "no cross-attention in a bottom-up layer");
+}
+
 /* The transformers-style names (params_write, as lc-convert writes) give
  * the same states, bit for bit. */
 static void test_hf_names(void)
 {
-	char dir[] = "/tmp/lc-test-topdown-hf-XXXXXX", path[512];
-	lc_err err;
-	lc_model *m = model_open(dir_fs, &err), *h = NULL;
-	lc_encoder *e = NULL, *eh = NULL;
-	size_t n, ncfg;
+	char dir[] = "/tmp/lc-test-topdown-hf-XXXXXX";
+	size_t n;
 	int32_t *tok = golden("raw/L1000/tokens.i32", &n);
-	char *cfg = t_slurp(t_data("topdown/config.json"), &ncfg);
-	float *o1 = malloc(1000 * D * sizeof *o1), *o2 = malloc(1000 * D * sizeof *o2);
-	st_file *f = NULL;
 
-	if (!T_OK(m && tok && cfg && mkdtemp(dir), "setup"))
-		goto out;
-	snprintf(path, sizeof path, "%s/config.json", dir);
-	T_OK(write_file(path, cfg, ncfg) == 0, "%s", path);
-	snprintf(path, sizeof path, "%s/model.safetensors", dir);
-	T_OK(params_write(model_params(m), NULL, path, &err) == 0, "%s", err.msg);
-	if (T_OK((f = st_open(path, &err)) != NULL, "%s", err.msg)) {
-		T_OK(st_find(f, "model.encoder.layers.2.cross_attn.out_proj.bias") != NULL,
-		     "HF name of a top-down layer's cross-attention");
-		T_OK(st_find(f, "model.encoder.top_layers.1.fc2.weight") != NULL,
-		     "HF name of a segment layer");
-		T_OK(st_find(f, "model.shared.weight") && !st_find(f, "encoder.version"),
-		     "HF names only");
-		T_OK(!st_find(f, "model.encoder.layers.1.cross_attn.q_proj.weight"),
-		     "no cross-attention in a bottom-up layer");
-		st_close(f);
-	}
-	h = model_open(dir, &err);
-	if (!T_OK(h != NULL, "%s", err.msg))
-		goto out;
-	e = encoder_new(m, 1, &err);
-	eh = encoder_new(h, 3, &err);
-	if (!T_OK(e && eh, "%s", err.msg))
-		goto out;
-	T_OK(encoder_run(e, tok, 1000, o1, NULL, NULL, &err) == 0, "%s", err.msg);
-	T_OK(encoder_run(eh, tok, 1000, o2, NULL, NULL, &err) == 0, "%s", err.msg);
-	T_OK(!memcmp(o1, o2, 1000 * D * sizeof *o1), "HF names, 3 threads: the same bits");
-out:
-	encoder_free(e);
-	encoder_free(eh);
-	model_free(m);
-	model_free(h);
-	rm_dir(dir);
+	t_oracle_hf_names(dir_fs, dir, "topdown/config.json", D, tok, hf_names);
 	free(tok);
-	free(cfg);
-	free(o1);
-	free(o2);
 }
 
 static void refuse(const char *keys, const char *want)
 {
-	json_error_t je;
-	json_t *root = json_load_file(t_data("topdown/config.json"), 0, &je), *kw = json_loads(keys, 0, &je);
-	lc_config c;
-	lc_err err;
-
-	if (!T_OK(root && kw, "%s", keys))
-		return;
-	json_object_update(root, kw);
-	T_OK(arch_config_json(root, "config.json", &c, &err) < 0 && strstr(err.msg, want),
-	     "%s: %s", keys, err.msg);
-	json_decref(root);
-	json_decref(kw);
+	t_oracle_refuse("topdown/config.json", keys, want);
 }
 
 static void test_refusals(void)
@@ -428,13 +315,13 @@ out:
 
 int main(void)
 {
-	if (!T_OK(mkdtemp(dir_fs) && make_fairseq_dir(dir_fs) == 0, "fairseq-named model directory"))
+	if (!T_OK(mkdtemp(dir_fs) && t_oracle_fairseq_dir(dir_fs, "topdown/config.json", "topdown/oracle/model.safetensors", D, 0) == 0, "fairseq-named model directory"))
 		return t_done();
 	T_RUN(test_goldens);
 	T_RUN(test_hf_names);
 	T_RUN(test_refusals);
 	T_RUN(test_convert);
-	rm_dir(dir_fs);
+	t_rm_dir(dir_fs);
 	printf("worst error relative to the golden's largest value: %.3g\n", worst);
 	return t_done();
 }
