@@ -25,10 +25,26 @@
 #include "base/dtype.h"
 #include "base/parallel.h"
 
+/* OpenBLAS's pthread build starts its pool (cores - 1 threads) when it is
+ * loaded, before main; setting one thread leaves that pool asleep but
+ * alive. blas_thread_shutdown_ (exported, no header: OpenBLAS's own fork
+ * handler uses it) joins it, so that -j N means N threads. Weak: other
+ * builds (OpenMP, serial) may not have it, and have no pool to stop. */
+int blas_thread_shutdown_(void) __attribute__((weak));
+
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+
+static void blas_single(void)
+{
+	openblas_set_num_threads(1);
+	if (blas_thread_shutdown_)
+		blas_thread_shutdown_();
+}
+
 void cmp_init(void)
 {
 	/* lc parallelises around BLAS: every call runs on the calling thread */
-	openblas_set_num_threads(1);
+	pthread_once(&blas_once, blas_single);
 }
 
 static enum CBLAS_TRANSPOSE tr(enum cmp_trans t)
@@ -62,18 +78,23 @@ enum { PREC_F32, PREC_BF16, PREC_BF16_EMULATED };
 
 /* Which library runs an fp32 product, by shape class: the first row whose
  * bounds hold. Measured single-threaded on an AVX2 Zen 3 (GFLOP/s,
- * OpenBLAS vs oneDNN 2.6, primitive made once): 4096x768x768 NT 70 vs 83,
- * 4096x2048x768 78 vs 81, 4096x768x2048 84 vs 84, 12x512x768 NT 47 vs 56,
- * 12x768x512 NN 55 vs 72, 48x512x768 72 vs 83, 48x768x512 74 vs 73,
- * 1x768x768 NT 4.5 (sgemv) vs 32, 4x768x768 23.5 vs 34.6, 1x32128x768
- * 2.1 vs 6.8; the attention's per-head products (K or N = 64) below.
- * oneDNN wherever it is not slower; OpenBLAS is also the fallback when
- * oneDNN is absent or cannot make a primitive. */
+ * OpenBLAS vs oneDNN 2.6, primitive made once; idle): 4096x768x768 NT 70
+ * vs 83, 4096x2048x768 78 vs 81, 4096x768x2048 84 vs 84, 12x512x768 NT
+ * 47 vs 56, 12x768x512 NN 55 vs 72, 48x512x768 72 vs 83, 48x768x512 74 vs
+ * 73, 4x768x768 23.5 vs 34.6, 1x32128x768 2.1 vs 6.8. Through the seam
+ * (load 2.5, so +-10%): the attention's per-head products 512x512x64 NT
+ * 58 vs 78, 128x64x384 NN 63 vs 80, 4x300x64 NT 15 vs 20, 1x1000x64 equal;
+ * below about 64K multiply-adds oneDNN's fixed cost per call (memory
+ * objects, about 2 us) loses: 1x100x64 NT 0.8 us vs 2.8 us. A new shape
+ * costs oneDNN 15-20 us once (its primitive). So oneDNN wherever it is
+ * not slower; OpenBLAS is also the fallback when oneDNN is absent or
+ * cannot make a primitive. */
 static const struct {
-	int64_t mmax, nmax, kmax;       /* class: M <= mmax, N <= nmax, K <= kmax */
+	int64_t macs;                   /* class: M N K <= macs */
 	int lib;
 } choice[] = {
-	{ INT64_MAX, INT64_MAX, INT64_MAX, LIB_DNNL },
+	{ 65536, LIB_BLAS },
+	{ INT64_MAX, LIB_DNNL },
 };
 
 static struct {
@@ -131,7 +152,7 @@ int cmp_set_compute(const char *name, char *note, size_t cap, lc_err *err)
 		return 0;
 	}
 	if (strcmp(name, "bf16"))
-		return lc_fail(err, "'%s': expected f32 or bf16", name);
+		return lc_fail(err, "--compute: '%s' is not f32 or bf16", name);
 	if (cs.emulate)
 		cs.prec = PREC_BF16_EMULATED;
 	else if (!cpu_has_bf16())
@@ -155,8 +176,8 @@ void cmp_info(FILE *f)
 	if (!cs.dnnl || cs.lib == LIB_BLAS)
 		fprintf(f, "gemm\tOpenBLAS%s\n", cs.dnnl ? " (LC_GEMM=openblas)" : "");
 	else
-		fprintf(f, "gemm\t%s, OpenBLAS as the fallback%s\n", cs.dnnl_ver,
-		        cs.lib == LIB_DNNL ? " (LC_GEMM=onednn)" : "");
+		fprintf(f, "gemm\t%s; OpenBLAS for the smallest products and as the fallback%s\n",
+		        cs.dnnl_ver, cs.lib == LIB_DNNL ? " (LC_GEMM=onednn)" : "");
 	fprintf(f, "compute\t%s\n", prec[cs.prec]);
 }
 
@@ -167,7 +188,7 @@ static int use_dnnl(int64_t M, int64_t N, int64_t K)
 	if (cs.lib == LIB_DNNL)
 		return 1;
 	for (size_t i = 0; i < sizeof choice / sizeof *choice; i++)
-		if (M <= choice[i].mmax && N <= choice[i].nmax && K <= choice[i].kmax)
+		if (M * N * (K > 0 ? K : 1) <= choice[i].macs)
 			return choice[i].lib == LIB_DNNL;
 	return 0;
 }
