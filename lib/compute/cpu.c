@@ -169,8 +169,7 @@ int cmp_set_compute(const char *name, char *note, size_t cap, lc_err *err)
 void cmp_info(FILE *f)
 {
 	static const char *prec[] = { "f32", "bf16 (oneDNN, fp32 accumulation)",
-		                      "bf16 emulated (LC_BF16_EMULATE=1: operands rounded to bf16, "
-		                      "fp32 products)" };
+		                      "bf16 emulated (LC_BF16_EMULATE=1: bf16 operands, fp32 products)" };
 
 	pthread_once(&cs.once, settings_init);
 	if (!cs.dnnl || cs.lib == LIB_BLAS)
