@@ -2,8 +2,9 @@
  * compute: the one seam between the operations and the machine's numeric
  * libraries (DESIGN.md section 5). Every matrix product, batch of
  * products and FFT of the model layer goes through this interface; the
- * CPU implementation (compute/cpu.c) is OpenBLAS (cblas) and FFTW3
- * single precision. A CUDA implementation replaces it function by
+ * CPU implementation (compute/cpu.c) is OpenBLAS (cblas), oneDNN's matmul
+ * (compute/dnnl.c, where built with it and faster) and FFTW3 single
+ * precision. A CUDA implementation replaces it function by
  * function; nothing above ops/ calls a numeric library directly.
  *
  * Matrices are row-major float32. Threads: lc parallelises around the

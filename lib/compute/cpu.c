@@ -182,12 +182,12 @@ void cmp_info(FILE *f)
 
 static int use_dnnl(int64_t M, int64_t N, int64_t K)
 {
-	if (!cs.dnnl || cs.lib == LIB_BLAS)
+	if (!cs.dnnl || cs.lib == LIB_BLAS || K <= 0)     /* K = 0: C = beta C, BLAS's case */
 		return 0;
 	if (cs.lib == LIB_DNNL)
 		return 1;
 	for (size_t i = 0; i < sizeof choice / sizeof *choice; i++)
-		if (M * N * (K > 0 ? K : 1) <= choice[i].macs)
+		if (M * N * K <= choice[i].macs)
 			return choice[i].lib == LIB_DNNL;
 	return 0;
 }
@@ -238,7 +238,7 @@ void cmp_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_
 			return;
 		}
 		free(a);        /* out of memory: unrounded rather than nothing */
-	} else if (cs.prec == PREC_BF16 &&
+	} else if (cs.prec == PREC_BF16 && K > 0 &&
 	           !cmp_dnnl_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1)) {
 		return;
 	}
