@@ -45,7 +45,7 @@
 #   clean        remove build directories
 #
 # Knobs (config.mk, or on the command line): PREFIX, MANPREFIX, SHAREDIR,
-# DESTDIR, CC, OPT, CFLAGS, LDFLAGS, O (build directory), SANITIZE, CUDA,
+# DESTDIR, CC, OPT, CFLAGS, LDFLAGS, O (build directory), SANITIZE, CUDA, LC_DNNL (0: no oneDNN),
 # FUZZ_SECONDS, LC_THREADS (used by tests and benchmarks).
 #
 # `make`, `make check` and `make demo` run `make deps` themselves when
@@ -56,7 +56,7 @@ include config.mk
 # pkg-config names of the libraries, and the Debian packages behind them.
 PKGS      = fftw3f openblas libarchive libpcre2-8 jansson
 DEB_BUILD = build-essential pkg-config libfftw3-dev libopenblas-dev \
-            libarchive-dev libpcre2-dev libjansson-dev mandoc
+            libarchive-dev libpcre2-dev libjansson-dev mandoc libdnnl-dev
 # Test and benchmark tools: archive formats for the archive tests, clang/libFuzzer
 # for `make fuzz`, spm_encode for the tokenizer benchmark and cross-checks,
 # GNU time and bc for `make bench`, gnuplot for the demo model's loss plot,
@@ -79,8 +79,19 @@ LIBLC     = $(O)/liblc.a
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
-ALL_CFLAGS = $(CFLAGS) $(SANITIZE) -Ilib $(PKG_CFLAGS) -DLC_VERSION='"$(VERSION)"'
-ALL_LIBS   = $(LIBLC) $(PKG_LIBS) -lm -lpthread
+
+# oneDNN (libdnnl-dev; optional, no pkg-config file): used when its header
+# compiles, else every product is OpenBLAS's. LC_DNNL=0 builds without it.
+# -lgomp: lib/compute/dnnl.c sets the OpenMP thread count oneDNN runs on.
+ifeq ($(origin LC_DNNL),undefined)
+LC_DNNL   := $(shell printf '\043include <oneapi/dnnl/dnnl.h>\n' | \
+               $(CC) -E -x c - >/dev/null 2>&1 && echo 1 || echo 0)
+endif
+DNNL_CFLAGS = $(if $(filter 1,$(LC_DNNL)),-DLC_HAVE_DNNL)
+DNNL_LIBS   = $(if $(filter 1,$(LC_DNNL)),-ldnnl -lgomp)
+
+ALL_CFLAGS = $(CFLAGS) $(SANITIZE) -Ilib $(PKG_CFLAGS) $(DNNL_CFLAGS) -DLC_VERSION='"$(VERSION)"'
+ALL_LIBS   = $(LIBLC) $(PKG_LIBS) $(DNNL_LIBS) -lm -lpthread
 
 .PHONY: FORCE all build deps ensure-deps check check-run check-asan fuzz bench demo \
         install uninstall clean tokenizer gsg-data span-data summaries book-summary
@@ -111,7 +122,7 @@ deps:
 	fi
 
 # Rebuild everything when a setting compiled into it changes (flags, version).
-BUILD_ID = $(CC) $(CFLAGS) $(SANITIZE) $(VERSION)
+BUILD_ID = $(CC) $(CFLAGS) $(SANITIZE) $(VERSION) dnnl=$(LC_DNNL)
 $(O)/.settings: FORCE
 	@mkdir -p $(@D)
 	@echo '$(BUILD_ID)' | cmp -s - $@ || echo '$(BUILD_ID)' >$@

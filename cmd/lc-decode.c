@@ -7,6 +7,7 @@
 #include "base/cli.h"
 #include "arch/decoder.h"
 #include "arch/model.h"
+#include "compute/compute.h"
 #include "gen/search.h"
 #include "gen/settings.h"
 #include "pipe/decode.h"
@@ -21,7 +22,7 @@ static _Noreturn void usage(void)
 	       "                 [--forced-bos ID|none] [--forced-eos ID|none]\n"
 	       "                 [--sample | --no-sample] [--temperature X] [--top-k N]\n"
 	       "                 [--top-p X] [--seed N] [--num-return-sequences N]\n"
-	       "                 [-t TOKENIZER] [-j N] [--batch N] [FILE...]\n"
+	       "                 [-t TOKENIZER] [-j N] [--batch N] [--compute f32|bf16] [FILE...]\n"
 	       "       lc-decode [-m MODEL] [options] --info\n"
 	       "\n"
 	       "Reads hidden-state streams (lc-encode's output; standard input when no FILE\n"
@@ -64,6 +65,9 @@ static _Noreturn void usage(void)
 	       "  -j, --threads N           threads (default $LC_THREADS or all cores)\n"
 	       "      --batch N             decode up to N documents together (default 16;\n"
 	       "                            1: one at a time)\n"
+	       "      --compute P           f32 (default) or bf16: the matrix products with\n"
+	       "                            bf16 operands and fp32 accumulation (AVX512-BF16\n"
+	       "                            or AMX; elsewhere says so and runs f32)\n"
 	       "  -F                        write a binary stream even to a terminal\n"
 	       "  -q                        no progress on standard error\n"
 	       "  --help, --version\n");
@@ -104,7 +108,7 @@ static lc_tokenizer *open_tokenizer(const summ_opts *o, const char *topt, const 
 int main(int argc, char **argv)
 {
 	enum { O_MAXNEW = 256, O_MINNEW, O_LP, O_NGRAM, O_REP, O_EARLY, O_FBOS, O_FEOS, O_INFO,
-	       O_MAXLEN, O_SAMPLE, O_NOSAMPLE, O_TEMP, O_TOPK, O_TOPP, O_SEED, O_NRET, O_BATCH };
+	       O_MAXLEN, O_SAMPLE, O_NOSAMPLE, O_TEMP, O_TOPK, O_TOPP, O_SEED, O_NRET, O_BATCH, O_COMPUTE };
 	static const struct option opts[] = {
 		{"model", required_argument, NULL, 'm'},
 		{"format", required_argument, NULL, 'f'},
@@ -128,7 +132,7 @@ int main(int argc, char **argv)
 		{"seed", required_argument, NULL, O_SEED},
 		{"num-return-sequences", required_argument, NULL, O_NRET},
 		{"batch", required_argument, NULL, O_BATCH},
-		{"info", no_argument, NULL, O_INFO},
+		{"info", no_argument, NULL, O_INFO}, {"compute", required_argument, NULL, O_COMPUTE},
 		{"verbose", no_argument, NULL, 'v'},
 		{"tokenizer", required_argument, NULL, 't'},
 		{"threads", required_argument, NULL, 'j'},
@@ -144,7 +148,8 @@ int main(int argc, char **argv)
 	lc_tokenizer *tok = NULL;
 	summarizer *sum;
 	lc_progress pr;
-	const char *mdir = NULL, *topt = NULL, *jopt = NULL, *from;
+	const char *mdir = NULL, *topt = NULL, *jopt = NULL, *from, *copt = NULL;
+	char note[200];
 	int c, i, force = 0, info = 0, verbose = 0, quiet = 0, cl_maxlen = 0, rc;
 	int given[GEN_NKEYS] = { 0 };
 	search_opts cl;             /* the command line's values, where given */
@@ -236,6 +241,7 @@ int main(int argc, char **argv)
 			break;
 		case O_BATCH: o.batch = (int)cli_int("--batch", optarg, 1, 4096); break;
 		case O_INFO: info = 1; break;
+		case O_COMPUTE: copt = optarg; break;
 		case 'v': verbose = 1; break;
 		case 't': topt = optarg; break;
 		case 'j': jopt = optarg; cli_threads_arg(optarg); break;
@@ -254,6 +260,10 @@ int main(int argc, char **argv)
 	if (o.format == SUMM_STREAM && !info)
 		cli_binary_stdout(force);
 	o.threads = cli_threads(jopt);
+	if (cmp_set_compute(copt, note, sizeof note, &err) < 0)
+		cli_usage_error("%s", err.msg);
+	if (*note)
+		cli_warn("--compute %s: %s", copt, note);
 
 	cli_check_path(from, mdir);
 	if (!(model = model_open(mdir, &err)))

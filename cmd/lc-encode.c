@@ -8,13 +8,14 @@
 #include "arch/model.h"
 #include "base/cli.h"
 #include "base/clock.h"
+#include "compute/compute.h"
 #include "pipe/encode.h"
 #include "stream/stream.h"
 
 static void usage(void)
 {
 	printf("usage: lc-encode [-Fq] [-m MODEL] [-j THREADS] [--batch N] [--dtype f32|bf16] [--truncate]\n"
-	       "                 [FILE...]\n"
+	       "                 [--compute f32|bf16] [FILE...]\n"
 	       "       lc-encode -m MODEL --info\n"
 	       "       lc-encode -m MODEL --gemm-only [FILE...]\n"
 	       "       lc-encode -m MODEL --random-weights [--seed N]\n"
@@ -31,6 +32,9 @@ static void usage(void)
 	       "      --batch N      at most N short documents at a time (default 64;\n"
 	       "                     1: one at a time on all threads)\n"
 	       "      --dtype T      f32 (default) or bf16 output\n"
+	       "      --compute P    f32 (default) or bf16: the matrix products with bf16\n"
+	       "                     operands and fp32 accumulation (AVX512-BF16 or AMX;\n"
+	       "                     elsewhere says so and runs f32)\n"
 	       "      --truncate     cut documents longer than the model takes (BART: its\n"
 	       "                     positions) as transformers does, with a warning\n"
 	       "      --info         print the configuration and parameter count, then exit\n"
@@ -59,7 +63,7 @@ static void on_progress(void *ctx, const char *line)
 }
 
 enum { OPT_DTYPE = 256, OPT_INFO, OPT_GEMM, OPT_STATS, OPT_RANDOM, OPT_SEED, OPT_TRUNC, OPT_HELP,
-       OPT_VERSION, OPT_BATCH };
+       OPT_VERSION, OPT_BATCH, OPT_COMPUTE };
 
 int main(int argc, char **argv)
 {
@@ -69,12 +73,13 @@ int main(int argc, char **argv)
 		{ "gemm-only", no_argument, 0, OPT_GEMM }, { "stats", no_argument, 0, OPT_STATS },
 		{ "random-weights", no_argument, 0, OPT_RANDOM }, { "seed", required_argument, 0, OPT_SEED },
 		{ "truncate", no_argument, 0, OPT_TRUNC }, { "batch", required_argument, 0, OPT_BATCH },
+		{ "compute", required_argument, 0, OPT_COMPUTE },
 		{ "force", no_argument, 0, 'F' }, { "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, OPT_HELP }, { "version", no_argument, 0, OPT_VERSION },
 		{ 0, 0, 0, 0 }
 	};
-	const char *mopt = NULL, *mdir, *from, *jopt = NULL;
-	char mdirbuf[4096];
+	const char *mopt = NULL, *mdir, *from, *jopt = NULL, *copt = NULL;
+	char mdirbuf[4096], note[200];
 	int force = 0, quiet = 0, info = 0, random_w = 0, threads, nshort, c;
 	uint64_t seed = 1;
 	lc_err err;
@@ -103,6 +108,7 @@ int main(int argc, char **argv)
 				cli_usage_error("--dtype: '%s' is not f32 or bf16", optarg);
 			break;
 		case OPT_INFO: info = 1; break;
+		case OPT_COMPUTE: copt = optarg; break;
 		case OPT_GEMM: o.gemm = stdout; break;
 		case OPT_STATS: o.stats = 1; break;
 		case OPT_RANDOM: random_w = 1; break;
@@ -117,6 +123,10 @@ int main(int argc, char **argv)
 	if (info + !!o.gemm + random_w > 1)
 		cli_usage_error("--info, --gemm-only and --random-weights exclude each other");
 	threads = cli_threads(jopt);
+	if (cmp_set_compute(copt, note, sizeof note, &err) < 0)
+		cli_usage_error("%s", err.msg);
+	if (*note)
+		cli_warn("--compute %s: %s", copt, note);
 	/* -m/--model, else $LC_MODEL, else the demo model */
 	mdir = model_locate(cli_source(mopt, "-m/--model", "$LC_MODEL", &from), mdirbuf,
 	                    sizeof mdirbuf);
@@ -138,6 +148,7 @@ int main(int argc, char **argv)
 		if (optind < argc)
 			cli_usage_error("--info takes no input files");
 		model_info(m, stdout);
+		cmp_info(stdout);
 		model_free(m);
 		return cli_finish(0);
 	}

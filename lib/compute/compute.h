@@ -2,8 +2,9 @@
  * compute: the one seam between the operations and the machine's numeric
  * libraries (DESIGN.md section 5). Every matrix product, batch of
  * products and FFT of the model layer goes through this interface; the
- * CPU implementation (compute/cpu.c) is OpenBLAS (cblas) and FFTW3
- * single precision. A CUDA implementation replaces it function by
+ * CPU implementation (compute/cpu.c) is OpenBLAS (cblas), oneDNN's matmul
+ * (compute/dnnl.c, where built with it and faster) and FFTW3 single
+ * precision. A CUDA implementation replaces it function by
  * function; nothing above ops/ calls a numeric library directly.
  *
  * Matrices are row-major float32. Threads: lc parallelises around the
@@ -14,7 +15,9 @@
 #ifndef LC_COMPUTE_H
 #define LC_COMPUTE_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "base/err.h"
 
@@ -45,6 +48,30 @@ void cmp_gemm_batch(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, 
                     float alpha, const float *A, int64_t lda, int64_t sA, const float *B,
                     int64_t ldb, int64_t sB, float beta, float *C, int64_t ldc, int64_t sC,
                     int64_t batch);
+
+/* --- the products' library and precision ------------------------------
+ *
+ * cpu.c picks OpenBLAS or oneDNN per shape class (one table there);
+ * $LC_GEMM=openblas or onednn forces one (benchmarks, tests). Precision:
+ * f32 (default), or bf16: every product through the seam with bf16
+ * operands and fp32 accumulation, on AVX512-BF16 or AMX through oneDNN;
+ * with $LC_BF16_EMULATE=1 the operands are rounded to bf16 and multiplied
+ * in fp32 on any processor (the same numbers up to summation order: a
+ * measurement aid).
+ */
+
+/* Sets the precision by name ("f32", "bf16"; NULL: f32) and checks
+ * $LC_GEMM and $LC_BF16_EMULATE. Call before the first product. bf16
+ * where it cannot run leaves f32 in force and says why in note (else
+ * note is empty): the program prints it once. -1 on a bad name or
+ * variable. */
+int cmp_set_compute(const char *name, char *note, size_t cap, lc_err *err);
+
+/* "gemm\t<libraries>\ncompute\t<precision>\n" for the programs' --info. */
+void cmp_info(FILE *f);
+
+/* x rounded to the nearest bf16 value (ties to even; NaN stays NaN). */
+float cmp_bf16_round(float x);
 
 /* --- FFT convolutions ---------------------------------------------------
  *

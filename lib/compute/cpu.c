@@ -1,25 +1,50 @@
 /*
- * cpu.c: the compute seam on the CPU: OpenBLAS (cblas) for the products,
- * FFTW3 single precision for the transforms.
+ * cpu.c: the compute seam on the CPU: OpenBLAS (cblas) and oneDNN's matmul
+ * (compute/dnnl.c, when built with it) for the products, chosen per shape
+ * class by one table below; FFTW3 single precision for the transforms
+ * (FFTW without its threads library: every transform on the calling
+ * thread).
  */
 /* fftw3.h first: with <complex.h> before it, fftwf_complex would be a C99 complex. */
 #include <fftw3.h>
 
 #include "compute/compute.h"
+#include "compute/gemm.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <limits.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cblas.h>
 
+#include "base/dtype.h"
 #include "base/parallel.h"
+
+/* OpenBLAS's pthread build starts its pool (cores - 1 threads) when it is
+ * loaded, before main; setting one thread leaves that pool asleep but
+ * alive. blas_thread_shutdown_ (exported, no header: OpenBLAS's own fork
+ * handler uses it) joins it, so that -j N means N threads. Weak: other
+ * builds (OpenMP, serial) may not have it, and have no pool to stop. */
+int blas_thread_shutdown_(void) __attribute__((weak));
+
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+
+static void blas_single(void)
+{
+	openblas_set_num_threads(1);
+	if (blas_thread_shutdown_)
+		blas_thread_shutdown_();
+}
 
 void cmp_init(void)
 {
 	/* lc parallelises around BLAS: every call runs on the calling thread */
-	openblas_set_num_threads(1);
+	pthread_once(&blas_once, blas_single);
 }
 
 static enum CBLAS_TRANSPOSE tr(enum cmp_trans t)
@@ -27,12 +52,10 @@ static enum CBLAS_TRANSPOSE tr(enum cmp_trans t)
 	return t == CMP_T ? CblasTrans : CblasNoTrans;
 }
 
-void cmp_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
-              float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
-              float beta, float *C, int64_t ldc)
+static void blas_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
+                      float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                      float beta, float *C, int64_t ldc)
 {
-	if (M <= 0 || N <= 0)
-		return;
 	/* One row: OpenBLAS's sgemm would pack all of op(B) for it (the
 	 * decoder's projections, one token at a time); sgemv reads B once. */
 	if (M == 1 && ta == CMP_N) {
@@ -46,6 +69,180 @@ void cmp_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_
 	}
 	cblas_sgemm(CblasRowMajor, tr(ta), tr(tb), (int)M, (int)N, (int)K, alpha, A, (int)lda, B,
 	            (int)ldb, beta, C, (int)ldc);
+}
+
+/* ------------------------------------------------- choice and settings */
+
+enum { LIB_TABLE, LIB_BLAS, LIB_DNNL };
+enum { PREC_F32, PREC_BF16, PREC_BF16_EMULATED };
+
+/* Which library runs an fp32 product, by shape class: the first row whose
+ * bounds hold. Measured single-threaded on an AVX2 Zen 3 (GFLOP/s,
+ * OpenBLAS vs oneDNN 2.6, primitive made once; idle): 4096x768x768 NT 70
+ * vs 83, 4096x2048x768 78 vs 81, 4096x768x2048 84 vs 84, 12x512x768 NT
+ * 47 vs 56, 12x768x512 NN 55 vs 72, 48x512x768 72 vs 83, 48x768x512 74 vs
+ * 73, 4x768x768 23.5 vs 34.6, 1x32128x768 2.1 vs 6.8. Through the seam
+ * (load 2.5, so +-10%): the attention's per-head products 512x512x64 NT
+ * 58 vs 78, 128x64x384 NN 63 vs 80, 4x300x64 NT 15 vs 20, 1x1000x64 equal;
+ * below about 64K multiply-adds oneDNN's fixed cost per call (memory
+ * objects, about 2 us) loses: 1x100x64 NT 0.8 us vs 2.8 us. A new shape
+ * costs oneDNN 15-20 us once (its primitive). So oneDNN wherever it is
+ * not slower; OpenBLAS is also the fallback when oneDNN is absent or
+ * cannot make a primitive. */
+static const struct {
+	int64_t macs;                   /* class: M N K <= macs */
+	int lib;
+} choice[] = {
+	{ 65536, LIB_BLAS },
+	{ INT64_MAX, LIB_DNNL },
+};
+
+static struct {
+	pthread_once_t once;
+	int lib;                        /* $LC_GEMM: LIB_TABLE unless forced */
+	int emulate;                    /* $LC_BF16_EMULATE=1 */
+	int prec;                       /* set by cmp_set_compute before threads start */
+	int dnnl;                       /* this build has oneDNN */
+	char dnnl_ver[48];
+} cs = { PTHREAD_ONCE_INIT, LIB_TABLE, 0, PREC_F32, 0, "" };
+
+static void settings_init(void)
+{
+	const char *g = getenv("LC_GEMM"), *e = getenv("LC_BF16_EMULATE");
+
+	cs.dnnl = cmp_dnnl_present(cs.dnnl_ver, sizeof cs.dnnl_ver);
+	if (g && !strcmp(g, "openblas"))
+		cs.lib = LIB_BLAS;
+	else if (g && !strcmp(g, "onednn") && cs.dnnl)
+		cs.lib = LIB_DNNL;
+	cs.emulate = e && !strcmp(e, "1");
+}
+
+static int cpu_has_bf16(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned a, b, c, d, max7;
+
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		return 0;
+	max7 = a;
+	if (d >> 22 & 1)                /* AMX-BF16 */
+		return 1;
+	return max7 >= 1 && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 5 & 1); /* AVX512-BF16 */
+#else
+	return 0;
+#endif
+}
+
+int cmp_set_compute(const char *name, char *note, size_t cap, lc_err *err)
+{
+	const char *g = getenv("LC_GEMM"), *e = getenv("LC_BF16_EMULATE");
+
+	if (cap)
+		*note = '\0';
+	pthread_once(&cs.once, settings_init);
+	if (g && *g && strcmp(g, "openblas") && strcmp(g, "onednn"))
+		return lc_fail(err, "LC_GEMM=%s: expected openblas or onednn", g);
+	if (g && !strcmp(g, "onednn") && !cs.dnnl)
+		return lc_fail(err, "LC_GEMM=onednn: this lc was built without oneDNN");
+	if (e && *e && strcmp(e, "0") && strcmp(e, "1"))
+		return lc_fail(err, "LC_BF16_EMULATE=%s: expected 0 or 1", e);
+	if (!name || !strcmp(name, "f32")) {
+		cs.prec = PREC_F32;
+		return 0;
+	}
+	if (strcmp(name, "bf16"))
+		return lc_fail(err, "--compute: '%s' is not f32 or bf16", name);
+	if (cs.emulate)
+		cs.prec = PREC_BF16_EMULATED;
+	else if (!cpu_has_bf16())
+		snprintf(note, cap, "this processor has no AVX512-BF16 or AMX; running fp32");
+	else if (!cs.dnnl)
+		snprintf(note, cap, "this lc was built without oneDNN; running fp32");
+	else if (!cmp_dnnl_bf16_ok())
+		snprintf(note, cap, "oneDNN cannot make a bf16 matmul here; running fp32");
+	else
+		cs.prec = PREC_BF16;
+	return 0;
+}
+
+void cmp_info(FILE *f)
+{
+	static const char *prec[] = { "f32", "bf16 (oneDNN, fp32 accumulation)",
+		                      "bf16 emulated (LC_BF16_EMULATE=1: bf16 operands, fp32 products)" };
+
+	pthread_once(&cs.once, settings_init);
+	if (!cs.dnnl || cs.lib == LIB_BLAS)
+		fprintf(f, "gemm\tOpenBLAS%s\n", cs.dnnl ? " (LC_GEMM=openblas)" : "");
+	else
+		fprintf(f, "gemm\t%s; OpenBLAS for the smallest products and as the fallback%s\n",
+		        cs.dnnl_ver, cs.lib == LIB_DNNL ? " (LC_GEMM=onednn)" : "");
+	fprintf(f, "compute\t%s\n", prec[cs.prec]);
+}
+
+static int use_dnnl(int64_t M, int64_t N, int64_t K)
+{
+	if (!cs.dnnl || cs.lib == LIB_BLAS || K <= 0)     /* K = 0: C = beta C, BLAS's case */
+		return 0;
+	if (cs.lib == LIB_DNNL)
+		return 1;
+	for (size_t i = 0; i < sizeof choice / sizeof *choice; i++)
+		if (M * N * K <= choice[i].macs)
+			return choice[i].lib == LIB_DNNL;
+	return 0;
+}
+
+static void gemm_f32(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
+                     float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                     float beta, float *C, int64_t ldc)
+{
+	if (use_dnnl(M, N, K) &&
+	    !cmp_dnnl_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 0))
+		return;
+	blas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+float cmp_bf16_round(float x)
+{
+	return lc_bf16_to_f32(lc_f32_to_bf16(x));
+}
+
+/* The stored matrix (rows x cols, row stride ld) rounded to bf16 values,
+ * packed with row stride cols. */
+static float *round_copy(const float *x, int64_t rows, int64_t cols, int64_t ld)
+{
+	float *y = malloc((size_t)(rows * cols > 0 ? rows * cols : 1) * sizeof *y);
+
+	for (int64_t r = 0; y && r < rows; r++)
+		for (int64_t c = 0; c < cols; c++)
+			y[r * cols + c] = cmp_bf16_round(x[r * ld + c]);
+	return y;
+}
+
+void cmp_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
+              float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+              float beta, float *C, int64_t ldc)
+{
+	if (M <= 0 || N <= 0)
+		return;
+	pthread_once(&cs.once, settings_init);
+	if (cs.prec == PREC_BF16_EMULATED) {
+		/* bf16 hardware's numbers up to summation order: bf16 operands,
+		 * exact products (a bf16 product fits in fp32), fp32 sums */
+		int64_t ar = ta ? K : M, ac = ta ? M : K, br = tb ? N : K, bc = tb ? K : N;
+		float *a = round_copy(A, ar, ac, lda), *b = a ? round_copy(B, br, bc, ldb) : NULL;
+		if (a && b) {
+			gemm_f32(ta, tb, M, N, K, alpha, a, ac, b, bc, beta, C, ldc);
+			free(a);
+			free(b);
+			return;
+		}
+		free(a);        /* out of memory: unrounded rather than nothing */
+	} else if (cs.prec == PREC_BF16 && K > 0 &&
+	           !cmp_dnnl_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1)) {
+		return;
+	}
+	gemm_f32(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 struct par_job {

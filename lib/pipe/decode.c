@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 
+#include "compute/compute.h"
 #include "gen/batch.h"
 #include "stream/convert.h"
 #include "text/utf8.h"
@@ -503,6 +504,7 @@ void summ_print_settings(const lc_model *m, const gen_settings *g, FILE *f)
 {
 	fprintf(f, "model\t%s\t%s\n", model_dir(m), model_config(m)->arch->name);
 	gen_settings_print(g, f);
+	cmp_info(f);
 }
 
 int summ_tokenizer(const summ_opts *o, const char *topt, const char *mdir, lc_tokenizer **tok,

@@ -42,7 +42,7 @@ for f in lib/*/*.c lib/*/*.h; do
 done
 is "lib/ includes only downwards" $bad 0
 
-n=$(grep -lE '^#include <(cblas|fftw3|cublas|cufft)' lib/*/*.[ch] cmd/*.c | grep -v '^lib/compute/' | wc -l)
+n=$(grep -lE '^#include <(cblas|fftw3|cublas|cufft|oneapi/dnnl)' lib/*/*.[ch] cmd/*.c | grep -v '^lib/compute/' | wc -l)
 is "only compute/ includes BLAS and FFT headers" "$n" 0
 n=$(grep -l '"base/cli.h"' lib/*/*.[ch] | grep -v '^lib/base/cli\.' | wc -l)
 is "only cmd/ uses base/cli.h" "$n" 0

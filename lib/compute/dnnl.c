@@ -1,0 +1,333 @@
+/*
+ * dnnl.c: oneDNN's matmul behind cmp_gemm (compute/gemm.h).
+ *
+ * A primitive is made once per product shape (transposes, sizes, row
+ * strides, alpha, beta, precision) and kept in one process-wide table:
+ * alpha is the primitive's output scale and beta a sum post-op, both
+ * fixed at creation, so they are part of the shape. Primitives are
+ * immutable; every call brings its own memory objects, stream and
+ * scratchpad (user scratchpad mode), so several threads run one
+ * primitive at once. par_for starts fresh threads for each loop, so the
+ * per-thread state (the stream, the scratchpad, OpenMP's thread count) is
+ * made on a thread's first product and released when it exits.
+ *
+ * Threads: lc parallelises around the libraries; oneDNN's OpenMP would
+ * otherwise start a team as wide as the machine inside every call. The
+ * OpenMP thread count is a per-thread setting (libgomp copies the global
+ * one into each new thread), so every thread that calls here sets it to 1
+ * before its first product.
+ */
+#include "compute/gemm.h"
+
+#ifdef LC_HAVE_DNNL
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include "base/dtype.h"
+#include "base/hash.h"
+
+/* libgomp's; oneDNN is built on it (Debian's libdnnl2 uses OpenMP). */
+void omp_set_num_threads(int n);
+
+struct key {
+	int64_t M, N, K, lda, ldb, ldc;
+	uint32_t alpha, beta;       /* bit patterns: -0.0f and 0.0f differ, fine */
+	int32_t ta, tb, bf16;
+	int32_t pad;                /* hashed as bytes: no uninitialised padding */
+};
+
+struct entry {
+	struct key k;
+	dnnl_primitive_t p;
+	dnnl_memory_desc_t a, b, c, s;   /* src, weights, dst, scratchpad */
+	size_t ssize;
+};
+
+/* Beyond this many shapes, a product makes its primitive, runs it and
+ * destroys it (oneDNN's own primitive cache keeps that cheap). */
+#define MAXENT 1024
+#define NSLOT (2 * MAXENT)
+
+static struct {
+	pthread_once_t once;
+	pthread_mutex_t mu;
+	pthread_key_t tls;
+	dnnl_engine_t eng;
+	struct entry *slot[NSLOT];
+	int n;
+	int bf16;                   /* -1 not known, else whether a bf16 matmul is creatable */
+} g = { PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER, 0, NULL, { 0 }, 0, -1 };
+
+struct thr {
+	dnnl_stream_t strm;
+	void *scratch;
+	size_t scap;
+};
+
+static void thr_free(void *p)
+{
+	struct thr *t = p;
+
+	if (t->strm)
+		dnnl_stream_destroy(t->strm);
+	free(t->scratch);
+	free(t);
+}
+
+static void init_once(void)
+{
+	pthread_key_create(&g.tls, thr_free);
+	if (dnnl_engine_create(&g.eng, dnnl_cpu, 0) != dnnl_success)
+		g.eng = NULL;     /* the engine and the table live as long as the process */
+}
+
+/* The calling thread's stream and scratchpad; NULL when oneDNN is unusable. */
+static struct thr *thr_get(void)
+{
+	struct thr *t;
+
+	pthread_once(&g.once, init_once);
+	if (!g.eng)
+		return NULL;
+	if ((t = pthread_getspecific(g.tls)))
+		return t;
+	omp_set_num_threads(1);
+	if (!(t = calloc(1, sizeof *t)))
+		return NULL;
+	if (dnnl_stream_create(&t->strm, g.eng, dnnl_stream_default_flags) != dnnl_success ||
+	    pthread_setspecific(g.tls, t) != 0) {
+		thr_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+/* The primitive for k, made with its memory descriptors; NULL when oneDNN
+ * cannot (e.g. bf16 on a processor without it). */
+static struct entry *make(const struct key *k)
+{
+	struct entry *e = calloc(1, sizeof *e);
+	dnnl_data_type_t in = k->bf16 ? dnnl_bf16 : dnnl_f32;
+	dnnl_dims_t da = { k->M, k->K }, db = { k->K, k->N }, dc = { k->M, k->N };
+	/* op(A)[m][k] is A[m lda + k], or A[k lda + m] when transposed; op(B) likewise */
+	dnnl_dims_t sa = { k->ta ? 1 : k->lda, k->ta ? k->lda : 1 };
+	dnnl_dims_t sb = { k->tb ? 1 : k->ldb, k->tb ? k->ldb : 1 };
+	dnnl_dims_t sc = { k->ldc, 1 };
+	dnnl_matmul_desc_t md;
+	dnnl_primitive_attr_t attr = NULL;
+	dnnl_post_ops_t po = NULL;
+	dnnl_primitive_desc_t pd = NULL;
+	float alpha, beta;
+	int ok = 0;
+
+	memcpy(&alpha, &k->alpha, sizeof alpha);
+	memcpy(&beta, &k->beta, sizeof beta);
+	if (!e)
+		return NULL;
+	e->k = *k;
+	if (dnnl_memory_desc_init_by_strides(&e->a, 2, da, in, sa) != dnnl_success ||
+	    dnnl_memory_desc_init_by_strides(&e->b, 2, db, in, sb) != dnnl_success ||
+	    dnnl_memory_desc_init_by_strides(&e->c, 2, dc, dnnl_f32, sc) != dnnl_success ||
+	    dnnl_matmul_desc_init(&md, &e->a, &e->b, NULL, &e->c) != dnnl_success ||
+	    dnnl_primitive_attr_create(&attr) != dnnl_success ||
+	    dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) != dnnl_success)
+		goto out;
+	if (alpha != 1.0f && dnnl_primitive_attr_set_output_scales(attr, 1, 0, &alpha) != dnnl_success)
+		goto out;
+	if (beta != 0.0f) {
+		if (dnnl_post_ops_create(&po) != dnnl_success ||
+		    dnnl_post_ops_append_sum(po, beta) != dnnl_success ||
+		    dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
+			goto out;
+	}
+	if (dnnl_primitive_desc_create(&pd, &md, attr, g.eng, NULL) != dnnl_success)
+		goto out;
+	e->s = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+	e->ssize = dnnl_memory_desc_get_size(&e->s);
+	ok = dnnl_primitive_create(&e->p, pd) == dnnl_success;
+out:
+	if (pd)
+		dnnl_primitive_desc_destroy(pd);
+	if (po)
+		dnnl_post_ops_destroy(po);
+	if (attr)
+		dnnl_primitive_attr_destroy(attr);
+	if (!ok) {
+		free(e);
+		return NULL;
+	}
+	return e;
+}
+
+/* The cached primitive for k (made on first use), or a fresh one the
+ * caller destroys (*own = 1) when the table is full. NULL: unavailable.
+ * Failures are cached too, as entries without a primitive. */
+static struct entry *lookup(const struct key *k, int *own)
+{
+	uint64_t h = lc_hash_bytes(k, sizeof *k);
+	size_t i = (size_t)(h % NSLOT);
+	struct entry *e;
+
+	*own = 0;
+	pthread_mutex_lock(&g.mu);
+	for (; g.slot[i]; i = (i + 1) % NSLOT)
+		if (!memcmp(&g.slot[i]->k, k, sizeof *k)) {
+			e = g.slot[i];
+			pthread_mutex_unlock(&g.mu);
+			return e->p ? e : NULL;
+		}
+	/* made under the lock: two threads asking for one new shape make it once */
+	e = make(k);
+	if (g.n < MAXENT) {
+		if (!e && (e = calloc(1, sizeof *e)))
+			e->k = *k;      /* remember that oneDNN cannot */
+		if (e) {
+			g.slot[i] = e;
+			g.n++;
+		}
+	} else {
+		*own = e != NULL;
+	}
+	pthread_mutex_unlock(&g.mu);
+	return e && e->p ? e : NULL;
+}
+
+static void *grow(struct thr *t, size_t n)
+{
+	if (n > t->scap) {
+		void *p = malloc(n);
+		if (!p)
+			return NULL;
+		free(t->scratch);
+		t->scratch = p;
+		t->scap = n;
+	}
+	return t->scratch;
+}
+
+/* bf16 operands: the stored matrix (rows x cols, row stride ld) packed
+ * with row stride cols. Only with AVX512-BF16 or AMX, so never run on the
+ * machine this was written on: kept to this one conversion. */
+static uint16_t *to_bf16(const float *x, int64_t rows, int64_t cols, int64_t ld)
+{
+	uint16_t *y = malloc((size_t)(rows * cols) * sizeof *y);
+
+	for (int64_t r = 0; y && r < rows; r++)
+		lc_f32_to_bf16_n(x + r * ld, (uint64_t)cols, y + r * cols);
+	return y;
+}
+
+int cmp_dnnl_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
+                  float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                  float beta, float *C, int64_t ldc, int bf16)
+{
+	struct thr *t = thr_get();
+	struct key k;
+	struct entry *e;
+	dnnl_memory_t ma = NULL, mb = NULL, mc = NULL, ms = NULL;
+	uint16_t *a16 = NULL, *b16 = NULL;
+	int64_t ar = ta ? K : M, ac = ta ? M : K, br = tb ? N : K, bc = tb ? K : N;
+	int own, rc = -1;
+
+	if (!t)
+		return -1;
+	memset(&k, 0, sizeof k);
+	k.M = M, k.N = N, k.K = K, k.ldc = ldc;
+	k.lda = bf16 ? ac : lda;
+	k.ldb = bf16 ? bc : ldb;
+	memcpy(&k.alpha, &alpha, sizeof alpha);
+	memcpy(&k.beta, &beta, sizeof beta);
+	k.ta = ta == CMP_T, k.tb = tb == CMP_T, k.bf16 = !!bf16;
+	if (!(e = lookup(&k, &own)))
+		return -1;
+	if (bf16 && (!(a16 = to_bf16(A, ar, ac, lda)) || !(b16 = to_bf16(B, br, bc, ldb))))
+		goto out;
+	if (dnnl_memory_create(&ma, &e->a, g.eng, bf16 ? (void *)a16 : (void *)A) != dnnl_success ||
+	    dnnl_memory_create(&mb, &e->b, g.eng, bf16 ? (void *)b16 : (void *)B) != dnnl_success ||
+	    dnnl_memory_create(&mc, &e->c, g.eng, C) != dnnl_success)
+		goto out;
+	if (e->ssize) {
+		void *s = grow(t, e->ssize);
+		if (!s || dnnl_memory_create(&ms, &e->s, g.eng, s) != dnnl_success)
+			goto out;
+	}
+	{
+		dnnl_exec_arg_t args[4] = { { DNNL_ARG_SRC, ma }, { DNNL_ARG_WEIGHTS, mb },
+			                    { DNNL_ARG_DST, mc }, { DNNL_ARG_SCRATCHPAD, ms } };
+		if (dnnl_primitive_execute(e->p, t->strm, ms ? 4 : 3, args) == dnnl_success &&
+		    dnnl_stream_wait(t->strm) == dnnl_success)
+			rc = 0;
+	}
+out:
+	if (ms)
+		dnnl_memory_destroy(ms);
+	if (mc)
+		dnnl_memory_destroy(mc);
+	if (mb)
+		dnnl_memory_destroy(mb);
+	if (ma)
+		dnnl_memory_destroy(ma);
+	free(a16);
+	free(b16);
+	if (own) {
+		dnnl_primitive_destroy(e->p);
+		free(e);
+	}
+	return rc;
+}
+
+int cmp_dnnl_present(char *buf, size_t cap)
+{
+	const dnnl_version_t *v = dnnl_version();
+
+	snprintf(buf, cap, "oneDNN %d.%d.%d", v->major, v->minor, v->patch);
+	return 1;
+}
+
+int cmp_dnnl_bf16_ok(void)
+{
+	if (!thr_get())         /* also this thread's OpenMP count, before oneDNN runs */
+		return 0;
+	pthread_mutex_lock(&g.mu);
+	if (g.bf16 < 0) {
+		/* a representative shape: the encoder's projections */
+		struct key k = { 64, 768, 768, 768, 768, 768, 0x3f800000u, 0, 0, 1, 1, 0 };
+		struct entry *e = make(&k);
+		g.bf16 = e != NULL;
+		if (e) {
+			dnnl_primitive_destroy(e->p);
+			free(e);
+		}
+	}
+	pthread_mutex_unlock(&g.mu);
+	return g.bf16;
+}
+
+#else /* no oneDNN in this build: cpu.c uses OpenBLAS for every product */
+
+int cmp_dnnl_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
+                  float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                  float beta, float *C, int64_t ldc, int bf16)
+{
+	(void)ta, (void)tb, (void)M, (void)N, (void)K, (void)alpha, (void)A, (void)lda;
+	(void)B, (void)ldb, (void)beta, (void)C, (void)ldc, (void)bf16;
+	return -1;
+}
+
+int cmp_dnnl_present(char *buf, size_t cap)
+{
+	(void)buf, (void)cap;
+	return 0;
+}
+
+int cmp_dnnl_bf16_ok(void)
+{
+	return 0;
+}
+
+#endif
