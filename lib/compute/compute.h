@@ -46,6 +46,29 @@ void cmp_gemm_batch(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, 
                     int64_t ldb, int64_t sB, float beta, float *C, int64_t ldc, int64_t sC,
                     int64_t batch);
 
+/* --- Cross-attention kernels (compute/xkern.c) ---------------------------
+ *
+ * The two products of attention over encoder states without a cache
+ * (ops/xattn.c), for few query rows R (a dozen to a few dozen) against a
+ * chunk of c encoder rows of width d, where a general GEMM runs far below
+ * the machine's peak. Register tiles with AVX2 + FMA where the CPU has
+ * them (checked once at run time), plain C otherwise; both paths add in
+ * the same order (xkern.c), differing only by fused rounding. Any sizes;
+ * row strides in floats; one thread.
+ */
+
+/* S[r, j] = sum_k Q[r, k] E[j, k]: Q [R, d], E [c, d], S [R, c]. */
+void cmp_xk_scores(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
+                   const float *E, int64_t lde, float *S, int64_t lds);
+
+/* C[r, k] += sum_j P[r, j] E[j, k]: P [R, c], E [c, n], C [R, n]. */
+void cmp_xk_accum(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
+                  const float *E, int64_t lde, float *C, int64_t ldc);
+
+/* on 0: the plain C kernels from now on, 1: AVX2 where the CPU has it (the
+ * default), -1: no change; returns the setting. For tests and benchmarks. */
+int cmp_xk_simd(int on);
+
 /* --- FFT convolutions ---------------------------------------------------
  *
  * Real signals of length n (a transform size), their spectra (n/2 + 1
