@@ -7,6 +7,7 @@
 #include "base/arena.h"
 #include "base/parallel.h"
 #include "compute/compute.h"
+#include "ops/vmath.h"
 
 /* The rows of E are split into parts by L alone, never by the thread
  * count: ceil(L / PART_MIN) parts, at most PARTS_MAX, part p holding rows
@@ -110,29 +111,23 @@ static void part_fw(void *ctx, int64_t i, int tid)
 		const float *E = w->E + (size_t)c0 * dm;
 
 		/* scores [rows, c] = qp . E^T */
-		cmp_gemm(CMP_N, CMP_T, rows, c, dm, 1.0f, w->qp, dm, E, dm, 0.0f, xs, XATTN_CHUNK);
+		cmp_xk_scores(rows, c, dm, w->qp, dm, E, dm, xs, XATTN_CHUNK);
 		for (int64_t r = 0; r < rows; r++) {
-			float *sr = xs + (size_t)r * XATTN_CHUNK, m = mx[r], nm = m;
-			double add = 0;
+			float *sr = xs + (size_t)r * XATTN_CHUNK, m = mx[r], nm = vm_max(sr, c);
 
-			for (int j = 0; j < c; j++)
-				if (sr[j] > nm)
-					nm = sr[j];
+			nm = nm > m ? nm : m;
 			if (nm > m && m != -INFINITY) {
-				float sc = expf(m - nm), *a = acc + (size_t)r * dm;
-				for (int j = 0; j < dm; j++)
-					a[j] *= sc;
+				float sc = vm_expf(m - nm);
+
+				vm_scale(acc + (size_t)r * dm, sc, acc + (size_t)r * dm, dm);
 				sum[r] *= sc;
 			}
-			for (int j = 0; j < c; j++) {
-				sr[j] = expf(sr[j] - nm);
-				add += sr[j];
-			}
-			sum[r] += (float)add;
+			sum[r] += (float)vm_exp_sum(sr, nm, sr, c);
 			mx[r] = nm;
 		}
-		/* acc [rows, dm] += P [rows, c] . E [c, dm] */
-		cmp_gemm(CMP_N, CMP_N, rows, dm, c, 1.0f, xs, XATTN_CHUNK, E, dm, 1.0f, acc, dm);
+		/* acc [rows, dm] += P [rows, c] . E [c, dm]; the chunk (c rows of
+		 * E) is still in L2 from the scores */
+		cmp_xk_accum(rows, c, dm, xs, XATTN_CHUNK, E, dm, acc, dm);
 	}
 }
 

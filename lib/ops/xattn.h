@@ -26,7 +26,7 @@
 
 #include "base/err.h"
 
-#define XATTN_CHUNK 512
+#define XATTN_CHUNK 256
 
 typedef struct xattn_work xattn_work;
 
