@@ -231,8 +231,10 @@ int xattn_bw(const float *qp, int64_t R, const float *E, int64_t L, int d, const
 		const float *Ec = E + (size_t)c0 * d;
 		float *dEc = dE + (size_t)c0 * d;
 
-		cmp_gemm(CMP_N, CMP_T, R, c, d, 1.0f, qp, d, Ec, d, 0.0f, P, XATTN_CHUNK);
-		cmp_gemm(CMP_N, CMP_T, R, c, d, 1.0f, dctx, d, Ec, d, 0.0f, dP, XATTN_CHUNK);
+		/* the scores as the forward computed them (the same kernel, so
+		 * the same bits), then dP = dctx . E^T */
+		cmp_xk_scores(R, c, d, qp, d, Ec, d, P, XATTN_CHUNK);
+		cmp_xk_scores(R, c, d, dctx, d, Ec, d, dP, XATTN_CHUNK);
 		for (int64_t r = 0; r < R; r++)
 			for (int j = 0; j < c; j++) {
 				float p = expf(P[r * XATTN_CHUNK + j] - lse[r]);
@@ -240,7 +242,7 @@ int xattn_bw(const float *qp, int64_t R, const float *E, int64_t L, int d, const
 				dP[r * XATTN_CHUNK + j] = (float)(p * (dP[r * XATTN_CHUNK + j] - D[r]));
 			}
 		/* dqp += dS E_c; dE_c += dS^T qp + P^T dctx */
-		cmp_gemm(CMP_N, CMP_N, R, d, c, 1.0f, dP, XATTN_CHUNK, Ec, d, 1.0f, dqp, d);
+		cmp_xk_accum(R, c, d, dP, XATTN_CHUNK, Ec, d, dqp, d);
 		cmp_gemm(CMP_T, CMP_N, c, d, R, 1.0f, dP, XATTN_CHUNK, qp, d, 1.0f, dEc, d);
 		cmp_gemm(CMP_T, CMP_N, c, d, R, 1.0f, P, XATTN_CHUNK, dctx, d, 1.0f, dEc, d);
 	}
