@@ -3,8 +3,9 @@
  * (ops/xattn.c), written for the shapes where a general GEMM is far from
  * the machine's peak: a few dozen query rows R against a chunk of c
  * encoder rows of width d (12 x 256 x 768 for greedy LOCOST). OpenBLAS
- * reaches about 55% of one core's fp32 peak there (packing and edge
- * handling dominate); these register tiles reach 80-90% (bench/xkern.c).
+ * reaches about half of one core's fp32 peak there (packing and edge
+ * handling dominate); these register tiles reach 70-90% on a chunk in
+ * cache, 60-65% streaming the states from memory (bench/xkern.c).
  *
  * Both have an AVX2 + FMA path, chosen at run time, and a plain C path
  * with the same summation order (it differs only by the rounding of the
@@ -96,6 +97,10 @@ static int have_avx2(void)
 /* Holds v in a register: without it, the compiler folds the load of a
  * query vector into both multiply-adds that use it, 14 loads per 12
  * multiply-adds instead of 8, and the loop waits on the load ports. */
+/* The scores prefetch the encoder rows PF_ROWS ahead of the pair they
+ * work on (12 KiB at d = 768): the first row tile reads a chunk from
+ * memory, and the hardware prefetcher alone leaves it waiting. 0 turns
+ * it off; 2..16 measured within the noise of a shared machine, 4 kept. */
 #ifndef PF_ROWS
 #define PF_ROWS 4
 #endif
