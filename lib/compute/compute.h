@@ -73,6 +73,31 @@ void cmp_info(FILE *f);
 /* x rounded to the nearest bf16 value (ties to even; NaN stays NaN). */
 float cmp_bf16_round(float x);
 
+/* --- Cross-attention kernels (compute/xkern.c) ---------------------------
+ *
+ * The two products of attention over encoder states without a cache
+ * (ops/xattn.c), for few query rows R (a dozen to a few dozen) against a
+ * chunk of c encoder rows of width d, where a general GEMM runs far below
+ * the machine's peak. Register tiles with AVX2 + FMA where the CPU has
+ * them (checked once at run time), plain C otherwise; both paths add in
+ * the same order (xkern.c), differing only by fused rounding. Any sizes;
+ * row strides in floats; one thread. Always fp32: --compute bf16 does
+ * not reach them (the states are read once per layer and step, so bf16
+ * would halve the bytes, not the products' cost on this path).
+ */
+
+/* S[r, j] = sum_k Q[r, k] E[j, k]: Q [R, d], E [c, d], S [R, c]. */
+void cmp_xk_scores(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
+                   const float *E, int64_t lde, float *S, int64_t lds);
+
+/* C[r, k] += sum_j P[r, j] E[j, k]: P [R, c], E [c, n], C [R, n]. */
+void cmp_xk_accum(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
+                  const float *E, int64_t lde, float *C, int64_t ldc);
+
+/* on 0: the plain C kernels from now on, 1: AVX2 where the CPU has it (the
+ * default), -1: no change; returns the setting. For tests and benchmarks. */
+int cmp_xk_simd(int on);
+
 /* --- FFT convolutions ---------------------------------------------------
  *
  * Real signals of length n (a transform size), their spectra (n/2 + 1

@@ -7,6 +7,7 @@
 #include "base/arena.h"
 #include "base/parallel.h"
 #include "compute/compute.h"
+#include "ops/vmath.h"
 
 /* The rows of E are split into parts by L alone, never by the thread
  * count: ceil(L / PART_MIN) parts, at most PARTS_MAX, part p holding rows
@@ -110,29 +111,23 @@ static void part_fw(void *ctx, int64_t i, int tid)
 		const float *E = w->E + (size_t)c0 * dm;
 
 		/* scores [rows, c] = qp . E^T */
-		cmp_gemm(CMP_N, CMP_T, rows, c, dm, 1.0f, w->qp, dm, E, dm, 0.0f, xs, XATTN_CHUNK);
+		cmp_xk_scores(rows, c, dm, w->qp, dm, E, dm, xs, XATTN_CHUNK);
 		for (int64_t r = 0; r < rows; r++) {
-			float *sr = xs + (size_t)r * XATTN_CHUNK, m = mx[r], nm = m;
-			double add = 0;
+			float *sr = xs + (size_t)r * XATTN_CHUNK, m = mx[r], nm = vm_max(sr, c);
 
-			for (int j = 0; j < c; j++)
-				if (sr[j] > nm)
-					nm = sr[j];
+			nm = nm > m ? nm : m;
 			if (nm > m && m != -INFINITY) {
-				float sc = expf(m - nm), *a = acc + (size_t)r * dm;
-				for (int j = 0; j < dm; j++)
-					a[j] *= sc;
+				float sc = vm_expf(m - nm);
+
+				vm_scale(acc + (size_t)r * dm, sc, acc + (size_t)r * dm, dm);
 				sum[r] *= sc;
 			}
-			for (int j = 0; j < c; j++) {
-				sr[j] = expf(sr[j] - nm);
-				add += sr[j];
-			}
-			sum[r] += (float)add;
+			sum[r] += (float)vm_exp_sum(sr, nm, sr, c);
 			mx[r] = nm;
 		}
-		/* acc [rows, dm] += P [rows, c] . E [c, dm] */
-		cmp_gemm(CMP_N, CMP_N, rows, dm, c, 1.0f, xs, XATTN_CHUNK, E, dm, 1.0f, acc, dm);
+		/* acc [rows, dm] += P [rows, c] . E [c, dm]; the chunk (c rows of
+		 * E) is still in L2 from the scores */
+		cmp_xk_accum(rows, c, dm, xs, XATTN_CHUNK, E, dm, acc, dm);
 	}
 }
 
@@ -236,8 +231,10 @@ int xattn_bw(const float *qp, int64_t R, const float *E, int64_t L, int d, const
 		const float *Ec = E + (size_t)c0 * d;
 		float *dEc = dE + (size_t)c0 * d;
 
-		cmp_gemm(CMP_N, CMP_T, R, c, d, 1.0f, qp, d, Ec, d, 0.0f, P, XATTN_CHUNK);
-		cmp_gemm(CMP_N, CMP_T, R, c, d, 1.0f, dctx, d, Ec, d, 0.0f, dP, XATTN_CHUNK);
+		/* the scores as the forward computed them (the same kernel, so
+		 * the same bits), then dP = dctx . E^T */
+		cmp_xk_scores(R, c, d, qp, d, Ec, d, P, XATTN_CHUNK);
+		cmp_xk_scores(R, c, d, dctx, d, Ec, d, dP, XATTN_CHUNK);
 		for (int64_t r = 0; r < R; r++)
 			for (int j = 0; j < c; j++) {
 				float p = expf(P[r * XATTN_CHUNK + j] - lse[r]);
@@ -245,7 +242,7 @@ int xattn_bw(const float *qp, int64_t R, const float *E, int64_t L, int d, const
 				dP[r * XATTN_CHUNK + j] = (float)(p * (dP[r * XATTN_CHUNK + j] - D[r]));
 			}
 		/* dqp += dS E_c; dE_c += dS^T qp + P^T dctx */
-		cmp_gemm(CMP_N, CMP_N, R, d, c, 1.0f, dP, XATTN_CHUNK, Ec, d, 1.0f, dqp, d);
+		cmp_xk_accum(R, c, d, dP, XATTN_CHUNK, Ec, d, dqp, d);
 		cmp_gemm(CMP_T, CMP_N, c, d, R, 1.0f, dP, XATTN_CHUNK, qp, d, 1.0f, dEc, d);
 		cmp_gemm(CMP_T, CMP_N, c, d, R, 1.0f, P, XATTN_CHUNK, dctx, d, 1.0f, dEc, d);
 	}

@@ -15,6 +15,13 @@
  * and the parts' partial results are merged in part order. The price is R x L x d multiply-adds twice, against
  * d_kv-sized dot products with a cache (see lc-decode(1)).
  *
+ * Per chunk, the scores and the accumulation run in the register-tile
+ * kernels of compute/xkern.c (a general GEMM reaches about half of one
+ * core's fp32 peak on R = 12 rows), the max, exp and rescale of the
+ * online softmax in ops/vmath; XATTN_CHUNK rows (768 KiB at d = 768) are
+ * read from memory by the scores and reused from cache by the
+ * accumulation.
+ *
  * The backward recomputes the probabilities chunk by chunk from the
  * forward's log-sum-exp (as flash attention does), so training memory
  * does not grow with L x R either.
@@ -26,7 +33,7 @@
 
 #include "base/err.h"
 
-#define XATTN_CHUNK 512
+#define XATTN_CHUNK 256
 
 typedef struct xattn_work xattn_work;
 

@@ -1,0 +1,143 @@
+/*
+ * bench/xkern.c: one thread, GFLOP/s of cross-attention's two products
+ * (compute/xkern.c) against the same products through cmp_gemm
+ * (OpenBLAS), on the decoder's shapes: R query rows (12 greedy, 48 for 4
+ * beams) by a chunk of c encoder rows of width 768.
+ *
+ *   hot     one chunk, again and again (in cache): the kernels alone
+ *   stream  scores then accumulation over successive chunks of 96 MiB of
+ *           states, as ops/xattn.c does (states read from memory once,
+ *           the chunk reused from L2 by the second product)
+ *   xattn   the whole cross-attention forward (ops/xattn.c: kernels,
+ *           online softmax, parts and fold) over 131,072 states (384
+ *           MiB, from memory), as a fraction of PEAK, one core's fp32
+ *           peak on the machine this was written on (AMD Zen 3, 84
+ *           GFLOP/s measured with oneDNN on 4096 x 768 x 768)
+ *
+ * Built and run by bench/xkern.sh. Prints numbers, asserts nothing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/clock.h"
+#include "compute/compute.h"
+#include "ops/xattn.h"
+
+#define D 768
+#define BIG ((int64_t)32768) /* rows of the streamed states: 96 MiB */
+#define LONG ((int64_t)131072)
+#define PEAK 84.0
+
+static float *randm(int64_t n)
+{
+	float *p = malloc((size_t)n * sizeof *p);
+	uint64_t s = 88172645463325252ull;
+	for (int64_t i = 0; i < n; i++) {
+		s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+		p[i] = (float)((double)(s >> 40) / (double)(1 << 24) - 0.5);
+	}
+	return p;
+}
+
+enum { SC, AC };
+
+static void run(int kern, int blas, int64_t R, int64_t c, const float *Q, const float *E,
+                float *S, float *C)
+{
+	if (kern == SC) {
+		if (blas)
+			cmp_gemm(CMP_N, CMP_T, R, c, D, 1.0f, Q, D, E, D, 0.0f, S, c);
+		else
+			cmp_xk_scores(R, c, D, Q, D, E, D, S, c);
+	} else {
+		if (blas)
+			cmp_gemm(CMP_N, CMP_N, R, D, c, 1.0f, S, c, E, D, 1.0f, C, D);
+		else
+			cmp_xk_accum(R, c, D, S, c, E, D, C, D);
+	}
+}
+
+static double hot(int kern, int blas, int64_t R, int64_t c, const float *Q, const float *E,
+                  float *S, float *C)
+{
+	double t0, t, flops = 2.0 * R * c * D;
+	int64_t n = 0;
+
+	run(kern, blas, R, c, Q, E, S, C);
+	t0 = clock_now();
+	do {
+		for (int i = 0; i < 20; i++)
+			run(kern, blas, R, c, Q, E, S, C);
+		n += 20;
+		t = clock_now() - t0;
+	} while (t < 0.3);
+	return flops * (double)n / t / 1e9;
+}
+
+static double stream(int blas, int64_t R, int64_t c, const float *Q, const float *E, float *S,
+                     float *C)
+{
+	double t0 = clock_now(), t;
+	int64_t n = 0;
+
+	do {
+		for (int64_t j = 0; j + c <= BIG; j += c) {
+			run(SC, blas, R, c, Q, E + j * D, S, C);
+			run(AC, blas, R, c, Q, E + j * D, S, C);
+		}
+		n++;
+		t = clock_now() - t0;
+	} while (t < 0.5);
+	return 4.0 * R * (double)(BIG / c * c) * D * (double)n / t / 1e9;
+}
+
+int main(void)
+{
+	static const int64_t Rs[] = { 12, 48 }, cs[] = { 128, 192, 256, 384, 512 };
+	float *Q = randm(48 * D), *E = randm(BIG * D), *S = randm(48 * 512), *C = randm(48 * D);
+
+	cmp_init();
+	printf("bench/xkern: one thread, GFLOP/s, d = %d (xkern / OpenBLAS)\n", D);
+	printf("%4s %5s  %17s  %17s  %17s\n", "R", "c", "scores hot", "accum hot", "both streamed");
+	for (int ri = 0; ri < 2; ri++)
+		for (int ci = 0; ci < 5; ci++) {
+			int64_t R = Rs[ri], c = cs[ci];
+			double sx = hot(SC, 0, R, c, Q, E, S, C), sb = hot(SC, 1, R, c, Q, E, S, C);
+			double ax = hot(AC, 0, R, c, Q, E, S, C), ab = hot(AC, 1, R, c, Q, E, S, C);
+			double tx = stream(0, R, c, Q, E, S, C), tb = stream(1, R, c, Q, E, S, C);
+
+			printf("%4lld %5lld  %7.1f / %7.1f  %7.1f / %7.1f  %7.1f / %7.1f\n",
+			       (long long)R, (long long)c, sx, sb, ax, ab, tx, tb);
+		}
+	free(E);
+	E = randm(LONG * D);
+	for (int ri = 0; ri < 2; ri++) {
+		int64_t R = Rs[ri];
+		lc_err err = { 0 };
+		xattn_work *w = xattn_work_new(R, D, 1, &err);
+		float *ctx = randm(R * D);
+		double t0, t;
+		int n = 0;
+
+		if (!w)
+			return 1;
+		xattn_fw(w, Q, R, E, LONG, D, ctx, NULL);
+		t0 = clock_now();
+		do {
+			xattn_fw(w, Q, R, E, LONG, D, ctx, NULL);
+			n++;
+			t = clock_now() - t0;
+		} while (t < 1.0);
+		t /= n;
+		printf("xattn_fw R=%lld L=%lld: %.1f ms, %.1f GFLOP/s, %.2f x the floor at %.0f GFLOP/s\n",
+		       (long long)R, (long long)LONG, t * 1e3, 4.0 * R * LONG * D / t / 1e9,
+		       t / (4.0 * R * LONG * D / (PEAK * 1e9)), PEAK);
+		xattn_work_free(w);
+		free(ctx);
+	}
+	free(Q);
+	free(E);
+	free(S);
+	free(C);
+	return 0;
+}

@@ -1,0 +1,335 @@
+/*
+ * xkern.c: the two skinny products of cross-attention without a cache
+ * (ops/xattn.c), written for the shapes where a general GEMM is far from
+ * the machine's peak: a few dozen query rows R against a chunk of c
+ * encoder rows of width d (12 x 256 x 768 for greedy LOCOST). OpenBLAS
+ * reaches about half of one core's fp32 peak there (packing and edge
+ * handling dominate); these register tiles reach 70-90% on a chunk in
+ * cache, 60-65% streaming the states from memory (bench/xkern.c).
+ *
+ * Both have an AVX2 + FMA path, chosen at run time, and a plain C path
+ * with the same summation order (it differs only by the rounding of the
+ * fused multiply-adds). See compute.h for the contracts.
+ */
+#include "compute/compute.h"
+
+#include <stdatomic.h>
+
+/* The summation order the two paths share.
+ *
+ * scores: lane l (0..7) of a row pair's dot product sums the products of
+ * k = l, l + 8, l + 16, ... in increasing k; the eight lanes are then
+ * reduced as ((v0 + v4) + (v2 + v6)) + ((v1 + v5) + (v3 + v7)).
+ *
+ * accumulate: C[r, n] += P[r, 0] E[0, n], then P[r, 1] E[1, n], ... in
+ * increasing j, one multiply-add at a time. */
+
+static float hsum8(const float v[8])
+{
+	float s4[4], s2[2];
+
+	for (int i = 0; i < 4; i++)
+		s4[i] = v[i] + v[i + 4];
+	for (int i = 0; i < 2; i++)
+		s2[i] = s4[i] + s4[i + 2];
+	return s2[0] + s2[1];
+}
+
+static void scores_c(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
+                     const float *E, int64_t lde, float *S, int64_t lds)
+{
+	for (int64_t r = 0; r < R; r++)
+		for (int64_t j = 0; j < c; j++) {
+			const float *q = Q + r * ldq, *e = E + j * lde;
+			float v[8] = {0};
+
+			for (int64_t k = 0; k < d; k++)
+				v[k & 7] += q[k] * e[k];
+			S[r * lds + j] = hsum8(v);
+		}
+}
+
+static void accum_c(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
+                    const float *E, int64_t lde, float *C, int64_t ldc)
+{
+	for (int64_t r = 0; r < R; r++) {
+		float *cr = C + r * ldc;
+
+		for (int64_t j = 0; j < c; j++) {
+			float p = P[r * ldp + j];
+			const float *e = E + j * lde;
+
+			for (int64_t k = 0; k < n; k++)
+				cr[k] += p * e[k];
+		}
+	}
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define AVX2 __attribute__((target("avx2,fma")))
+#define TILE __attribute__((target("avx2,fma"), always_inline)) static inline
+
+static atomic_int allowed = 1;
+
+int cmp_xk_simd(int on)
+{
+	if (on >= 0)
+		atomic_store_explicit(&allowed, on != 0, memory_order_relaxed);
+	return atomic_load_explicit(&allowed, memory_order_relaxed);
+}
+
+static int have_avx2(void)
+{
+	static atomic_int have = -1;
+	int h = atomic_load_explicit(&have, memory_order_relaxed);
+
+	if (!atomic_load_explicit(&allowed, memory_order_relaxed))
+		return 0;
+	if (h < 0) {
+		__builtin_cpu_init();
+		h = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+		atomic_store_explicit(&have, h, memory_order_relaxed);
+	}
+	return h;
+}
+
+/* Holds v in a register: without it, the compiler folds the load of a
+ * query vector into both multiply-adds that use it, 14 loads per 12
+ * multiply-adds instead of 8, and the loop waits on the load ports. */
+/* The scores prefetch the encoder rows PF_ROWS ahead of the pair they
+ * work on (12 KiB at d = 768): the first row tile reads a chunk from
+ * memory, and the hardware prefetcher alone leaves it waiting. 0 turns
+ * it off; 2..16 measured within the noise of a shared machine, 4 kept. */
+#ifndef PF_ROWS
+#define PF_ROWS 4
+#endif
+#define KEEP(v) __asm__("" : "+x"(v))
+
+/* A mask loading the first t (0..8) lanes. */
+TILE __m256i lanes(int64_t t)
+{
+	const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)t), idx);
+}
+
+TILE float hsum256(__m256 v)
+{
+	/* the order of hsum8: (v_i + v_i+4), then (i + i+2), then 0 + 1 */
+	__m128 s4 = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	__m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+	return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
+}
+
+/* nr (<= 6) query rows against ne (<= 2) encoder rows: 12 accumulators,
+ * each vector of E loaded once and used by every query row. With nr and
+ * ne constants at the call, the compiler drops the unused ones. */
+TILE void scores_tile(int nr, int ne, int64_t d, const float *Q, int64_t ldq, const float *E,
+                      int64_t lde, float *S, int64_t lds)
+{
+	__m256 a[6][2], e0, e1 = _mm256_setzero_ps(), q;
+	int64_t k = 0;
+
+	_Pragma("GCC unroll 6")
+	for (int r = 0; r < 6; r++)
+		a[r][0] = a[r][1] = _mm256_setzero_ps();
+	for (; k + 8 <= d; k += 8) {
+		if (PF_ROWS && !(k & 15)) {
+			_mm_prefetch((const char *)(E + PF_ROWS * lde + k), _MM_HINT_T0);
+			_mm_prefetch((const char *)(E + (PF_ROWS + 1) * lde + k), _MM_HINT_T0);
+		}
+		e0 = _mm256_loadu_ps(E + k);
+		if (ne > 1)
+			e1 = _mm256_loadu_ps(E + lde + k);
+		_Pragma("GCC unroll 6")
+		for (int r = 0; r < 6; r++)
+			if (r < nr) {
+				q = _mm256_loadu_ps(Q + r * ldq + k);
+				KEEP(q);
+				a[r][0] = _mm256_fmadd_ps(q, e0, a[r][0]);
+				if (ne > 1)
+					a[r][1] = _mm256_fmadd_ps(q, e1, a[r][1]);
+			}
+	}
+	if (k < d) {
+		__m256i m = lanes(d - k);
+
+		e0 = _mm256_maskload_ps(E + k, m);
+		if (ne > 1)
+			e1 = _mm256_maskload_ps(E + lde + k, m);
+		_Pragma("GCC unroll 6")
+		for (int r = 0; r < 6; r++)
+			if (r < nr) {
+				q = _mm256_maskload_ps(Q + r * ldq + k, m);
+				a[r][0] = _mm256_fmadd_ps(q, e0, a[r][0]);
+				if (ne > 1)
+					a[r][1] = _mm256_fmadd_ps(q, e1, a[r][1]);
+			}
+	}
+	_Pragma("GCC unroll 6")
+	for (int r = 0; r < 6; r++)
+		if (r < nr) {
+			S[r * lds] = hsum256(a[r][0]);
+			if (ne > 1)
+				S[r * lds + 1] = hsum256(a[r][1]);
+		}
+}
+
+#define SCORES_ROWS(nr)                                                                  \
+	do {                                                                             \
+		for (j = 0; j + 2 <= c; j += 2)                                          \
+			scores_tile(nr, 2, d, Q, ldq, E + j * lde, lde, S + j, lds);     \
+		if (j < c)                                                               \
+			scores_tile(nr, 1, d, Q, ldq, E + j * lde, lde, S + j, lds);     \
+	} while (0)
+
+AVX2 static void scores_avx2(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
+                             const float *E, int64_t lde, float *S, int64_t lds)
+{
+	int64_t r = 0, j;
+
+	for (; r + 6 <= R; r += 6, Q += 6 * ldq, S += 6 * lds)
+		SCORES_ROWS(6);
+	switch (R - r) {
+	case 5: SCORES_ROWS(5); break;
+	case 4: SCORES_ROWS(4); break;
+	case 3: SCORES_ROWS(3); break;
+	case 2: SCORES_ROWS(2); break;
+	case 1: SCORES_ROWS(1); break;
+	default: break;
+	}
+}
+
+/* nr (<= 6) rows of C by nv (1 or 2) vectors of columns, the last one
+ * masked to t lanes when t < 8: C held in registers over all c rows of E,
+ * each P[r, j] broadcast once per row. */
+TILE void accum_tile(int nr, int nv, int64_t t, int64_t c, const float *P, int64_t ldp,
+                     const float *E, int64_t lde, float *C, int64_t ldc)
+{
+	__m256 a[6][2], e0, e1 = _mm256_setzero_ps(), p;
+	__m256i m = lanes(t);
+	int last_masked = t < 8;
+
+	_Pragma("GCC unroll 6")
+	for (int r = 0; r < 6; r++)
+		if (r < nr) {
+			if (nv > 1) {
+				a[r][0] = _mm256_loadu_ps(C + r * ldc);
+				a[r][1] = last_masked ? _mm256_maskload_ps(C + r * ldc + 8, m)
+				                      : _mm256_loadu_ps(C + r * ldc + 8);
+			} else {
+				a[r][0] = last_masked ? _mm256_maskload_ps(C + r * ldc, m)
+				                      : _mm256_loadu_ps(C + r * ldc);
+			}
+		}
+	for (int64_t j = 0; j < c; j++) {
+		const float *e = E + j * lde;
+
+		if (nv > 1) {
+			e0 = _mm256_loadu_ps(e);
+			e1 = last_masked ? _mm256_maskload_ps(e + 8, m) : _mm256_loadu_ps(e + 8);
+		} else {
+			e0 = last_masked ? _mm256_maskload_ps(e, m) : _mm256_loadu_ps(e);
+		}
+		_Pragma("GCC unroll 6")
+		for (int r = 0; r < 6; r++)
+			if (r < nr) {
+				p = _mm256_broadcast_ss(P + r * ldp + j);
+				a[r][0] = _mm256_fmadd_ps(p, e0, a[r][0]);
+				if (nv > 1)
+					a[r][1] = _mm256_fmadd_ps(p, e1, a[r][1]);
+			}
+	}
+	_Pragma("GCC unroll 6")
+	for (int r = 0; r < 6; r++)
+		if (r < nr) {
+			if (nv > 1) {
+				_mm256_storeu_ps(C + r * ldc, a[r][0]);
+				if (last_masked)
+					_mm256_maskstore_ps(C + r * ldc + 8, m, a[r][1]);
+				else
+					_mm256_storeu_ps(C + r * ldc + 8, a[r][1]);
+			} else if (last_masked) {
+				_mm256_maskstore_ps(C + r * ldc, m, a[r][0]);
+			} else {
+				_mm256_storeu_ps(C + r * ldc, a[r][0]);
+			}
+		}
+}
+
+/* Rows r.. of a column block [k0, k0 + nb) with nr-row tiles. */
+#define ACCUM_ROWS(nr)                                                                   \
+	do {                                                                             \
+		const float *Pr = P + r * ldp, *Ek = E + k0;                             \
+		float *Cr = C + r * ldc + k0;                                            \
+		int64_t k = 0;                                                           \
+		for (; k + 16 <= nb; k += 16)                                            \
+			accum_tile(nr, 2, 8, c, Pr, ldp, Ek + k, lde, Cr + k, ldc);      \
+		if (nb - k > 8)                                                          \
+			accum_tile(nr, 2, nb - k - 8, c, Pr, ldp, Ek + k, lde, Cr + k,   \
+			           ldc);                                                 \
+		else if (nb - k > 0)                                                     \
+			accum_tile(nr, 1, nb - k, c, Pr, ldp, Ek + k, lde, Cr + k, ldc); \
+	} while (0)
+
+AVX2 static void accum_avx2(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
+                            const float *E, int64_t lde, float *C, int64_t ldc)
+{
+	/* strips of 16 columns outside, row tiles inside: a strip of E (c
+	 * rows of 64 bytes, 16 KiB for c = 256) stays in L1 while every row
+	 * tile passes over it */
+	for (int64_t k0 = 0; k0 < n; k0 += 16) {
+		int64_t nb = n - k0 < 16 ? n - k0 : 16, r = 0;
+
+		for (; r + 6 <= R; r += 6)
+			ACCUM_ROWS(6);
+		switch (R - r) {
+		case 5: ACCUM_ROWS(5); break;
+		case 4: ACCUM_ROWS(4); break;
+		case 3: ACCUM_ROWS(3); break;
+		case 2: ACCUM_ROWS(2); break;
+		case 1: ACCUM_ROWS(1); break;
+		default: break;
+		}
+	}
+}
+#else
+int cmp_xk_simd(int on)
+{
+	(void)on;
+	return 0;
+}
+
+static int have_avx2(void)
+{
+	return 0;
+}
+#endif
+
+void cmp_xk_scores(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
+                   const float *E, int64_t lde, float *S, int64_t lds)
+{
+	if (R <= 0 || c <= 0)
+		return;
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (have_avx2()) {
+		scores_avx2(R, c, d, Q, ldq, E, lde, S, lds);
+		return;
+	}
+#endif
+	scores_c(R, c, d, Q, ldq, E, lde, S, lds);
+}
+
+void cmp_xk_accum(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
+                  const float *E, int64_t lde, float *C, int64_t ldc)
+{
+	if (R <= 0 || c <= 0 || n <= 0)
+		return;
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (have_avx2()) {
+		accum_avx2(R, c, n, P, ldp, E, lde, C, ldc);
+		return;
+	}
+#endif
+	accum_c(R, c, n, P, ldp, E, lde, C, ldc);
+}

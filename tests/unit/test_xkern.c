@@ -1,0 +1,160 @@
+/*
+ * test_xkern: the cross-attention kernels of compute/xkern.c, both paths
+ * (AVX2 + FMA and plain C), against sums in double on random data over
+ * many shapes, with strides wider than the rows and sentinels around
+ * every output to catch a write out of place.
+ *
+ * The bound is the standard one for recursive summation in float
+ * (Higham, Accuracy and Stability of Numerical Algorithms, 3.1): a sum
+ * of products reached through at most n roundings in a chain is within
+ * gamma_n = n u / (1 - n u) of the exact value, relative to the sum of
+ * the terms' magnitudes (u = 2^-24). scores: each of 8 lanes adds
+ * ceil(d / 8) products (one more rounding each without FMA), then 3
+ * additions reduce the lanes: n = 2 ceil(d / 8) + 3. accumulate: C plus c
+ * products added one after the other: n = 2 c.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "compute/compute.h"
+#include "t.h"
+
+#define SENT 12345.0f
+
+static double gamma_n(int64_t n)
+{
+	double u = ldexp(1.0, -24);
+	return (double)n * u / (1.0 - (double)n * u);
+}
+
+static float *randm(int64_t rows, int64_t ld, double scale)
+{
+	float *p = malloc((size_t)(rows * ld + 1) * sizeof *p);
+	for (int64_t i = 0; i < rows * ld + 1; i++)
+		p[i] = (float)(scale * t_nrand());
+	return p;
+}
+
+static int check_scores(int64_t R, int64_t c, int64_t d)
+{
+	int64_t ldq = d + 3, lde = d + 5, lds = c + 2;
+	float *Q = randm(R, ldq, 1.0), *E = randm(c, lde, 1.0), *S = randm(R, lds, 0);
+	double g = gamma_n(2 * ((d + 7) / 8) + 3);
+	int bad = 0;
+
+	for (int64_t i = 0; i < R * lds + 1; i++)
+		S[i] = SENT;
+	cmp_xk_scores(R, c, d, Q, ldq, E, lde, S, lds);
+	for (int64_t r = 0; r < R && !bad; r++)
+		for (int64_t j = 0; j < lds && !bad; j++) {
+			double ref = 0, mag = 0;
+
+			if (j >= c) {
+				bad = S[r * lds + j] != SENT;
+				T_OK(!bad, "scores R=%lld c=%lld d=%lld wrote outside S at (%lld, %lld)",
+				     (long long)R, (long long)c, (long long)d, (long long)r, (long long)j);
+				continue;
+			}
+			for (int64_t k = 0; k < d; k++) {
+				double t = (double)Q[r * ldq + k] * E[j * lde + k];
+				ref += t;
+				mag += fabs(t);
+			}
+			bad = !(fabs(S[r * lds + j] - ref) <= g * mag);
+			T_OK(!bad, "scores R=%lld c=%lld d=%lld at (%lld, %lld): %.9g vs %.9g (bound %.3g)",
+			     (long long)R, (long long)c, (long long)d, (long long)r, (long long)j,
+			     S[r * lds + j], ref, g * mag);
+		}
+	free(Q);
+	free(E);
+	free(S);
+	return !bad;
+}
+
+static int check_accum(int64_t R, int64_t c, int64_t n)
+{
+	int64_t ldp = c + 1, lde = n + 3, ldc = n + 4;
+	float *P = randm(R, ldp, 1.0), *E = randm(c, lde, 1.0), *C = randm(R, ldc, 1.0);
+	float *C0 = malloc((size_t)(R * ldc + 1) * sizeof *C0);
+	double g = gamma_n(2 * c);
+	int bad = 0;
+
+	for (int64_t r = 0; r < R; r++)
+		for (int64_t k = n; k < ldc; k++)
+			C[r * ldc + k] = SENT;
+	for (int64_t i = 0; i < R * ldc + 1; i++)
+		C0[i] = C[i];
+	cmp_xk_accum(R, c, n, P, ldp, E, lde, C, ldc);
+	for (int64_t r = 0; r < R && !bad; r++)
+		for (int64_t k = 0; k < ldc && !bad; k++) {
+			double ref = C0[r * ldc + k], mag = fabs(ref);
+
+			if (k >= n) {
+				bad = C[r * ldc + k] != SENT;
+				T_OK(!bad, "accum R=%lld c=%lld n=%lld wrote outside C at (%lld, %lld)",
+				     (long long)R, (long long)c, (long long)n, (long long)r, (long long)k);
+				continue;
+			}
+			for (int64_t j = 0; j < c; j++) {
+				double t = (double)P[r * ldp + j] * E[j * lde + k];
+				ref += t;
+				mag += fabs(t);
+			}
+			bad = !(fabs(C[r * ldc + k] - ref) <= g * mag);
+			T_OK(!bad, "accum R=%lld c=%lld n=%lld at (%lld, %lld): %.9g vs %.9g (bound %.3g)",
+			     (long long)R, (long long)c, (long long)n, (long long)r, (long long)k,
+			     C[r * ldc + k], ref, g * mag);
+		}
+	free(P);
+	free(E);
+	free(C);
+	free(C0);
+	return !bad;
+}
+
+static const int64_t D[] = { 1, 7, 8, 64, 768, 770 };
+
+/* Every small shape (all tile remainders), then random ones up to
+ * R = 50, c = 300. */
+static void sweep(void)
+{
+	int ok = 1;
+
+	for (int64_t R = 1; R <= 13 && ok; R++)
+		for (int64_t c = 1; c <= 5 && ok; c++)
+			for (int di = 0; di < 6 && ok; di++)
+				ok = check_scores(R, c, D[di]) && check_accum(R, c, D[di]);
+	for (int i = 0; i < 60 && ok; i++) {
+		int64_t R = 1 + (int64_t)(t_urand() * 50), c = 1 + (int64_t)(t_urand() * 300);
+		int64_t d = D[i % 6];
+
+		ok = check_scores(R, c, d) && check_accum(R, c, d);
+	}
+	ok = ok && check_scores(50, 300, 770) && check_accum(50, 300, 770);
+	ok = ok && check_scores(48, 256, 768) && check_accum(48, 256, 768);
+	/* the accumulation's column tails: n mod 16 in 1..15 */
+	for (int64_t n = 1; n <= 40 && ok; n++)
+		ok = check_accum(7, 3, n);
+	T_OK(ok, "sweep (simd %d)", cmp_xk_simd(-1));
+}
+
+static void test_simd(void)
+{
+	cmp_xk_simd(1);
+	sweep();
+}
+
+static void test_plain(void)
+{
+	cmp_xk_simd(0);
+	sweep();
+	cmp_xk_simd(1);
+}
+
+int main(void)
+{
+	T_RUN(test_simd);
+	T_RUN(test_plain);
+	return t_done();
+}
