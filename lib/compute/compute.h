@@ -82,8 +82,8 @@ float cmp_bf16_round(float x);
  * them (checked once at run time), plain C otherwise; both paths add in
  * the same order (xkern.c), differing only by fused rounding. Any sizes;
  * row strides in floats; one thread. Always fp32: --compute bf16 does
- * not reach them (the states are read once per layer and step, so bf16
- * would halve the bytes, not the products' cost on this path).
+ * not reach them (a bf16 form needs AVX512-BF16's dot products, which the
+ * machine they were written and measured on lacks).
  */
 
 /* S[r, j] = sum_k Q[r, k] E[j, k]: Q [R, d], E [c, d], S [R, c]. */
