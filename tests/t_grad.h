@@ -92,6 +92,18 @@ static inline double rig_loss(rig *r, const int32_t *src, int64_t Ls, const int3
 	return out.loss;
 }
 
+/* The step of a central difference for a tensor of gradient norm gn:
+ * float32 rounds a loss near 50 to some 5e-6, which the difference
+ * divides by 2h; a tensor with a small gradient (BART-LS's pooled
+ * attention biases, LOCOST's inv_A_real: |g| near 0.02) needs a longer
+ * step for that noise to stay under the 1e-2 bound (the losses are
+ * smooth: the truncation error of such steps is far below it). h_max
+ * 2e-3: always 2e-3. */
+static inline double tg_step(double gn, double h_max)
+{
+	return fmin(h_max, fmax(2e-3, 2.5e-3 / (gn > 0 ? gn : 1)));
+}
+
 /* One BART-like model's finite-difference check: a pair (src, tgt; a pad
  * label in tgt is ignored), the tensors whose gradient is zero by design,
  * an optional check of the training forward, and the architecture's new
@@ -193,13 +205,7 @@ static inline void tg_check(const char *config, const tg_case *c)
 			ntensor_ok += ok;
 			continue;
 		}
-		/* The step: float32 rounds a loss near 50 to some 5e-6, which a
-		 * central difference divides by 2h; a tensor with a small gradient
-		 * (the pooled attention's biases: |g| near 0.02) needs a longer
-		 * step for that noise to stay under the bound (the loss is smooth:
-		 * the truncation error of such steps is far below it). h_max 2e-3:
-		 * always 2e-3. */
-		h = fmin(c->h_max, fmax(2e-3, 2.5e-3 / (gn > 0 ? gn : 1)));
+		h = tg_step(gn, c->h_max);
 		/* two directions: the gradient itself, and a random one */
 		for (int dd = 0; dd < 2; dd++) {
 			double vn = 0, an = 0, fd, e;

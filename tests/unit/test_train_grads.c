@@ -187,7 +187,7 @@ static void gradients(void)
 				v[i] = (float)(v[i] / vn);
 				an += (double)v[i] * g[i];
 			}
-			h = 2e-3;
+			h = tg_step(gn, 1e-2);
 			for (uint64_t i = 0; i < t->numel; i++)
 				w[i] += (float)(h * v[i]);
 			lp = rig_loss(&r, src, Ls, tgt, Lt, 0);
