@@ -42,6 +42,7 @@ static int check_scores(int64_t R, int64_t c, int64_t d)
 	float *Q = randm(R, ldq, 1.0), *E = randm(c, lde, 1.0), *S = randm(R, lds, 0);
 	double g = gamma_n(2 * ((d + 7) / 8) + 3);
 	int bad = 0;
+	char why[128] = "";
 
 	for (int64_t i = 0; i < R * lds + 1; i++)
 		S[i] = SENT;
@@ -51,9 +52,9 @@ static int check_scores(int64_t R, int64_t c, int64_t d)
 			double ref = 0, mag = 0;
 
 			if (j >= c) {
-				bad = S[r * lds + j] != SENT;
-				T_OK(!bad, "scores R=%lld c=%lld d=%lld wrote outside S at (%lld, %lld)",
-				     (long long)R, (long long)c, (long long)d, (long long)r, (long long)j);
+				if ((bad = S[r * lds + j] != SENT))
+					snprintf(why, sizeof why, "wrote outside S at (%lld, %lld)",
+					         (long long)r, (long long)j);
 				continue;
 			}
 			for (int64_t k = 0; k < d; k++) {
@@ -61,11 +62,12 @@ static int check_scores(int64_t R, int64_t c, int64_t d)
 				ref += t;
 				mag += fabs(t);
 			}
-			bad = !(fabs(S[r * lds + j] - ref) <= g * mag);
-			T_OK(!bad, "scores R=%lld c=%lld d=%lld at (%lld, %lld): %.9g vs %.9g (bound %.3g)",
-			     (long long)R, (long long)c, (long long)d, (long long)r, (long long)j,
-			     S[r * lds + j], ref, g * mag);
+			if ((bad = !(fabs(S[r * lds + j] - ref) <= g * mag)))
+				snprintf(why, sizeof why, "at (%lld, %lld): %.9g vs %.9g (bound %.3g)",
+				         (long long)r, (long long)j, S[r * lds + j], ref, g * mag);
 		}
+	/* one check per shape: every entry within its bound, nothing outside */
+	T_OK(!bad, "scores R=%lld c=%lld d=%lld %s", (long long)R, (long long)c, (long long)d, why);
 	free(Q);
 	free(E);
 	free(S);
@@ -79,6 +81,7 @@ static int check_accum(int64_t R, int64_t c, int64_t n)
 	float *C0 = malloc((size_t)(R * ldc + 1) * sizeof *C0);
 	double g = gamma_n(2 * c);
 	int bad = 0;
+	char why[128] = "";
 
 	for (int64_t r = 0; r < R; r++)
 		for (int64_t k = n; k < ldc; k++)
@@ -91,9 +94,9 @@ static int check_accum(int64_t R, int64_t c, int64_t n)
 			double ref = C0[r * ldc + k], mag = fabs(ref);
 
 			if (k >= n) {
-				bad = C[r * ldc + k] != SENT;
-				T_OK(!bad, "accum R=%lld c=%lld n=%lld wrote outside C at (%lld, %lld)",
-				     (long long)R, (long long)c, (long long)n, (long long)r, (long long)k);
+				if ((bad = C[r * ldc + k] != SENT))
+					snprintf(why, sizeof why, "wrote outside C at (%lld, %lld)",
+					         (long long)r, (long long)k);
 				continue;
 			}
 			for (int64_t j = 0; j < c; j++) {
@@ -101,11 +104,11 @@ static int check_accum(int64_t R, int64_t c, int64_t n)
 				ref += t;
 				mag += fabs(t);
 			}
-			bad = !(fabs(C[r * ldc + k] - ref) <= g * mag);
-			T_OK(!bad, "accum R=%lld c=%lld n=%lld at (%lld, %lld): %.9g vs %.9g (bound %.3g)",
-			     (long long)R, (long long)c, (long long)n, (long long)r, (long long)k,
-			     C[r * ldc + k], ref, g * mag);
+			if ((bad = !(fabs(C[r * ldc + k] - ref) <= g * mag)))
+				snprintf(why, sizeof why, "at (%lld, %lld): %.9g vs %.9g (bound %.3g)",
+				         (long long)r, (long long)k, C[r * ldc + k], ref, g * mag);
 		}
+	T_OK(!bad, "accum R=%lld c=%lld n=%lld %s", (long long)R, (long long)c, (long long)n, why);
 	free(P);
 	free(E);
 	free(C);
