@@ -11,6 +11,7 @@
 # time in the encoder. Seconds per token = (time for 1 + N tokens - time
 # for 1 token) / N, both runs forced to full length with --min-new.
 set -eu
+. bench/cc.sh
 SHORT=${BENCH_DECODE_SHORT:-16384}
 LONG=${BENCH_DECODE_LONG:-524288}
 N=${BENCH_DECODE_TOKENS:-8}
@@ -41,8 +42,7 @@ report "$D/short.lcs" "$SHORT"
 
 # The long input: the 16K hidden states repeated.
 if command -v cc >/dev/null 2>&1 && [ -f tests/gen/hidden_stream.c ]; then
-	cc -O2 -std=c11 -D_GNU_SOURCE -Ilib -o "$D/hs" tests/gen/hidden_stream.c build/liblc.a \
-		$(pkg-config --libs fftw3f openblas libarchive libpcre2-8 jansson) -lm -lpthread
+	bench_cc "$D/hs" tests/gen/hidden_stream.c
 	lc-cat -o raw "$D/short.lcs" >"$D/short.raw"
 	r=$(( (LONG + SHORT - 1) / SHORT ))
 	i=0
