@@ -196,19 +196,26 @@ int encode_doc(lc_doc *d, void *stage, lc_err *err)
 int encode_batch(lc_doc *docs, int n, void *stage, int *bad, lc_err *err)
 {
 	encode_stage *s = stage;
-	int k, first = n;           /* the first document that failed; n: none */
+	int k, run, first = n;      /* the first document that failed; n: none */
 	double te = 0;
 
-	/* the run of short documents the batch starts with */
-	for (k = 0; k < n; k++) {
-		const lc_tensor *tk = doc_find(&docs[k], "tokens");
+	/* the run of short documents the batch starts with; a long one ends
+	 * it before its ids are read (and cut, with a warning, which
+	 * encode_doc would repeat). A run of one goes alone on all threads
+	 * below, like a long one: one thread of several would leave the
+	 * others idle (the states are the same bits either way). */
+	for (run = 0; run < n; run++) {
+		const lc_tensor *tk = doc_find(&docs[run], "tokens");
+
+		if (tk && tk->rank == 1 && tk->dims[0] > OVERLAP_LEN)
+			break;
+	}
+	if (run == 1)
+		run = 0;
+	for (k = 0; k < run; k++) {
 		encoder_job *j = &s->jobs[k];
 		int32_t *ids;
 
-		/* a long one ends the run before its ids are read (and cut, with
-		 * a warning, which encode_doc would repeat) */
-		if (tk && tk->rank == 1 && tk->dims[0] > OVERLAP_LEN)
-			break;
 		memset(j, 0, sizeof *j);
 		if (doc_begin(s, &docs[k], &ids, &j->L, &j->out, err) < 0) {
 			first = k;

@@ -19,6 +19,13 @@ same "the same bf16 states" "$T/j1b" "$T/j3"
 is "32 documents in order" "$(lc-cat -o info "$T/j2" | awk '$1 == "doc" { printf "%s ", $3 }')" \
 	"$(seq 1 32 | sed 's/^/stdin:/' | tr '\n' ' ')"
 
+# a lone short document goes alone on all threads (not to one thread of
+# the batch, leaving the others idle): the same states as on one thread
+head -1 "$T/ids" | lc-cat -i ids >"$T/one.lc"
+ok "a lone short document, two threads" sh -c "lc-encode -q -j 2 '$T/one.lc' >'$T/one2'"
+ok "one thread" sh -c "lc-encode -q -j 1 '$T/one.lc' >'$T/one1'"
+same "the same states" "$T/one1" "$T/one2"
+
 # BART: the same, and a document too long for it in the middle
 printf '0 5 6 7 8 2\n0 9 10 11 2\n0 12 13 2\n' | lc-cat -i ids >"$T/b.lc"
 ok "BART, one thread" sh -c "lc-encode -q -j 1 -m '$B' '$T/b.lc' >'$T/b1'"
