@@ -9,7 +9,8 @@
 #   check-asan   the same, built in build-asan/ with AddressSanitizer and UBSan
 #   fuzz         build the fuzz targets (tests/fuzz) with libFuzzer and run each briefly
 #                (FUZZ_SECONDS, default 20)
-#   bench        run the benchmarks in bench/ (prints numbers, asserts nothing)
+#   bench        run the benchmarks in bench/ (prints numbers, asserts nothing;
+#                BENCH=NAME: bench/NAME.sh alone, e.g. BENCH=speed)
 #   demo         run the pipeline on the bundled sample text
 #   install      programs, man pages and share/ files under $(DESTDIR)$(PREFIX); copies
 #                what `make` built into $(O)/bin and rebuilds nothing for its PREFIX
@@ -210,8 +211,10 @@ fuzz: ensure-deps
 		tail -1 build-fuzz/$$n.log; \
 	done
 
+# BENCH=NAME runs bench/NAME.sh alone (default: every script).
+BENCH = *
 bench: all
-	@set -e; for b in bench/*.sh; do \
+	@set -e; for b in bench/$(BENCH).sh; do \
 		[ $$b = bench/cc.sh ] && continue; \
 		LC_SHARE=$(CURDIR)/share PATH=$(CURDIR)/$(O)/bin:$$PATH LC_LIBS='$(ALL_LIBS)' sh $$b; \
 	done
