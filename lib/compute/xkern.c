@@ -104,6 +104,12 @@ static int have_avx2(void)
 #ifndef PF_ROWS
 #define PF_ROWS 4
 #endif
+#ifndef PF_HINT
+#define PF_HINT _MM_HINT_T1
+#endif
+#ifndef PF_NEXT_R
+#define PF_NEXT_R 12
+#endif
 #define KEEP(v) __asm__("" : "+x"(v))
 
 /* A mask loading the first t (0..8) lanes. */
@@ -204,7 +210,7 @@ AVX2 static void scores_avx2(int64_t R, int64_t c, int64_t d, const float *Q, in
  * masked to t lanes when t < 8: C held in registers over all c rows of E,
  * each P[r, j] broadcast once per row. */
 TILE void accum_tile(int nr, int nv, int64_t t, int64_t c, const float *P, int64_t ldp,
-                     const float *E, int64_t lde, float *C, int64_t ldc)
+                     const float *E, int64_t lde, float *C, int64_t ldc, const float *pf)
 {
 	__m256 a[6][2], e0, e1 = _mm256_setzero_ps(), p;
 	__m256i m = lanes(t);
@@ -225,6 +231,8 @@ TILE void accum_tile(int nr, int nv, int64_t t, int64_t c, const float *P, int64
 	for (int64_t j = 0; j < c; j++) {
 		const float *e = E + j * lde;
 
+		if (pf)
+			_mm_prefetch((const char *)(pf + j * lde), PF_HINT);
 		if (nv > 1) {
 			e0 = _mm256_loadu_ps(e);
 			e1 = last_masked ? _mm256_maskload_ps(e + 8, m) : _mm256_loadu_ps(e + 8);
@@ -257,19 +265,29 @@ TILE void accum_tile(int nr, int nv, int64_t t, int64_t c, const float *P, int64
 		}
 }
 
-/* Rows r.. of a column block [k0, k0 + nb) with nr-row tiles. */
+/* Rows r.. of a column block [k0, k0 + nb) with nr-row tiles; the first
+ * row tile (r = 0) prefetches the same columns of the c rows that follow
+ * the chunk, one line per row of E: over the 16-column strips, the whole
+ * next chunk comes from memory while this one is accumulated, instead of
+ * the scores of the next chunk waiting on it. Only for R <= PF_NEXT_R:
+ * with few query rows the scores need a byte of E per 6 flops, more than
+ * the hardware prefetcher keeps up with (bench/xkern.c's xattn_fw: 4-9%
+ * at R = 12); at R = 48 the pass is 4 times longer per byte and the
+ * prefetch measured nothing or a little worse. */
 #define ACCUM_ROWS(nr)                                                                   \
 	do {                                                                             \
 		const float *Pr = P + r * ldp, *Ek = E + k0;                             \
 		float *Cr = C + r * ldc + k0;                                            \
 		int64_t k = 0;                                                           \
 		for (; k + 16 <= nb; k += 16)                                            \
-			accum_tile(nr, 2, 8, c, Pr, ldp, Ek + k, lde, Cr + k, ldc);      \
+			accum_tile(nr, 2, 8, c, Pr, ldp, Ek + k, lde, Cr + k, ldc,       \
+			           r || R > PF_NEXT_R ? NULL : Ek + k + c * lde);                          \
 		if (nb - k > 8)                                                          \
 			accum_tile(nr, 2, nb - k - 8, c, Pr, ldp, Ek + k, lde, Cr + k,   \
-			           ldc);                                                 \
+			           ldc, r || R > PF_NEXT_R ? NULL : Ek + k + c * lde);                     \
 		else if (nb - k > 0)                                                     \
-			accum_tile(nr, 1, nb - k, c, Pr, ldp, Ek + k, lde, Cr + k, ldc); \
+			accum_tile(nr, 1, nb - k, c, Pr, ldp, Ek + k, lde, Cr + k, ldc,  \
+			           r || R > PF_NEXT_R ? NULL : Ek + k + c * lde);                          \
 	} while (0)
 
 AVX2 static void accum_avx2(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
