@@ -11,9 +11,6 @@
 #include "compute/compute.h"
 #include "compute/gemm.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
 #include <limits.h>
 #include <stdio.h>
 #include <pthread.h>
@@ -22,6 +19,7 @@
 
 #include <cblas.h>
 
+#include "base/cpu.h"
 #include "base/dtype.h"
 #include "base/parallel.h"
 
@@ -118,22 +116,6 @@ static void settings_init(void)
 	cs.emulate = e && !strcmp(e, "1");
 }
 
-static int cpu_has_bf16(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	unsigned a, b, c, d, max7;
-
-	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
-		return 0;
-	max7 = a;
-	if (d >> 22 & 1)                /* AMX-BF16 */
-		return 1;
-	return max7 >= 1 && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 5 & 1); /* AVX512-BF16 */
-#else
-	return 0;
-#endif
-}
-
 int cmp_set_compute(const char *name, char *note, size_t cap, lc_err *err)
 {
 	const char *g = getenv("LC_GEMM"), *e = getenv("LC_BF16_EMULATE");
@@ -155,7 +137,7 @@ int cmp_set_compute(const char *name, char *note, size_t cap, lc_err *err)
 		return lc_fail(err, "--compute: '%s' is not f32 or bf16", name);
 	if (cs.emulate)
 		cs.prec = PREC_BF16_EMULATED;
-	else if (!cpu_has_bf16())
+	else if (!cpu_bf16())
 		snprintf(note, cap, "this processor has no AVX512-BF16 or AMX; running fp32");
 	else if (!cs.dnnl)
 		snprintf(note, cap, "this lc was built without oneDNN; running fp32");

@@ -15,6 +15,8 @@
 
 #include <stdatomic.h>
 
+#include "base/cpu.h"
+
 /* The summation order the two paths share.
  *
  * scores: lane l (0..7) of a row pair's dot product sums the products of
@@ -81,17 +83,7 @@ int cmp_xk_simd(int on)
 
 static int have_avx2(void)
 {
-	static atomic_int have = -1;
-	int h = atomic_load_explicit(&have, memory_order_relaxed);
-
-	if (!atomic_load_explicit(&allowed, memory_order_relaxed))
-		return 0;
-	if (h < 0) {
-		__builtin_cpu_init();
-		h = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-		atomic_store_explicit(&have, h, memory_order_relaxed);
-	}
-	return h;
+	return atomic_load_explicit(&allowed, memory_order_relaxed) && cpu_avx2_fma();
 }
 
 /* Holds v in a register: without it, the compiler folds the load of a

@@ -9,6 +9,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "base/cpu.h"
+
 #define LOG2E 1.44269504088896341f
 #define LN2_HI 0.693359375f            /* ln 2 = LN2_HI + LN2_LO, LN2_HI exact in few bits */
 #define LN2_LO (-2.12194440e-4f)
@@ -174,17 +176,7 @@ int vm_simd(int on)
 
 static int have_avx2(void)
 {
-	static atomic_int have = -1;
-	int h = atomic_load_explicit(&have, memory_order_relaxed);
-
-	if (!atomic_load_explicit(&allowed, memory_order_relaxed))
-		return 0;
-	if (h < 0) {
-		__builtin_cpu_init();
-		h = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-		atomic_store_explicit(&have, h, memory_order_relaxed);
-	}
-	return h;
+	return atomic_load_explicit(&allowed, memory_order_relaxed) && cpu_avx2_fma();
 }
 #else
 int vm_simd(int on)

@@ -1,0 +1,16 @@
+/*
+ * cpu: what the processor offers, asked once (cpuid) and cached:
+ * the vector paths' common test (AVX2 with FMA) and bf16 products
+ * (AVX512-BF16 or AMX-BF16). Modules keep their own switch for tests
+ * (vm_simd, cmp_xk_simd) on top of it.
+ */
+#ifndef LC_CPU_H
+#define LC_CPU_H
+
+/* 1 when the processor has AVX2 and FMA (x86-64 only). */
+int cpu_avx2_fma(void);
+
+/* 1 when it multiplies bf16 in hardware: AVX512-BF16 or AMX-BF16. */
+int cpu_bf16(void);
+
+#endif
