@@ -17,8 +17,8 @@
 #
 # On a processor without AVX512-BF16 or AMX, --compute bf16 runs fp32, so
 # the figures are measured with LC_BF16_EMULATE=1: both operands of every
-# product rounded to bf16 and multiplied in fp32, the numbers of bf16
-# hardware with fp32 accumulation up to summation order.
+# product with weights rounded to bf16 and multiplied in fp32, the numbers
+# of bf16 hardware with fp32 accumulation up to summation order.
 set -eu
 LEN=${BENCH_BF16_LEN:-8192}
 D=$(mktemp -d "${TMPDIR:-/tmp}/lc-bench-bf16.XXXXXX")

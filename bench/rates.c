@@ -7,7 +7,12 @@
  *
  *   rates T LIB      LIB: openblas | onednn (LC_GEMM forces it), or bf16
  *                    (--compute bf16 through the table; "n/a" when the
- *                    processor cannot)
+ *                    processor cannot). bf16 applies to products with
+ *                    weights: B is declared constant as the model layer
+ *                    declares its weights (converted once), A is
+ *                    converted in every product as the encoder's are;
+ *                    the cross-attention shapes, products of
+ *                    activations, stay fp32 and are not listed
  *   rates T read     GB/s summing 1 GiB, best of 5 passes
  *
  * Prints one line per shape ("shape M N K ta tb GFLOP/s") and a last line
@@ -98,6 +103,7 @@ int main(int argc, char **argv)
 	char note[256];
 	lc_err err;
 	double best = 0;
+	int bf16;
 
 	if (T < 1 || T > 1024) {
 		fprintf(stderr, "usage: rates THREADS openblas|onednn|bf16|read\n");
@@ -126,7 +132,8 @@ int main(int argc, char **argv)
 		free(big);
 		return 0;
 	}
-	if (strcmp(what, "bf16")) {
+	bf16 = !strcmp(what, "bf16");
+	if (!bf16) {
 		setenv("LC_GEMM", what, 1);
 		what = "f32";
 	}
@@ -145,6 +152,8 @@ int main(int argc, char **argv)
 		int64_t nblk;
 		double t0, t, fl, rate = 0;
 
+		if (bf16 && j.M < 1024)
+			continue;
 		/* big products: T blocks of rows; skinny ones: T independent
 		 * products (the decoder's parts of the states), one per thread */
 		j.rows = j.M >= 1024 ? (j.M + T - 1) / T : j.M;
@@ -154,6 +163,8 @@ int main(int argc, char **argv)
 		j.C = randm(j.M * j.N * (j.M < 1024 ? T : 1));
 		if (!j.A || !j.B || !j.C)
 			return 1;
+		if (bf16)
+			cmp_constant(j.B, j.K * j.N);
 		fl = 2.0 * j.M * j.N * j.K * (j.M < 1024 ? T : 1);
 		j.reps = 1;
 		par_for(T, nblk, block, &j); /* warm: primitives made, pages touched */
@@ -168,6 +179,7 @@ int main(int argc, char **argv)
 		printf("%-14s %5lld x %5lld x %5lld N%c  %7.1f GFLOP/s\n", shapes[s].name,
 		       (long long)j.M, (long long)j.N, (long long)j.K, j.tb ? 'T' : 'N', rate);
 		best = rate > best ? rate : best;
+		cmp_constant_drop(j.B);
 		free((void *)j.A);
 		free((void *)j.B);
 		free(j.C);

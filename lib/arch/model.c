@@ -312,6 +312,9 @@ lc_model *model_open(const char *dir, lc_err *err)
 			goto fail;
 		}
 		m->nparams += e->numel;
+		/* unchanged while the model is open: bf16 products keep a copy */
+		if (*e->slot)
+			cmp_constant(*e->slot, (int64_t)e->numel);
 		h = hash_bytes(h, e->name, strlen(e->name));
 		if (e->src) {   /* absent optional parameters are zeros */
 			m->nbytes += e->src->nbytes;
@@ -336,6 +339,11 @@ void model_free(lc_model *m)
 {
 	if (!m)
 		return;
+	for (uint32_t i = 0; m->params && i < params_count(m->params); i++) {
+		const lc_param *e = params_at(m->params, i);
+		if (*e->slot)
+			cmp_constant_drop(*e->slot);
+	}
 	if (m->cfg.arch)
 		arch_weights_free(&m->cfg, m->weights, m->params);
 	st_close(m->st);

@@ -10,7 +10,13 @@
 /* 1 when the processor has AVX2 and FMA (x86-64 only). */
 int cpu_avx2_fma(void);
 
+/* 1 when the processor has AVX-512 F (and the OS keeps its registers). */
+int cpu_avx512f(void);
+
 /* 1 when it multiplies bf16 in hardware: AVX512-BF16 or AMX-BF16. */
 int cpu_bf16(void);
+
+/* 1 when it has AVX512-BF16 itself (its conversion instruction). */
+int cpu_avx512_bf16(void);
 
 #endif

@@ -53,12 +53,21 @@ void cmp_gemm_batch(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, 
  *
  * cpu.c picks OpenBLAS or oneDNN per shape class (one table there);
  * $LC_GEMM=openblas or onednn forces one (benchmarks, tests). Precision:
- * f32 (default), or bf16: every product through the seam with bf16
- * operands and fp32 accumulation, on AVX512-BF16 or AMX through oneDNN;
- * with $LC_BF16_EMULATE=1 the operands are rounded to bf16 and multiplied
- * in fp32 on any processor (the same numbers up to summation order: a
- * measurement aid).
+ * f32 (default), or bf16: the products with a constant operand (a
+ * model's weights: the projections, feed-forwards and output layer) with
+ * bf16 operands and fp32 accumulation, on AVX512-BF16
+ * or AMX through oneDNN; products of two activations (attention) stay
+ * fp32. With $LC_BF16_EMULATE=1 the same products' operands are rounded
+ * to bf16 and multiplied in fp32 on any processor (the same numbers up to
+ * summation order: a measurement aid).
  */
+
+/* p[0, n) holds weights that stay unchanged until cmp_constant_drop(p):
+ * bf16 products read a bf16 copy of them made once, and the products that
+ * read them are the ones bf16 applies to. The model layer declares every
+ * tensor it loads; training, which changes them, runs fp32. */
+void cmp_constant(const float *p, int64_t n);
+void cmp_constant_drop(const float *p);
 
 /* Sets the precision by name ("f32", "bf16"; NULL: f32) and checks
  * $LC_GEMM and $LC_BF16_EMULATE. Call before the first product. bf16
@@ -78,12 +87,13 @@ float cmp_bf16_round(float x);
  * The two products of attention over encoder states without a cache
  * (ops/xattn.c), for few query rows R (a dozen to a few dozen) against a
  * chunk of c encoder rows of width d, where a general GEMM runs far below
- * the machine's peak. Register tiles with AVX2 + FMA where the CPU has
- * them (checked once at run time), plain C otherwise; both paths add in
- * the same order (xkern.c), differing only by fused rounding. Any sizes;
- * row strides in floats; one thread. Always fp32: --compute bf16 does
- * not reach them (a bf16 form needs AVX512-BF16's dot products, which the
- * machine they were written and measured on lacks).
+ * the machine's peak. Register tiles with AVX-512 or AVX2 + FMA where the
+ * CPU has them (checked once at run time), plain C otherwise; the AVX2
+ * and C paths add in the same order (xkern.c), differing only by fused
+ * rounding, AVX-512 in 16 lanes. Any sizes;
+ * row strides in floats; one thread. Always fp32: they multiply two
+ * activations (the query and the states), which --compute bf16 leaves
+ * in fp32.
  */
 
 /* S[r, j] = sum_k Q[r, k] E[j, k]: Q [R, d], E [c, d], S [R, c]. */
@@ -94,8 +104,9 @@ void cmp_xk_scores(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
 void cmp_xk_accum(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
                   const float *E, int64_t lde, float *C, int64_t ldc);
 
-/* on 0: the plain C kernels from now on, 1: AVX2 where the CPU has it (the
- * default), -1: no change; returns the setting. For tests and benchmarks. */
+/* on 0: the plain C kernels from now on, 1: the widest vectors the CPU has
+ * (AVX-512, else AVX2; the default), 2: AVX2 at most, -1: no change;
+ * returns the setting. For tests and benchmarks. */
 int cmp_xk_simd(int on);
 
 /* --- FFT convolutions ---------------------------------------------------

@@ -205,24 +205,29 @@ void cmp_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_
               float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
               float beta, float *C, int64_t ldc)
 {
+	int64_t ar = ta ? K : M, ac = ta ? M : K, br = tb ? N : K, bc = tb ? K : N;
+
 	if (M <= 0 || N <= 0)
 		return;
 	pthread_once(&cs.once, settings_init);
-	if (cs.prec == PREC_BF16_EMULATED) {
-		/* bf16 hardware's numbers up to summation order: bf16 operands,
-		 * exact products (a bf16 product fits in fp32), fp32 sums */
-		int64_t ar = ta ? K : M, ac = ta ? M : K, br = tb ? N : K, bc = tb ? K : N;
-		float *a = round_copy(A, ar, ac, lda), *b = a ? round_copy(B, br, bc, ldb) : NULL;
-		if (a && b) {
-			gemm_f32(ta, tb, M, N, K, alpha, a, ac, b, bc, beta, C, ldc);
-			free(a);
-			free(b);
+	/* bf16 for the products with weights only (compute.h) */
+	if (cs.prec != PREC_F32 && K > 0 &&
+	    (cmp_is_constant(A, (ar - 1) * lda + ac) || cmp_is_constant(B, (br - 1) * ldb + bc))) {
+		if (cs.prec == PREC_BF16_EMULATED) {
+			/* bf16 hardware's numbers up to summation order: bf16
+			 * operands, exact products (a bf16 product fits in fp32),
+			 * fp32 sums */
+			float *a = round_copy(A, ar, ac, lda), *b = a ? round_copy(B, br, bc, ldb) : NULL;
+			if (a && b) {
+				gemm_f32(ta, tb, M, N, K, alpha, a, ac, b, bc, beta, C, ldc);
+				free(a);
+				free(b);
+				return;
+			}
+			free(a);        /* out of memory: unrounded rather than nothing */
+		} else if (!cmp_dnnl_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1)) {
 			return;
 		}
-		free(a);        /* out of memory: unrounded rather than nothing */
-	} else if (cs.prec == PREC_BF16 && K > 0 &&
-	           !cmp_dnnl_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1)) {
-		return;
 	}
 	gemm_f32(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }

@@ -67,6 +67,8 @@ struct thr {
 	dnnl_stream_t strm;
 	void *scratch;
 	size_t scap;
+	uint16_t *a16, *b16;        /* bf16 operands converted per call */
+	size_t acap, bcap;
 };
 
 static void thr_free(void *p)
@@ -76,6 +78,8 @@ static void thr_free(void *p)
 	if (t->strm)
 		dnnl_stream_destroy(t->strm);
 	free(t->scratch);
+	free(t->a16);
+	free(t->b16);
 	free(t);
 }
 
@@ -210,16 +214,29 @@ static void *grow(struct thr *t, size_t n)
 	return t->scratch;
 }
 
-/* bf16 operands: the stored matrix (rows x cols, row stride ld) packed
- * with row stride cols. Only with AVX512-BF16 or AMX, so never run on the
- * machine this was written on: kept to this one conversion. */
-static uint16_t *to_bf16(const float *x, int64_t rows, int64_t cols, int64_t ld)
+/* One operand for a bf16 product: the constant copy with the stored row
+ * stride, else packed (row stride cols) into the thread's buffer *buf.
+ * NULL: out of memory. */
+static const uint16_t *operand(const float *x, int64_t rows, int64_t cols, int64_t ld,
+                               uint16_t **buf, size_t *cap, int64_t *ldo)
 {
-	uint16_t *y = malloc((size_t)(rows * cols) * sizeof *y);
+	const uint16_t *c = cmp_bf16_constant(x, (rows - 1) * ld + cols);
+	size_t n = (size_t)(rows * cols);
 
-	for (int64_t r = 0; y && r < rows; r++)
-		lc_f32_to_bf16_n(x + r * ld, (uint64_t)cols, y + r * cols);
-	return y;
+	if (c) {
+		*ldo = ld;
+		return c;
+	}
+	if (n > *cap) {
+		uint16_t *p = malloc(n * sizeof *p);
+		if (!p)
+			return NULL;
+		free(*buf);
+		*buf = p, *cap = n;
+	}
+	cmp_bf16_pack(x, rows, cols, ld, *buf, cols);
+	*ldo = cols;
+	return *buf;
 }
 
 int cmp_dnnl_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
@@ -230,25 +247,26 @@ int cmp_dnnl_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, in
 	struct key k;
 	struct entry *e;
 	dnnl_memory_t ma = NULL, mb = NULL, mc = NULL, ms = NULL;
-	uint16_t *a16 = NULL, *b16 = NULL;
-	int64_t ar = ta ? K : M, ac = ta ? M : K, br = tb ? N : K, bc = tb ? K : N;
+	const void *a = A, *b = B;
 	int own, rc = -1;
 
 	if (!t)
 		return -1;
 	memset(&k, 0, sizeof k);
-	k.M = M, k.N = N, k.K = K, k.ldc = ldc;
-	k.lda = bf16 ? ac : lda;
-	k.ldb = bf16 ? bc : ldb;
+	k.M = M, k.N = N, k.K = K, k.ldc = ldc, k.lda = lda, k.ldb = ldb;
+	if (bf16) {
+		int64_t ar = ta ? K : M, ac = ta ? M : K, br = tb ? N : K, bc = tb ? K : N;
+		if (!(a = operand(A, ar, ac, lda, &t->a16, &t->acap, &k.lda)) ||
+		    !(b = operand(B, br, bc, ldb, &t->b16, &t->bcap, &k.ldb)))
+			return -1;
+	}
 	memcpy(&k.alpha, &alpha, sizeof alpha);
 	memcpy(&k.beta, &beta, sizeof beta);
 	k.ta = ta == CMP_T, k.tb = tb == CMP_T, k.bf16 = !!bf16;
 	if (!(e = lookup(&k, &own)))
 		return -1;
-	if (bf16 && (!(a16 = to_bf16(A, ar, ac, lda)) || !(b16 = to_bf16(B, br, bc, ldb))))
-		goto out;
-	if (dnnl_memory_create(&ma, &e->a, g.eng, bf16 ? (void *)a16 : (void *)A) != dnnl_success ||
-	    dnnl_memory_create(&mb, &e->b, g.eng, bf16 ? (void *)b16 : (void *)B) != dnnl_success ||
+	if (dnnl_memory_create(&ma, &e->a, g.eng, (void *)a) != dnnl_success ||
+	    dnnl_memory_create(&mb, &e->b, g.eng, (void *)b) != dnnl_success ||
 	    dnnl_memory_create(&mc, &e->c, g.eng, C) != dnnl_success)
 		goto out;
 	if (e->ssize) {
@@ -272,8 +290,6 @@ out:
 		dnnl_memory_destroy(mb);
 	if (ma)
 		dnnl_memory_destroy(ma);
-	free(a16);
-	free(b16);
 	if (own) {
 		dnnl_primitive_destroy(e->p);
 		free(e);

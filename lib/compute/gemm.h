@@ -26,4 +26,18 @@ int cmp_dnnl_present(char *buf, size_t cap);
 /* 1 when a bf16 matmul primitive can be created on this processor. */
 int cmp_dnnl_bf16_ok(void);
 
+/* --- bf16 operands (compute/bf16.c) --- */
+
+/* 1 when [x, x + n) lies inside a region declared with cmp_constant. */
+int cmp_is_constant(const float *x, int64_t n);
+
+/* The bf16 copy of [x, x + n), laid out as the fp32 region (the same row
+ * strides), made on first use; NULL when x is not constant or there is no
+ * memory for the copy (the caller converts per call). */
+const uint16_t *cmp_bf16_constant(const float *x, int64_t n);
+
+/* y[r ldy + c] = bf16(x[r ld + c]), rounding to nearest even. */
+void cmp_bf16_pack(const float *x, int64_t rows, int64_t cols, int64_t ld, uint16_t *y,
+                   int64_t ldy);
+
 #endif

@@ -14,7 +14,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/cpu.h"
 #include "compute/compute.h"
+#include "compute/gemm.h"
 #include "t.h"
 
 static float bits_f(uint32_t u)
@@ -91,8 +93,9 @@ struct shape {
 };
 
 /* One product through the seam against double: |C - ref| within the
- * fp32 summation bound 2 K u (|alpha| sum |a b| + |beta c|). round: the
- * reference uses bf16-rounded operands (and must differ from the
+ * fp32 summation bound 2 K u (|alpha| sum |a b| + |beta c|). round: B is
+ * declared constant (a weight matrix: the products bf16 applies to) and
+ * the reference uses bf16-rounded operands (and must differ from the
  * unrounded one somewhere). Returns the elements out of bound. */
 static int check(const struct shape *s, int round, int par)
 {
@@ -109,6 +112,8 @@ static int check(const struct shape *s, int round, int par)
 		B[i] = (float)t_nrand();
 	for (int64_t i = 0; i < s->M * ldc; i++)
 		C0[i] = C[i] = s->beta == 0.0f ? NAN : (float)t_nrand(); /* beta 0: C is not read */
+	if (round)
+		cmp_constant(B, br * ldb);
 	if (par)
 		cmp_gemm_par(2, s->ta, s->tb, s->M, s->N, s->K, s->alpha, A, lda, B, ldb, s->beta, C,
 		             ldc);
@@ -145,6 +150,8 @@ static int check(const struct shape *s, int round, int par)
 				bad++;
 	if (round && s->K > 8 && !differs)
 		bad++;
+	if (round)
+		cmp_constant_drop(B);
 	free(A), free(B), free(C), free(C0);
 	return bad;
 }
@@ -177,6 +184,15 @@ static void products(int round)
 	}
 }
 
+/* Under bf16, a product of two activations (no constant operand) stays
+ * fp32: within the fp32 bound of the unrounded operands. */
+static void activations(void)
+{
+	struct shape s = { 12, 513, 301, CMP_N, CMP_T, 0, 1.0f, 0.0f };
+
+	T_OK(check(&s, 0, 0) == 0, "12x513x301 of activations stays fp32 under bf16");
+}
+
 static void test_openblas(void) { products(0); }
 static void test_onednn(void) { products(0); }
 static void test_table(void) { products(0); }
@@ -189,6 +205,21 @@ static void test_bf16_emulated(void)
 	T_OK(cmp_set_compute("bf16", note, sizeof note, &err) == 0, "%s", err.msg);
 	T_OK(note[0] == '\0', "emulation needs no hardware: %s", note);
 	products(1);
+	activations();
+}
+
+/* The real thing where the processor has it: oneDNN's bf16 matmul must
+ * give the numbers of bf16-rounded operands summed in fp32, the same
+ * bound as the emulation. */
+static void test_bf16_hardware(void)
+{
+	char note[256];
+	lc_err err;
+
+	T_OK(cmp_set_compute("bf16", note, sizeof note, &err) == 0, "%s", err.msg);
+	T_OK(note[0] == '\0', "bf16 hardware present yet: %s", note);
+	products(1);
+	activations();
 }
 
 static void test_settings(void)
@@ -249,6 +280,10 @@ int main(void)
 	(void)test_onednn;
 #endif
 	in_child("test_bf16_emulated", test_bf16_emulated, "LC_BF16_EMULATE", "1");
+	if (cpu_bf16() && cmp_dnnl_bf16_ok())
+		in_child("test_bf16_hardware", test_bf16_hardware, "LC_BF16_EMULATE", "0");
+	else
+		printf("test_bf16_hardware: skipped (no AVX512-BF16/AMX or no oneDNN bf16 here)\n");
 	T_RUN(test_table);
 	return t_done();
 }
