@@ -18,6 +18,7 @@
 #include "ops/linear.h"
 #include "ops/norm.h"
 #include "ops/ssm.h"
+#include "ops/vmath.h"
 #include "weights/config.h"
 
 #define D1(a) ((const uint64_t[PARAM_RANK]){ (uint64_t)(a), 0, 0, 0 })
@@ -305,12 +306,9 @@ static void pass_rest(void *ctx, int64_t b, int tid)
 		g = s->qT;
 		ldg = R;
 		if (!go)
-			for (int c = 0; c < d; c++) {
-				const float *q = qT + (int64_t)c * ldq, *y = r->yT + (int64_t)c * r->len + r0;
-				float *gc = g + (int64_t)c * R;
-				for (int64_t j = 0; j < R; j++)
-					gc[j] = q[j] * y[j];
-			}
+			for (int c = 0; c < d; c++)
+				vm_mul(qT + (int64_t)c * ldq, r->yT + (int64_t)c * r->len + r0,
+				       g + (int64_t)c * R, R);
 	} else {
 		g = r->yT + r0;
 		ldg = r->len;

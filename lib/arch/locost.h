@@ -31,7 +31,7 @@
 #include "arch/arch.h"
 #include "arch/t5dec.h"
 
-#define LOCOST_ROWS 128
+#define LOCOST_ROWS 256
 
 extern const lc_arch arch_locost;
 

@@ -35,12 +35,7 @@ void act_fw(enum lc_act k, const float *a, const float *b, int64_t n, float *out
 
 	switch (k) {
 	case ACT_GELU_TANH:
-		/* 0.5 x (1 + tanh(y)) = x / (1 + exp(-2y)), y = sqrt(2/pi)(x + 0.044715 x^3) */
-		for (i = 0; i < n; i++) {
-			float x = a[i], y = 0.7978845608028654f * (x + 0.044715f * x * x * x);
-			float g = x / (1.0f + vm_expf(-2.0f * y));
-			out[i] = b ? g * b[i] : g;
-		}
+		vm_gelu_tanh(a, b, out, n);
 		break;
 	case ACT_GELU:
 		if (b && out == b) {            /* out may be b: gate element by element */

@@ -2,21 +2,17 @@
 
 #include <math.h>
 
+#include "ops/vmath.h"
+
 void rmsnorm_fw(const float *x, int64_t R, int d, const float *w, float eps, float *y,
                 float *rstd)
 {
 	for (int64_t r = 0; r < R; r++) {
 		const float *xr = x + r * d;
-		float *o = y + r * d;
-		double ss = 0;
-		float s;
-		for (int i = 0; i < d; i++)
-			ss += (double)xr[i] * xr[i];
-		s = (float)(1.0 / sqrt(ss / d + (double)eps));
+		float s = (float)(1.0 / sqrt(vm_sumsq(xr, d) / d + (double)eps));
 		if (rstd)
 			rstd[r] = s;
-		for (int i = 0; i < d; i++)
-			o[i] = w[i] * (xr[i] * s);
+		vm_scale_mul(xr, s, w, y + r * d, d);
 	}
 }
 

@@ -65,6 +65,17 @@ static float gelu1(float x)
 	return 0.5f * x * (1.0f + (y < 0 ? -e : e));
 }
 
+/* 0.5 x (1 + tanh(y)) = x / (1 + exp(-2y)), y = sqrt(2/pi) (x + 0.044715 x^3) */
+#define GC0 0.7978845608028654f
+#define GC1 0.044715f
+
+static float gelu_tanh1(float x)
+{
+	float y = GC0 * (x + GC1 * x * x * x);
+
+	return x / (1.0f + exp1(-2.0f * y));
+}
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define AVX2 __attribute__((target("avx2,fma")))
@@ -136,6 +147,66 @@ AVX2 static void gelu_avx2(const float *x, float *y, int64_t n)
 	}
 	for (; i < n; i++)
 		y[i] = gelu1(x[i]);
+}
+
+AVX2 static void gelu_tanh_avx2(const float *x, const float *g, float *y, int64_t n)
+{
+	const __m256 one = _mm256_set1_ps(1.0f);
+	int64_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		__m256 v = _mm256_loadu_ps(x + i), v3 = _mm256_mul_ps(_mm256_mul_ps(v, v), v), r;
+		__m256 u = _mm256_mul_ps(_mm256_set1_ps(-2.0f * GC0),
+		                         _mm256_fmadd_ps(_mm256_set1_ps(GC1), v3, v));
+		r = _mm256_div_ps(v, _mm256_add_ps(one, exp8(u)));
+		if (g)
+			r = _mm256_mul_ps(r, _mm256_loadu_ps(g + i));
+		_mm256_storeu_ps(y + i, r);
+	}
+	for (; i < n; i++)
+		y[i] = g ? gelu_tanh1(x[i]) * g[i] : gelu_tanh1(x[i]);
+}
+
+AVX2 static void mul_avx2(const float *a, const float *b, float *y, int64_t n)
+{
+	int64_t i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
+	for (; i < n; i++)
+		y[i] = a[i] * b[i];
+}
+
+AVX2 static double sumsq_avx2(const float *x, int64_t n)
+{
+	__m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+	double s[4], sum;
+	int64_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		__m256 v = _mm256_loadu_ps(x + i);
+		__m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+		__m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+		s0 = _mm256_fmadd_pd(lo, lo, s0);
+		s1 = _mm256_fmadd_pd(hi, hi, s1);
+	}
+	_mm256_storeu_pd(s, _mm256_add_pd(s0, s1));
+	sum = (s[0] + s[1]) + (s[2] + s[3]);
+	for (; i < n; i++)
+		sum += (double)x[i] * x[i];
+	return sum;
+}
+
+AVX2 static void scale_mul_avx2(const float *x, float s, const float *w, float *y, int64_t n)
+{
+	__m256 k = _mm256_set1_ps(s);
+	int64_t i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(w + i),
+		                                      _mm256_mul_ps(_mm256_loadu_ps(x + i), k)));
+	for (; i < n; i++)
+		y[i] = w[i] * (x[i] * s);
 }
 
 AVX2 static float max_avx2(const float *x, int64_t n)
@@ -216,6 +287,55 @@ void vm_gelu(const float *x, float *y, int64_t n)
 #endif
 	for (int64_t i = 0; i < n; i++)
 		y[i] = gelu1(x[i]);
+}
+
+void vm_gelu_tanh(const float *x, const float *g, float *y, int64_t n)
+{
+#ifdef AVX2
+	if (have_avx2()) {
+		gelu_tanh_avx2(x, g, y, n);
+		return;
+	}
+#endif
+	for (int64_t i = 0; i < n; i++)
+		y[i] = g ? gelu_tanh1(x[i]) * g[i] : gelu_tanh1(x[i]);
+}
+
+void vm_mul(const float *a, const float *b, float *y, int64_t n)
+{
+#ifdef AVX2
+	if (have_avx2()) {
+		mul_avx2(a, b, y, n);
+		return;
+	}
+#endif
+	for (int64_t i = 0; i < n; i++)
+		y[i] = a[i] * b[i];
+}
+
+double vm_sumsq(const float *x, int64_t n)
+{
+	double s = 0;
+
+#ifdef AVX2
+	if (have_avx2())
+		return sumsq_avx2(x, n);
+#endif
+	for (int64_t i = 0; i < n; i++)
+		s += (double)x[i] * x[i];
+	return s;
+}
+
+void vm_scale_mul(const float *x, float s, const float *w, float *y, int64_t n)
+{
+#ifdef AVX2
+	if (have_avx2()) {
+		scale_mul_avx2(x, s, w, y, n);
+		return;
+	}
+#endif
+	for (int64_t i = 0; i < n; i++)
+		y[i] = w[i] * (x[i] * s);
 }
 
 float vm_max(const float *x, int64_t n)

@@ -6,6 +6,8 @@
  *   exp   Cephes' expf: n = round(x log2 e), a degree-7 polynomial in
  *         x - n ln 2, times 2^n; within 2 ulp of exp for x in
  *         [-87.3, 88.7], 0 below (x = -inf or -FLT_MAX included)
+ *   gelu_new  x / (1 + exp(-2y)), y = sqrt(2/pi) (x + 0.044715 x^3), which
+ *         is 0.5 x (1 + tanh y), with the exp above
  *   erf   Abramowitz and Stegun 7.1.26: 1 - t (a1 + t (a2 + ...)) e^-x^2,
  *         t = 1 / (1 + 0.3275911 |x|), odd; the formula is within 1.5e-7
  *         of erf, and GELU computed with it in float within 3e-7 |x|
@@ -29,6 +31,19 @@ double vm_exp_sum(const float *x, float sub, float *y, int64_t n);
 
 /* y[i] = 0.5 x (1 + erf(x / sqrt 2)) (GELU), y may be x. */
 void vm_gelu(const float *x, float *y, int64_t n);
+
+/* y[i] = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (gelu_new), times
+ * g[i] unless g is NULL; y may be x or g. */
+void vm_gelu_tanh(const float *x, const float *g, float *y, int64_t n);
+
+/* y[i] = a[i] b[i]; y may be a or b. */
+void vm_mul(const float *a, const float *b, float *y, int64_t n);
+
+/* The sum of x[i]^2, in double. */
+double vm_sumsq(const float *x, int64_t n);
+
+/* y[i] = w[i] (x[i] s); y may be x. */
+void vm_scale_mul(const float *x, float s, const float *w, float *y, int64_t n);
 
 /* The largest x[i] (-inf for n = 0). */
 float vm_max(const float *x, int64_t n);
