@@ -91,13 +91,16 @@ static double stream(int blas, int64_t R, int64_t c, const float *Q, const float
 	return 4.0 * R * (double)(BIG / c * c) * D * (double)n / t / 1e9;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const int64_t Rs[] = { 12, 48 }, cs[] = { 128, 192, 256, 384, 512 };
 	float *Q = randm(48 * D), *E = randm(BIG * D), *S = randm(48 * 512), *C = randm(48 * D);
 
 	cmp_init();
-	printf("bench/xkern: one thread, GFLOP/s, d = %d (xkern / OpenBLAS)\n", D);
+	/* the kernels' paths: 1 the widest (default), 2 AVX2 at most, 0 plain C */
+	cmp_xk_simd(argc > 1 ? atoi(argv[1]) : 1);
+	printf("bench/xkern: one thread, GFLOP/s, d = %d (xkern path %d / OpenBLAS)\n", D,
+	       cmp_xk_simd(-1));
 	printf("%4s %5s  %17s  %17s  %17s\n", "R", "c", "scores hot", "accum hot", "both streamed");
 	for (int ri = 0; ri < 2; ri++)
 		for (int ci = 0; ci < 5; ci++) {

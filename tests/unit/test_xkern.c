@@ -1,6 +1,6 @@
 /*
- * test_xkern: the cross-attention kernels of compute/xkern.c, both paths
- * (AVX2 + FMA and plain C), against sums in double on random data over
+ * test_xkern: the cross-attention kernels of compute/xkern.c, every path
+ * (AVX-512, AVX2 + FMA and plain C, those the processor has), against sums in double on random data over
  * many shapes, with strides wider than the rows and sentinels around
  * every output to catch a write out of place.
  *
@@ -8,15 +8,17 @@
  * (Higham, Accuracy and Stability of Numerical Algorithms, 3.1): a sum
  * of products reached through at most n roundings in a chain is within
  * gamma_n = n u / (1 - n u) of the exact value, relative to the sum of
- * the terms' magnitudes (u = 2^-24). scores: each of 8 lanes adds
- * ceil(d / 8) products (one more rounding each without FMA), then 3
- * additions reduce the lanes: n = 2 ceil(d / 8) + 3. accumulate: C plus c
+ * the terms' magnitudes (u = 2^-24). scores: each of W lanes (8, or 16
+ * with AVX-512) adds ceil(d / W) products (one more rounding each
+ * without FMA), then log2 W additions reduce the lanes:
+ * n = 2 ceil(d / W) + log2 W. accumulate: C plus c
  * products added one after the other: n = 2 c.
  */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "base/cpu.h"
 #include "compute/compute.h"
 #include "t.h"
 
@@ -40,7 +42,8 @@ static int check_scores(int64_t R, int64_t c, int64_t d)
 {
 	int64_t ldq = d + 3, lde = d + 5, lds = c + 2;
 	float *Q = randm(R, ldq, 1.0), *E = randm(c, lde, 1.0), *S = randm(R, lds, 0);
-	double g = gamma_n(2 * ((d + 7) / 8) + 3);
+	int wide = cmp_xk_simd(-1) == 1 && cpu_avx512f();
+	double g = wide ? gamma_n(2 * ((d + 15) / 16) + 4) : gamma_n(2 * ((d + 7) / 8) + 3);
 	int bad = 0;
 	char why[128] = "";
 
@@ -136,8 +139,8 @@ static void sweep(void)
 	}
 	ok = ok && check_scores(50, 300, 770) && check_accum(50, 300, 770);
 	ok = ok && check_scores(48, 256, 768) && check_accum(48, 256, 768);
-	/* the accumulation's column tails: n mod 16 in 1..15 */
-	for (int64_t n = 1; n <= 40 && ok; n++)
+	/* the accumulation's column tails: n mod 16 and mod 32, all */
+	for (int64_t n = 1; n <= 72 && ok; n++)
 		ok = check_accum(7, 3, n);
 	T_OK(ok, "sweep (simd %d)", cmp_xk_simd(-1));
 }
@@ -146,6 +149,13 @@ static void test_simd(void)
 {
 	cmp_xk_simd(1);
 	sweep();
+}
+
+static void test_avx2(void)
+{
+	cmp_xk_simd(2);
+	sweep();
+	cmp_xk_simd(1);
 }
 
 static void test_plain(void)
@@ -158,6 +168,7 @@ static void test_plain(void)
 int main(void)
 {
 	T_RUN(test_simd);
+	T_RUN(test_avx2);
 	T_RUN(test_plain);
 	return t_done();
 }
