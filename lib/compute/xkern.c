@@ -332,63 +332,74 @@ TILE512 float hsum512(__m512 v)
 	return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
 }
 
+/* nr (<= 6) query rows against ne (<= 4) encoder rows: up to 24 of the
+ * 32 registers accumulate, 10 loads per 24 multiply-adds. */
 TILE512 void scores_tile512(int nr, int ne, int64_t d, const float *Q, int64_t ldq,
                             const float *E, int64_t lde, float *S, int64_t lds)
 {
-	__m512 a[6][2], e0, e1 = _mm512_setzero_ps(), q;
+	__m512 a[6][4], e[4], q;
 	int64_t k = 0;
 
 	_Pragma("GCC unroll 6")
 	for (int r = 0; r < 6; r++)
-		a[r][0] = a[r][1] = _mm512_setzero_ps();
+		_Pragma("GCC unroll 4")
+		for (int x = 0; x < 4; x++)
+			a[r][x] = _mm512_setzero_ps();
 	for (; k + 16 <= d; k += 16) {
-		if (PF_ROWS) {
-			_mm_prefetch((const char *)(E + PF_ROWS * lde + k), _MM_HINT_T0);
-			_mm_prefetch((const char *)(E + (PF_ROWS + 1) * lde + k), _MM_HINT_T0);
-		}
-		e0 = _mm512_loadu_ps(E + k);
-		if (ne > 1)
-			e1 = _mm512_loadu_ps(E + lde + k);
+		_Pragma("GCC unroll 4")
+		for (int x = 0; x < 4; x++)
+			if (x < ne) {
+				if (PF_ROWS)
+					_mm_prefetch((const char *)(E + (PF_ROWS + x) * lde + k), _MM_HINT_T0);
+				e[x] = _mm512_loadu_ps(E + x * lde + k);
+			}
 		_Pragma("GCC unroll 6")
 		for (int r = 0; r < 6; r++)
 			if (r < nr) {
 				q = _mm512_loadu_ps(Q + r * ldq + k);
 				KEEP(q);
-				a[r][0] = _mm512_fmadd_ps(q, e0, a[r][0]);
-				if (ne > 1)
-					a[r][1] = _mm512_fmadd_ps(q, e1, a[r][1]);
+				_Pragma("GCC unroll 4")
+				for (int x = 0; x < 4; x++)
+					if (x < ne)
+						a[r][x] = _mm512_fmadd_ps(q, e[x], a[r][x]);
 			}
 	}
 	if (k < d) {
 		__mmask16 m = lanes16(d - k);
 
-		e0 = _mm512_maskz_loadu_ps(m, E + k);
-		if (ne > 1)
-			e1 = _mm512_maskz_loadu_ps(m, E + lde + k);
+		_Pragma("GCC unroll 4")
+		for (int x = 0; x < 4; x++)
+			if (x < ne)
+				e[x] = _mm512_maskz_loadu_ps(m, E + x * lde + k);
 		_Pragma("GCC unroll 6")
 		for (int r = 0; r < 6; r++)
 			if (r < nr) {
 				q = _mm512_maskz_loadu_ps(m, Q + r * ldq + k);
-				a[r][0] = _mm512_fmadd_ps(q, e0, a[r][0]);
-				if (ne > 1)
-					a[r][1] = _mm512_fmadd_ps(q, e1, a[r][1]);
+				_Pragma("GCC unroll 4")
+				for (int x = 0; x < 4; x++)
+					if (x < ne)
+						a[r][x] = _mm512_fmadd_ps(q, e[x], a[r][x]);
 			}
 	}
 	_Pragma("GCC unroll 6")
 	for (int r = 0; r < 6; r++)
-		if (r < nr) {
-			S[r * lds] = hsum512(a[r][0]);
-			if (ne > 1)
-				S[r * lds + 1] = hsum512(a[r][1]);
-		}
+		if (r < nr)
+			_Pragma("GCC unroll 4")
+			for (int x = 0; x < 4; x++)
+				if (x < ne)
+					S[r * lds + x] = hsum512(a[r][x]);
 }
 
 #define SCORES_ROWS512(nr)                                                               \
 	do {                                                                             \
-		for (j = 0; j + 2 <= c; j += 2)                                          \
-			scores_tile512(nr, 2, d, Q, ldq, E + j * lde, lde, S + j, lds);  \
-		if (j < c)                                                               \
-			scores_tile512(nr, 1, d, Q, ldq, E + j * lde, lde, S + j, lds);  \
+		for (j = 0; j + 4 <= c; j += 4)                                          \
+			scores_tile512(nr, 4, d, Q, ldq, E + j * lde, lde, S + j, lds);  \
+		switch (c - j) {                                                         \
+		case 3: scores_tile512(nr, 3, d, Q, ldq, E + j * lde, lde, S + j, lds); break; \
+		case 2: scores_tile512(nr, 2, d, Q, ldq, E + j * lde, lde, S + j, lds); break; \
+		case 1: scores_tile512(nr, 1, d, Q, ldq, E + j * lde, lde, S + j, lds); break; \
+		default: break;                                                          \
+		}                                                                        \
 	} while (0)
 
 AVX512 static void scores_avx512(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
@@ -408,57 +419,55 @@ AVX512 static void scores_avx512(int64_t R, int64_t c, int64_t d, const float *Q
 	}
 }
 
-/* nr (<= 6) rows of C by nv (1 or 2) vectors of 16 columns, the last one
- * masked to t lanes when t < 16; as accum_tile. */
+/* nr (<= 6) rows of C by nv (1 to 4) vectors of 16 columns, the last one
+ * masked to t lanes when t < 16; as accum_tile, with up to 24
+ * accumulators: 4 loads and 6 broadcasts per 24 multiply-adds. */
 TILE512 void accum_tile512(int nr, int nv, int64_t t, int64_t c, const float *P, int64_t ldp,
                            const float *E, int64_t lde, float *C, int64_t ldc, const float *pf)
 {
-	__m512 a[6][2], e0, e1 = _mm512_setzero_ps(), p;
+	__m512 a[6][4], e[4], p;
 	__mmask16 m = t < 16 ? lanes16(t) : (__mmask16)0xffff;
 
 	_Pragma("GCC unroll 6")
 	for (int r = 0; r < 6; r++)
-		if (r < nr) {
-			if (nv > 1) {
-				a[r][0] = _mm512_loadu_ps(C + r * ldc);
-				a[r][1] = _mm512_maskz_loadu_ps(m, C + r * ldc + 16);
-			} else {
-				a[r][0] = _mm512_maskz_loadu_ps(m, C + r * ldc);
-			}
-		}
+		if (r < nr)
+			_Pragma("GCC unroll 4")
+			for (int x = 0; x < 4; x++)
+				if (x < nv)
+					a[r][x] = x == nv - 1 ? _mm512_maskz_loadu_ps(m, C + r * ldc + 16 * x)
+					                      : _mm512_loadu_ps(C + r * ldc + 16 * x);
 	for (int64_t j = 0; j < c; j++) {
-		const float *e = E + j * lde;
+		const float *ej = E + j * lde;
 
-		if (pf) {
-			_mm_prefetch((const char *)(pf + j * lde), PF_HINT);
-			if (nv > 1)
-				_mm_prefetch((const char *)(pf + j * lde + 16), PF_HINT);
-		}
-		if (nv > 1) {
-			e0 = _mm512_loadu_ps(e);
-			e1 = _mm512_maskz_loadu_ps(m, e + 16);
-		} else {
-			e0 = _mm512_maskz_loadu_ps(m, e);
-		}
+		_Pragma("GCC unroll 4")
+		for (int x = 0; x < 4; x++)
+			if (x < nv) {
+				if (pf)
+					_mm_prefetch((const char *)(pf + j * lde + 16 * x), PF_HINT);
+				e[x] = x == nv - 1 ? _mm512_maskz_loadu_ps(m, ej + 16 * x)
+				                   : _mm512_loadu_ps(ej + 16 * x);
+			}
 		_Pragma("GCC unroll 6")
 		for (int r = 0; r < 6; r++)
 			if (r < nr) {
 				p = _mm512_set1_ps(P[r * ldp + j]);
-				a[r][0] = _mm512_fmadd_ps(p, e0, a[r][0]);
-				if (nv > 1)
-					a[r][1] = _mm512_fmadd_ps(p, e1, a[r][1]);
+				_Pragma("GCC unroll 4")
+				for (int x = 0; x < 4; x++)
+					if (x < nv)
+						a[r][x] = _mm512_fmadd_ps(p, e[x], a[r][x]);
 			}
 	}
 	_Pragma("GCC unroll 6")
 	for (int r = 0; r < 6; r++)
-		if (r < nr) {
-			if (nv > 1) {
-				_mm512_storeu_ps(C + r * ldc, a[r][0]);
-				_mm512_mask_storeu_ps(C + r * ldc + 16, m, a[r][1]);
-			} else {
-				_mm512_mask_storeu_ps(C + r * ldc, m, a[r][0]);
-			}
-		}
+		if (r < nr)
+			_Pragma("GCC unroll 4")
+			for (int x = 0; x < 4; x++)
+				if (x < nv) {
+					if (x == nv - 1)
+						_mm512_mask_storeu_ps(C + r * ldc + 16 * x, m, a[r][x]);
+					else
+						_mm512_storeu_ps(C + r * ldc + 16 * x, a[r][x]);
+				}
 }
 
 #define ACCUM_ROWS512(nr)                                                                \
@@ -466,18 +475,20 @@ TILE512 void accum_tile512(int nr, int nv, int64_t t, int64_t c, const float *P,
 		const float *Pr = P + r * ldp, *Ek = E + k0;                             \
 		float *Cr = C + r * ldc + k0;                                            \
 		const float *pf = r || R > PF_NEXT_R ? NULL : Ek + c * lde;              \
-		if (nb > 16)                                                             \
-			accum_tile512(nr, 2, nb - 16, c, Pr, ldp, Ek, lde, Cr, ldc, pf); \
-		else                                                                     \
-			accum_tile512(nr, 1, nb, c, Pr, ldp, Ek, lde, Cr, ldc, pf);      \
+		switch ((nb + 15) / 16) {                                                \
+		case 4: accum_tile512(nr, 4, nb - 48, c, Pr, ldp, Ek, lde, Cr, ldc, pf); break; \
+		case 3: accum_tile512(nr, 3, nb - 32, c, Pr, ldp, Ek, lde, Cr, ldc, pf); break; \
+		case 2: accum_tile512(nr, 2, nb - 16, c, Pr, ldp, Ek, lde, Cr, ldc, pf); break; \
+		default: accum_tile512(nr, 1, nb, c, Pr, ldp, Ek, lde, Cr, ldc, pf); break;     \
+		}                                                                        \
 	} while (0)
 
 AVX512 static void accum_avx512(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
                                 const float *E, int64_t lde, float *C, int64_t ldc)
 {
-	/* strips of 32 columns (32 KiB of E for c = 256, in L1) */
-	for (int64_t k0 = 0; k0 < n; k0 += 32) {
-		int64_t nb = n - k0 < 32 ? n - k0 : 32, r = 0;
+	/* strips of 64 columns (64 KiB of E for c = 256, in L2) */
+	for (int64_t k0 = 0; k0 < n; k0 += 64) {
+		int64_t nb = n - k0 < 64 ? n - k0 : 64, r = 0;
 
 		for (; r + 6 <= R; r += 6)
 			ACCUM_ROWS512(6);
