@@ -19,8 +19,14 @@
 #           4 beams <= 1.6x greedy per step; headline fp32 <= 12 min,
 #           bf16 <= 6 min, peak RSS of the pipeline <= 8 GB.
 #
+# Decode is timed as the difference between 1 and N + 1 tokens (the
+# model and the states read once in both): N = 4 Mi / L, from 4 to 32 (32
+# at 16K and 131K, 6 at 600K); fewer made a 16K figure vary by half
+# between runs.
+#
 # Knobs: LC_THREADS (default all cores), BENCH_ENCODE_LEN (65536),
-# BENCH_DECODE_LENS ("16384 131072 600000"), BENCH_DECODE_TOKENS (4),
+# BENCH_DECODE_LENS ("16384 131072 600000"), BENCH_DECODE_TOKENS (N for
+# every length),
 # BENCH_HEADLINE (1; 0 skips it: it takes about half an hour on 2 cores),
 # BENCH_HEADLINE_LEN (600000), BENCH_HEADLINE_NEW (512). bf16 rows print
 # n/a, with the reason, where the processor has no bf16 products.
@@ -29,7 +35,7 @@ set -eu
 J=${LC_THREADS:-$(nproc)}
 ELEN=${BENCH_ENCODE_LEN:-65536}
 DLENS=${BENCH_DECODE_LENS:-"16384 131072 600000"}
-N=${BENCH_DECODE_TOKENS:-4}
+NTOK=${BENCH_DECODE_TOKENS:-}
 HEAD=${BENCH_HEADLINE:-1}
 HLEN=${BENCH_HEADLINE_LEN:-600000}
 HNEW=${BENCH_HEADLINE_NEW:-512}
@@ -102,10 +108,13 @@ decode_len() { # L: prints s/token greedy and 4 beams
 	rm -f "$D/long.raw"
 	"$D/hs" "$DM" "L$L=$D/states.raw" >"$D/states.lcs"
 	rm -f "$D/states.raw"
+	N=${NTOK:-$((4194304 / L))}
+	[ "$N" -lt 4 ] && N=4
+	[ "$N" -gt 32 ] && N=32
 	for b in 1 4; do
 		t1=$(tdec "$b" 1)
 		tn=$(tdec "$b" $((N + 1)))
-		echo "$L $b $t1 $tn"
+		echo "$L $b $t1 $tn $N"
 	done
 	rm -f "$D/states.lcs"
 }
@@ -115,8 +124,8 @@ tdec() { # BEAMS TOKENS -> "SECONDS PEAK_KB"
 	tail -1 "$D/time"
 }
 for L in $DLENS; do decode_len "$L"; done >"$D/dec"
-awk -v n="$N" -v r="$F32" -v bw="$BW" -v d="$DM" -v nl="$NDL" -v nh="$NH" '
-	{ L = $1; b = $2; s = ($5 - $3) / n
+awk -v r="$F32" -v bw="$BW" -v d="$DM" -v nl="$NDL" -v nh="$NH" '
+	{ L = $1; b = $2; s = ($5 - $3) / $7
 	  fa = 4 * nl * nh * L * d / (r * 1e9); fb = nl * L * d * 4 / (bw * 1e9); fl = fa > fb ? fa : fb
 	  if (b == 1) { g[L] = s
 	      printf "decode L=%-7d greedy : %.3f s/token, floor %.3f s (%s), ratio %.2f (goal <= 1.3), peak RSS %.0f MiB\n",
