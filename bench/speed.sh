@@ -96,7 +96,9 @@ encode() { # PRECISION
 encode f32
 if [ "$BF16" = 0 ]; then echo "encode L=$ELEN bf16: n/a $BFWHY"; else encode bf16; fi
 
-# 3. decode: states of 16,384 tokens repeated to each length
+# 3. decode: states of 16,384 tokens repeated to each length; fp32, then
+# (where it runs) bf16, timed against fp32 alone: its cross-attention
+# mixes bf16 dot products and fp32 multiply-adds, no one rate is its floor
 ids 16384 9 | lc-encode -q -j "$J" -m "$D" | lc-cat -o raw >"$D/base.raw"
 decode_len() { # L: prints s/token greedy and 4 beams
 	L=$1
@@ -111,22 +113,30 @@ decode_len() { # L: prints s/token greedy and 4 beams
 	N=${NTOK:-$((4194304 / L))}
 	[ "$N" -lt 4 ] && N=4
 	[ "$N" -gt 32 ] && N=32
-	for b in 1 4; do
-		t1=$(tdec "$b" 1)
-		tn=$(tdec "$b" $((N + 1)))
-		echo "$L $b $t1 $tn $N"
+	for p in $PRECS; do
+		for b in 1 4; do
+			t1=$(tdec "$b" 1 "$p")
+			tn=$(tdec "$b" $((N + 1)) "$p")
+			echo "$L $b $t1 $tn $N $p"
+		done
 	done
 	rm -f "$D/states.lcs"
 }
-tdec() { # BEAMS TOKENS -> "SECONDS PEAK_KB"
+tdec() { # BEAMS TOKENS PRECISION -> "SECONDS PEAK_KB"
 	/usr/bin/time -f '%e %M' -o "$D/time" lc-decode -q -j "$J" -m "$D" -f ids -b "$1" \
-		--max-new "$2" --min-new "$2" "$D/states.lcs" >/dev/null
+		--compute "$3" --max-new "$2" --min-new "$2" "$D/states.lcs" >/dev/null
 	tail -1 "$D/time"
 }
+PRECS=f32
+[ "$BF16" = 0 ] || PRECS="f32 bf16"
 for L in $DLENS; do decode_len "$L"; done >"$D/dec"
 awk -v r="$F32" -v bw="$BW" -v d="$DM" -v nl="$NDL" -v nh="$NH" '
 	{ L = $1; b = $2; s = ($5 - $3) / $7
 	  fa = 4 * nl * nh * L * d / (r * 1e9); fb = nl * L * d * 4 / (bw * 1e9); fl = fa > fb ? fa : fb
+	  if ($8 == "bf16") {
+	      printf "decode L=%-7d bf16 %s: %.3f s/%s, %.2f x fp32\n", L, b == 1 ? "greedy " : "4 beams",
+	          s, b == 1 ? "token" : "step", s / (b == 1 ? g[L] : g4[L]); next }
+	  if (b > 1) g4[L] = s
 	  if (b == 1) { g[L] = s
 	      printf "decode L=%-7d greedy : %.3f s/token, floor %.3f s (%s), ratio %.2f (goal <= 1.3), peak RSS %.0f MiB\n",
 	          L, s, fl, (fa > fb ? "arithmetic" : "bandwidth"), s / fl, $6 / 1024 } else printf "decode L=%-7d 4 beams: %.3f s/step, %.2f x greedy (goal <= 1.6), ratio %.2f to the greedy floor, peak RSS %.0f MiB\n",
