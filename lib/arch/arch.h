@@ -144,6 +144,7 @@ typedef struct dec_group {
 	int64_t L;
 	int nrow, row0;
 	float *own;
+	uint16_t *E16;              /* a bf16 copy of E (--compute bf16), or NULL */
 } dec_group;
 
 struct dec_groups {

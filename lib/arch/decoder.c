@@ -158,6 +158,7 @@ int dec_groups_keep(dec_groups *gs, const int *keep, int32_t *src)
 		dec_group g = gs->g[i];
 		if (!keep[i]) {
 			free(g.own);
+			free(g.E16);
 			continue;
 		}
 		for (int r = 0; r < g.nrow; r++)
@@ -173,8 +174,10 @@ int dec_groups_keep(dec_groups *gs, const int *keep, int32_t *src)
 
 void dec_groups_free(dec_groups *gs)
 {
-	for (int i = 0; i < gs->n; i++)
+	for (int i = 0; i < gs->n; i++) {
 		free(gs->g[i].own);
+		free(gs->g[i].E16);
+	}
 	free(gs->g);
 	memset(gs, 0, sizeof *gs);
 }

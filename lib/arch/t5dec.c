@@ -277,8 +277,12 @@ static int t5_forward(const t5dec *t, fwd *f, const int32_t *tokens, float *logi
 		for (int g = 0; g < f->gs->n; g++) {
 			const dec_group *gr = &f->gs->g[g];
 			int64_t r0 = (int64_t)gr->row0 * T * nh, nr = (int64_t)gr->nrow * T * nh;
-			xattn_fw(f->xw, qp + r0 * d, nr, gr->E, gr->L, d, ctx + r0 * d,
-			         tl ? tl->lse + r0 : NULL);
+			if (gr->E16)
+				xattn_fw_bf16(f->xw, qp + r0 * d, nr, gr->E16, gr->L, d, ctx + r0 * d,
+				              NULL);
+			else
+				xattn_fw(f->xw, qp + r0 * d, nr, gr->E, gr->L, d, ctx + r0 * d,
+				         tl ? tl->lse + r0 : NULL);
 		}
 		/* values: co[r, h dkv..] = W_v,h . ctx[r, h]: (N x d) . (d x dkv) per head */
 		cmp_gemm_batch(CMP_N, CMP_T, N, dkv, d, 1.0f, ctx, (int64_t)nh * d, d, L->ca_v, d,
@@ -381,6 +385,18 @@ void *t5dec_state_new(const void *dp, const dec_input *in, int n, int max_steps,
 	for (int i = 0; i < n; i++)
 		if (in[i].nrow > s->gmax)
 			s->gmax = in[i].nrow;
+	/* --compute bf16: the cross-attention reads a bf16 copy of the states
+	 * (half the bytes, AVX512-BF16's dot products) */
+	for (int i = 0; i < n && cmp_bf16_active(); i++) {
+		dec_group *g = &s->gs.g[i];
+		if (!(g->E16 = malloc((size_t)g->L * dm * sizeof *g->E16 + 1))) {
+			lc_fail(err, "decoder: out of memory for bf16 states (%lld x %llu)",
+			        (long long)g->L, (unsigned long long)dm);
+			t5dec_state_free(s);
+			return NULL;
+		}
+		cmp_bf16_pack(g->E, g->L, (int64_t)dm, (int64_t)dm, g->E16, (int64_t)dm);
+	}
 	nr = (uint64_t)s->gs.nrow;
 	ms = (uint64_t)max_steps;
 	s->t = t;
@@ -501,7 +517,7 @@ void *t5dec_train_fw(const lc_config *c, const t5dec_weights *W, const float *E,
 	fwd f;
 	t5_tape *tp;
 	int d, inn, nh, dff;
-	dec_group g1 = { E, Le, 1, 0, NULL };
+	dec_group g1 = { E, Le, 1, 0, NULL, NULL };
 	dec_groups one = { 1, 1, 1, &g1 };
 
 	t5_init(&t, c, W);

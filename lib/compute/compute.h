@@ -55,11 +55,12 @@ void cmp_gemm_batch(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, 
  * $LC_GEMM=openblas or onednn forces one (benchmarks, tests). Precision:
  * f32 (default), or bf16: the products with a constant operand (a
  * model's weights: the projections, feed-forwards and output layer) with
- * bf16 operands and fp32 accumulation, on AVX512-BF16
- * or AMX through oneDNN; products of two activations (attention) stay
- * fp32. With $LC_BF16_EMULATE=1 the same products' operands are rounded
- * to bf16 and multiplied in fp32 on any processor (the same numbers up to
- * summation order: a measurement aid).
+ * bf16 operands and fp32 accumulation, on AVX512-BF16 or AMX through
+ * oneDNN; cmp_gemm's products of two activations (attention) stay fp32
+ * (the cross-attention over encoder states has its own bf16 kernels,
+ * below). With $LC_BF16_EMULATE=1 the same products' operands are
+ * rounded to bf16 and multiplied in fp32 on any processor (the same
+ * numbers up to summation order: a measurement aid).
  */
 
 /* p[0, n) holds weights that stay unchanged until cmp_constant_drop(p):
@@ -82,6 +83,14 @@ void cmp_info(FILE *f);
 /* x rounded to the nearest bf16 value (ties to even; NaN stays NaN). */
 float cmp_bf16_round(float x);
 
+/* 1 when --compute bf16 is in effect (on the hardware, or emulated). */
+int cmp_bf16_active(void);
+
+/* y[r ldy + c] = bf16(x[r ld + c]), to nearest even (vectorised where
+ * the processor converts: it reads denormals as zero there). */
+void cmp_bf16_pack(const float *x, int64_t rows, int64_t cols, int64_t ld, uint16_t *y,
+                   int64_t ldy);
+
 /* --- Cross-attention kernels (compute/xkern.c) ---------------------------
  *
  * The two products of attention over encoder states without a cache
@@ -91,9 +100,8 @@ float cmp_bf16_round(float x);
  * CPU has them (checked once at run time), plain C otherwise; the AVX2
  * and C paths add in the same order (xkern.c), differing only by fused
  * rounding, AVX-512 in 16 lanes. Any sizes;
- * row strides in floats; one thread. Always fp32: they multiply two
- * activations (the query and the states), which --compute bf16 leaves
- * in fp32.
+ * row strides in floats; one thread. bf16 forms below, for the
+ * decoder's bf16 copy of the states under --compute bf16.
  */
 
 /* S[r, j] = sum_k Q[r, k] E[j, k]: Q [R, d], E [c, d], S [R, c]. */
@@ -103,6 +111,16 @@ void cmp_xk_scores(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
 /* C[r, k] += sum_j P[r, j] E[j, k]: P [R, c], E [c, n], C [R, n]. */
 void cmp_xk_accum(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
                   const float *E, int64_t lde, float *C, int64_t ldc);
+
+/* The same with bf16 Q and E (--compute bf16, cmp_bf16_active): the
+ * products exact in fp32, fp32 sums; with AVX512-BF16 the scores use its
+ * dot products (twice the multiply-adds of fp32) and the accumulation
+ * reads E as bf16 (half the bytes) into fp32 multiply-adds; elsewhere
+ * plain C, the same numbers up to the order of the sums. */
+void cmp_xk_scores_bf16(int64_t R, int64_t c, int64_t d, const uint16_t *Q, int64_t ldq,
+                        const uint16_t *E, int64_t lde, float *S, int64_t lds);
+void cmp_xk_accum_bf16(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
+                       const uint16_t *E, int64_t lde, float *C, int64_t ldc);
 
 /* on 0: the plain C kernels from now on, 1: the widest vectors the CPU has
  * (AVX-512, else AVX2; the default), 2: AVX2 at most, -1: no change;

@@ -184,6 +184,12 @@ static void gemm_f32(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N,
 	blas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+int cmp_bf16_active(void)
+{
+	pthread_once(&cs.once, settings_init);
+	return cs.prec != PREC_F32;
+}
+
 float cmp_bf16_round(float x)
 {
 	return lc_bf16_to_f32(lc_f32_to_bf16(x));

@@ -36,8 +36,4 @@ int cmp_is_constant(const float *x, int64_t n);
  * memory for the copy (the caller converts per call). */
 const uint16_t *cmp_bf16_constant(const float *x, int64_t n);
 
-/* y[r ldy + c] = bf16(x[r ld + c]), rounding to nearest even. */
-void cmp_bf16_pack(const float *x, int64_t rows, int64_t cols, int64_t ld, uint16_t *y,
-                   int64_t ldy);
-
 #endif

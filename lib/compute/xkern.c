@@ -16,6 +16,7 @@
 #include "compute/compute.h"
 
 #include <stdatomic.h>
+#include <string.h>
 
 #include "base/cpu.h"
 
@@ -65,6 +66,48 @@ static void accum_c(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp
 
 			for (int64_t k = 0; k < n; k++)
 				cr[k] += p * e[k];
+		}
+	}
+}
+
+/* bf16 to fp32 is exact: the bits shifted into the high half. */
+static float bf(uint16_t h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float f;
+
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+/* The bf16 forms in plain C: products of bf16 values are exact in fp32,
+ * so only the sums round, in scores_c's and accum_c's orders. */
+static void scores16_c(int64_t R, int64_t c, int64_t d, const uint16_t *Q, int64_t ldq,
+                       const uint16_t *E, int64_t lde, float *S, int64_t lds)
+{
+	for (int64_t r = 0; r < R; r++)
+		for (int64_t j = 0; j < c; j++) {
+			const uint16_t *q = Q + r * ldq, *e = E + j * lde;
+			float v[8] = {0};
+
+			for (int64_t k = 0; k < d; k++)
+				v[k & 7] += bf(q[k]) * bf(e[k]);
+			S[r * lds + j] = hsum8(v);
+		}
+}
+
+static void accum16_c(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
+                      const uint16_t *E, int64_t lde, float *C, int64_t ldc)
+{
+	for (int64_t r = 0; r < R; r++) {
+		float *cr = C + r * ldc;
+
+		for (int64_t j = 0; j < c; j++) {
+			float p = P[r * ldp + j];
+			const uint16_t *e = E + j * lde;
+
+			for (int64_t k = 0; k < n; k++)
+				cr[k] += p * bf(e[k]);
 		}
 	}
 }
@@ -502,6 +545,255 @@ AVX512 static void accum_avx512(int64_t R, int64_t c, int64_t n, const float *P,
 		}
 	}
 }
+
+/* --compute bf16: the scores with AVX512-BF16's dot product (each lane
+ * adds two exact products per instruction, 32 bf16 of a row at a time),
+ * the accumulation in fp32 with E widened from bf16 as it is loaded (half
+ * the bytes of fp32 states; the multiply-adds as in fp32). */
+#define BF16K __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+#define TILE16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"), always_inline)) \
+	static inline
+
+TILE16 __m512i load32(const uint16_t *p, __mmask32 m, int masked)
+{
+	return masked ? _mm512_maskz_loadu_epi16(m, p) : _mm512_loadu_si512((const void *)p);
+}
+
+TILE16 void scores16_tile(int nr, int ne, int64_t d, const uint16_t *Q, int64_t ldq,
+                          const uint16_t *E, int64_t lde, float *S, int64_t lds)
+{
+	__m512 a[6][4];
+	__m512i e[4], q;
+	int64_t k = 0;
+
+	_Pragma("GCC unroll 6")
+	for (int r = 0; r < 6; r++)
+		_Pragma("GCC unroll 4")
+		for (int x = 0; x < 4; x++)
+			a[r][x] = _mm512_setzero_ps();
+	for (; k < d; k += 32) {
+		int masked = d - k < 32;
+		__mmask32 m = masked ? (__mmask32)((1ull << (d - k)) - 1) : (__mmask32)~0u;
+
+		_Pragma("GCC unroll 4")
+		for (int x = 0; x < 4; x++)
+			if (x < ne) {
+				if (PF_ROWS)
+					_mm_prefetch((const char *)(E + (PF_ROWS + x) * lde + k), _MM_HINT_T0);
+				e[x] = load32(E + x * lde + k, m, masked);
+			}
+		_Pragma("GCC unroll 6")
+		for (int r = 0; r < 6; r++)
+			if (r < nr) {
+				q = load32(Q + r * ldq + k, m, masked);
+				KEEP(q);
+				_Pragma("GCC unroll 4")
+				for (int x = 0; x < 4; x++)
+					if (x < ne)
+						a[r][x] = _mm512_dpbf16_ps(a[r][x], (__m512bh)q, (__m512bh)e[x]);
+			}
+	}
+	_Pragma("GCC unroll 6")
+	for (int r = 0; r < 6; r++)
+		if (r < nr)
+			_Pragma("GCC unroll 4")
+			for (int x = 0; x < 4; x++)
+				if (x < ne)
+					S[r * lds + x] = hsum512(a[r][x]);
+}
+
+#define SCORES16_ROWS(nr)                                                                \
+	do {                                                                             \
+		for (j = 0; j + 4 <= c; j += 4)                                          \
+			scores16_tile(nr, 4, d, Q, ldq, E + j * lde, lde, S + j, lds);   \
+		switch (c - j) {                                                         \
+		case 3: scores16_tile(nr, 3, d, Q, ldq, E + j * lde, lde, S + j, lds); break; \
+		case 2: scores16_tile(nr, 2, d, Q, ldq, E + j * lde, lde, S + j, lds); break; \
+		case 1: scores16_tile(nr, 1, d, Q, ldq, E + j * lde, lde, S + j, lds); break; \
+		default: break;                                                          \
+		}                                                                        \
+	} while (0)
+
+BF16K static void scores16_avx512(int64_t R, int64_t c, int64_t d, const uint16_t *Q,
+                                  int64_t ldq, const uint16_t *E, int64_t lde, float *S,
+                                  int64_t lds)
+{
+	int64_t r = 0, j;
+
+	for (; r + 6 <= R; r += 6, Q += 6 * ldq, S += 6 * lds)
+		SCORES16_ROWS(6);
+	switch (R - r) {
+	case 5: SCORES16_ROWS(5); break;
+	case 4: SCORES16_ROWS(4); break;
+	case 3: SCORES16_ROWS(3); break;
+	case 2: SCORES16_ROWS(2); break;
+	case 1: SCORES16_ROWS(1); break;
+	default: break;
+	}
+}
+
+/* 16 bf16 at p (the first t when t < 16) widened to fp32. */
+TILE16 __m512 widen16(const uint16_t *p, __mmask16 m, int masked)
+{
+	__m256i h = masked ? _mm256_maskz_loadu_epi16(m, p) : _mm256_loadu_si256((const void *)p);
+
+	return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+TILE16 void accum16_tile(int nr, int nv, int64_t t, int64_t c, const float *P, int64_t ldp,
+                         const uint16_t *E, int64_t lde, float *C, int64_t ldc,
+                         const uint16_t *pf)
+{
+	__m512 a[6][4], e[4], p;
+	__mmask16 m = t < 16 ? lanes16(t) : (__mmask16)0xffff;
+
+	_Pragma("GCC unroll 6")
+	for (int r = 0; r < 6; r++)
+		if (r < nr)
+			_Pragma("GCC unroll 4")
+			for (int x = 0; x < 4; x++)
+				if (x < nv)
+					a[r][x] = x == nv - 1 ? _mm512_maskz_loadu_ps(m, C + r * ldc + 16 * x)
+					                      : _mm512_loadu_ps(C + r * ldc + 16 * x);
+	for (int64_t j = 0; j < c; j++) {
+		const uint16_t *ej = E + j * lde;
+
+		if (pf) {
+			_mm_prefetch((const char *)(pf + j * lde), PF_HINT);
+			if (nv > 2)
+				_mm_prefetch((const char *)(pf + j * lde + 32), PF_HINT);
+		}
+		_Pragma("GCC unroll 4")
+		for (int x = 0; x < 4; x++)
+			if (x < nv)
+				e[x] = widen16(ej + 16 * x, m, x == nv - 1 && t < 16);
+		_Pragma("GCC unroll 6")
+		for (int r = 0; r < 6; r++)
+			if (r < nr) {
+				p = _mm512_set1_ps(P[r * ldp + j]);
+				_Pragma("GCC unroll 4")
+				for (int x = 0; x < 4; x++)
+					if (x < nv)
+						a[r][x] = _mm512_fmadd_ps(p, e[x], a[r][x]);
+			}
+	}
+	_Pragma("GCC unroll 6")
+	for (int r = 0; r < 6; r++)
+		if (r < nr)
+			_Pragma("GCC unroll 4")
+			for (int x = 0; x < 4; x++)
+				if (x < nv) {
+					if (x == nv - 1)
+						_mm512_mask_storeu_ps(C + r * ldc + 16 * x, m, a[r][x]);
+					else
+						_mm512_storeu_ps(C + r * ldc + 16 * x, a[r][x]);
+				}
+}
+
+/* Full 32-column groups (ng of them) without widening shuffles: a 32-bit
+ * lane holding bf16 columns 2i (low half) and 2i + 1 (high half) gives
+ * column 2i + 1 as fp32 by masking and column 2i by shifting, so a group
+ * of 32 columns is one load and two single-cycle operations into an
+ * even-column and an odd-column vector. C is brought into that order at
+ * the start and back at the end. */
+TILE16 void accum16_eo_tile(int nr, int ng, int64_t c, const float *P, int64_t ldp,
+                            const uint16_t *E, int64_t lde, float *C, int64_t ldc,
+                            const uint16_t *pf)
+{
+	const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+	const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+	const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+	const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+	const __m512i top = _mm512_set1_epi32((int)0xffff0000u);
+	__m512 a[6][4], e[4], p;
+
+	_Pragma("GCC unroll 6")
+	for (int r = 0; r < 6; r++)
+		if (r < nr)
+			_Pragma("GCC unroll 2")
+			for (int g = 0; g < 2; g++)
+				if (g < ng) {
+					__m512 c0 = _mm512_loadu_ps(C + r * ldc + 32 * g);
+					__m512 c1 = _mm512_loadu_ps(C + r * ldc + 32 * g + 16);
+					a[r][2 * g] = _mm512_permutex2var_ps(c0, ev, c1);
+					a[r][2 * g + 1] = _mm512_permutex2var_ps(c0, od, c1);
+				}
+	for (int64_t j = 0; j < c; j++) {
+		const uint16_t *ej = E + j * lde;
+
+		_Pragma("GCC unroll 2")
+		for (int g = 0; g < 2; g++)
+			if (g < ng) {
+				__m512i w = _mm512_loadu_si512((const void *)(ej + 32 * g));
+				if (pf)
+					_mm_prefetch((const char *)(pf + j * lde + 32 * g), PF_HINT);
+				e[2 * g] = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+				e[2 * g + 1] = _mm512_castsi512_ps(_mm512_and_si512(w, top));
+			}
+		_Pragma("GCC unroll 6")
+		for (int r = 0; r < 6; r++)
+			if (r < nr) {
+				p = _mm512_set1_ps(P[r * ldp + j]);
+				_Pragma("GCC unroll 4")
+				for (int x = 0; x < 4; x++)
+					if (x / 2 < ng)
+						a[r][x] = _mm512_fmadd_ps(p, e[x], a[r][x]);
+			}
+	}
+	_Pragma("GCC unroll 6")
+	for (int r = 0; r < 6; r++)
+		if (r < nr)
+			_Pragma("GCC unroll 2")
+			for (int g = 0; g < 2; g++)
+				if (g < ng) {
+					__m512 x0 = a[r][2 * g], x1 = a[r][2 * g + 1];
+					_mm512_storeu_ps(C + r * ldc + 32 * g, _mm512_permutex2var_ps(x0, lo, x1));
+					_mm512_storeu_ps(C + r * ldc + 32 * g + 16,
+					                 _mm512_permutex2var_ps(x0, hi, x1));
+				}
+}
+
+#define ACCUM16_ROWS(nr)                                                                 \
+	do {                                                                             \
+		const float *Pr = P + r * ldp;                                           \
+		const uint16_t *Ek = E + k0, *pf = r || R > PF_NEXT_R ? NULL : Ek + c * lde; \
+		float *Cr = C + r * ldc + k0;                                            \
+		if (nb == 64)                                                            \
+			accum16_eo_tile(nr, 2, c, Pr, ldp, Ek, lde, Cr, ldc, pf);         \
+		else if (nb == 32)                                                       \
+			accum16_eo_tile(nr, 1, c, Pr, ldp, Ek, lde, Cr, ldc, pf);         \
+		else switch ((nb + 15) / 16) {                                           \
+		case 4: accum16_tile(nr, 4, nb - 48, c, Pr, ldp, Ek, lde, Cr, ldc, pf); break; \
+		case 3: accum16_tile(nr, 3, nb - 32, c, Pr, ldp, Ek, lde, Cr, ldc, pf); break; \
+		case 2: accum16_tile(nr, 2, nb - 16, c, Pr, ldp, Ek, lde, Cr, ldc, pf); break; \
+		default: accum16_tile(nr, 1, nb, c, Pr, ldp, Ek, lde, Cr, ldc, pf); break;     \
+		}                                                                        \
+	} while (0)
+
+BF16K static void accum16_avx512(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
+                                 const uint16_t *E, int64_t lde, float *C, int64_t ldc)
+{
+	/* strips of 64 columns: 128 bytes of each row of E */
+	for (int64_t k0 = 0; k0 < n; k0 += 64) {
+		int64_t nb = n - k0 < 64 ? n - k0 : 64, r = 0;
+
+		for (; r + 6 <= R; r += 6)
+			ACCUM16_ROWS(6);
+		switch (R - r) {
+		case 5: ACCUM16_ROWS(5); break;
+		case 4: ACCUM16_ROWS(4); break;
+		case 3: ACCUM16_ROWS(3); break;
+		case 2: ACCUM16_ROWS(2); break;
+		case 1: ACCUM16_ROWS(1); break;
+		default: break;
+		}
+	}
+}
+
+static int have_bf16(void)
+{
+	return atomic_load_explicit(&allowed, memory_order_relaxed) == 1 && cpu_avx512_bf16();
+}
 #else
 int cmp_xk_simd(int on)
 {
@@ -515,6 +807,11 @@ static int have_avx2(void)
 }
 
 static int have_avx512(void)
+{
+	return 0;
+}
+
+static int have_bf16(void)
 {
 	return 0;
 }
@@ -554,4 +851,32 @@ void cmp_xk_accum(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
 	}
 #endif
 	accum_c(R, c, n, P, ldp, E, lde, C, ldc);
+}
+
+void cmp_xk_scores_bf16(int64_t R, int64_t c, int64_t d, const uint16_t *Q, int64_t ldq,
+                        const uint16_t *E, int64_t lde, float *S, int64_t lds)
+{
+	if (R <= 0 || c <= 0)
+		return;
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (have_bf16()) {
+		scores16_avx512(R, c, d, Q, ldq, E, lde, S, lds);
+		return;
+	}
+#endif
+	scores16_c(R, c, d, Q, ldq, E, lde, S, lds);
+}
+
+void cmp_xk_accum_bf16(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
+                       const uint16_t *E, int64_t lde, float *C, int64_t ldc)
+{
+	if (R <= 0 || c <= 0 || n <= 0)
+		return;
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (have_bf16()) {
+		accum16_avx512(R, c, n, P, ldp, E, lde, C, ldc);
+		return;
+	}
+#endif
+	accum16_c(R, c, n, P, ldp, E, lde, C, ldc);
 }

@@ -28,10 +28,12 @@ struct xattn_work {
 	float *xs;                  /* [nth, R, XATTN_CHUNK] chunk scores, by thread */
 	float *mx, *sum;            /* [nslot, R] each part's running max and sum */
 	float *pacc;                /* [nslot, R, d] each part's unnormalised context */
+	uint16_t *q16;              /* [R, d] the queries in bf16 (bf16 states) */
 	float *fm;                  /* [R] the fold: max so far */
 	double *ftot;               /* [R] the fold: sum so far */
 	/* the call's arguments, for the threads */
 	const float *qp, *E;
+	const uint16_t *E16;        /* bf16 states instead of E, or NULL */
 	int64_t L, rows;
 	int parts, base;
 };
@@ -54,9 +56,10 @@ xattn_work *xattn_work_new(int64_t R, int d, int nth, lc_err *err)
 		w->sum = lc_calloc_f32(s, r, 1);
 		w->pacc = lc_calloc_f32(s * r, (uint64_t)d, 1);
 		w->fm = lc_calloc_f32(r, 1, 1);
+		w->q16 = calloc(r * (uint64_t)(d < 1 ? 1 : d), sizeof *w->q16);
 		w->ftot = calloc(r, sizeof *w->ftot);
 	}
-	if (!w || !w->xs || !w->mx || !w->sum || !w->pacc || !w->fm || !w->ftot) {
+	if (!w || !w->xs || !w->mx || !w->sum || !w->pacc || !w->fm || !w->ftot || !w->q16) {
 		xattn_work_free(w);
 		lc_fail(err, "out of memory for cross-attention (%lld rows, %d threads)", (long long)R,
 		        nth);
@@ -86,6 +89,7 @@ void xattn_work_free(xattn_work *w)
 	free(w->pacc);
 	free(w->fm);
 	free(w->ftot);
+	free(w->q16);
 	free(w);
 }
 
@@ -108,10 +112,14 @@ static void part_fw(void *ctx, int64_t i, int tid)
 	memset(acc, 0, (size_t)rows * dm * sizeof(float));
 	for (c0 = lo; c0 < hi; c0 += XATTN_CHUNK) {
 		int c = (int)(hi - c0 < XATTN_CHUNK ? hi - c0 : XATTN_CHUNK);
-		const float *E = w->E + (size_t)c0 * dm;
+		const float *E = w->E16 ? NULL : w->E + (size_t)c0 * dm;
+		const uint16_t *E16 = w->E16 ? w->E16 + (size_t)c0 * dm : NULL;
 
 		/* scores [rows, c] = qp . E^T */
-		cmp_xk_scores(rows, c, dm, w->qp, dm, E, dm, xs, XATTN_CHUNK);
+		if (E16)
+			cmp_xk_scores_bf16(rows, c, dm, w->q16, dm, E16, dm, xs, XATTN_CHUNK);
+		else
+			cmp_xk_scores(rows, c, dm, w->qp, dm, E, dm, xs, XATTN_CHUNK);
 		for (int64_t r = 0; r < rows; r++) {
 			float *sr = xs + (size_t)r * XATTN_CHUNK, m = mx[r], nm = vm_max(sr, c);
 
@@ -127,7 +135,10 @@ static void part_fw(void *ctx, int64_t i, int tid)
 		}
 		/* acc [rows, dm] += P [rows, c] . E [c, dm]; the chunk (c rows of
 		 * E) is still in L2 from the scores */
-		cmp_xk_accum(rows, c, dm, xs, XATTN_CHUNK, E, dm, acc, dm);
+		if (E16)
+			cmp_xk_accum_bf16(rows, c, dm, xs, XATTN_CHUNK, E16, dm, acc, dm);
+		else
+			cmp_xk_accum(rows, c, dm, xs, XATTN_CHUNK, E, dm, acc, dm);
 	}
 }
 
@@ -161,8 +172,8 @@ static void fold(xattn_work *w, int i, float *ctx)
 	}
 }
 
-void xattn_fw(xattn_work *w, const float *qp, int64_t R, const float *E, int64_t L, int d,
-              float *ctx, float *lse)
+static void run(xattn_work *w, const float *qp, int64_t R, const float *E,
+                const uint16_t *E16, int64_t L, int d, float *ctx, float *lse)
 {
 	int64_t parts = (L + PART_MIN - 1) / PART_MIN;
 
@@ -176,6 +187,9 @@ void xattn_fw(xattn_work *w, const float *qp, int64_t R, const float *E, int64_t
 		parts = PARTS_MAX;
 	w->qp = qp;
 	w->E = E;
+	w->E16 = E16;
+	if (E16)
+		cmp_bf16_pack(qp, R, d, d, w->q16, d);
 	w->L = L;
 	w->rows = R;
 	w->parts = (int)parts;
@@ -202,6 +216,18 @@ void xattn_fw(xattn_work *w, const float *qp, int64_t R, const float *E, int64_t
 		if (lse)
 			lse[r] = (float)(w->fm[r] + log(tot));
 	}
+}
+
+void xattn_fw(xattn_work *w, const float *qp, int64_t R, const float *E, int64_t L, int d,
+              float *ctx, float *lse)
+{
+	run(w, qp, R, E, NULL, L, d, ctx, lse);
+}
+
+void xattn_fw_bf16(xattn_work *w, const float *qp, int64_t R, const uint16_t *E, int64_t L,
+                   int d, float *ctx, float *lse)
+{
+	run(w, qp, R, NULL, E, L, d, ctx, lse);
 }
 
 int xattn_bw(const float *qp, int64_t R, const float *E, int64_t L, int d, const float *ctx,

@@ -48,6 +48,11 @@ int xattn_work_renew(xattn_work **w, int64_t R, int d, int nth, lc_err *err);
 void xattn_fw(xattn_work *w, const float *qp, int64_t R, const float *E, int64_t L, int d,
               float *ctx, float *lse);
 
+/* The same over bf16 states (--compute bf16): qp rounded to bf16, the
+ * bf16 kernels of compute/xkern.c; the softmax and the context in fp32. */
+void xattn_fw_bf16(xattn_work *w, const float *qp, int64_t R, const uint16_t *E, int64_t L,
+                   int d, float *ctx, float *lse);
+
 /* Given dctx [R, d]: writes dqp [R, d], adds to dE [L, d]. ctx and lse are
  * the forward's. One thread. */
 int xattn_bw(const float *qp, int64_t R, const float *E, int64_t L, int d, const float *ctx,

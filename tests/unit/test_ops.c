@@ -8,6 +8,7 @@
 #include <float.h>
 #include <stdint.h>
 
+#include "base/dtype.h"
 #include "compute/compute.h"
 #include "ops/act.h"
 #include "ops/attn.h"
@@ -561,6 +562,41 @@ static double xa_f(void *p)
 	return dot(c->ctx, c->dy, c->R * c->d);
 }
 
+/* bf16 states (--compute bf16): on operands that are bf16 values
+ * already, the kernels form the same exact products as fp32, so the
+ * context is fp32's up to the order of the sums (1e-5 of the largest
+ * value is some 100 roundings of it); d = 96 runs the 32-column
+ * groups and the 64-column strips of compute/xkern.c. */
+static void test_xattn_bf16(void)
+{
+	int64_t R = 13, L = XATTN_CHUNK + 300;
+	int d = 96;
+	lc_err err;
+	xattn_work *w = xattn_work_new(R, d, 3, &err);
+	float *qp = randv(R * d, 0.5), *E = randv(L * d, 1);
+	float *ctx = malloc((size_t)(R * d) * 4), *ctx16 = malloc((size_t)(R * d) * 4);
+	uint16_t *E16 = malloc((size_t)(L * d) * sizeof *E16);
+	double m = 0, g = 0;
+
+	if (!T_OK(w && qp && E && ctx && ctx16 && E16, "memory"))
+		return;
+	for (int64_t i = 0; i < R * d; i++)
+		qp[i] = cmp_bf16_round(qp[i]);
+	for (int64_t i = 0; i < L * d; i++) {
+		E16[i] = lc_f32_to_bf16(E[i]);
+		E[i] = lc_bf16_to_f32(E16[i]);
+	}
+	xattn_fw(w, qp, R, E, L, d, ctx, NULL);
+	xattn_fw_bf16(w, qp, R, E16, L, d, ctx16, NULL);
+	for (int64_t i = 0; i < R * d; i++) {
+		m = fmax(m, fabs((double)ctx16[i] - ctx[i]));
+		g = fmax(g, fabs((double)ctx[i]));
+	}
+	T_OK(m <= 1e-5 * g && g > 0, "bf16 states: fp32's context on bf16 values (%.3g)", m / g);
+	xattn_work_free(w);
+	free(qp); free(E); free(ctx); free(ctx16); free(E16);
+}
+
 static void test_xattn(void)
 {
 	/* L over two chunks, split over three threads */
@@ -758,6 +794,7 @@ int main(void)
 	T_RUN(test_attn);
 	T_RUN(test_attn_full);
 	T_RUN(test_xattn);
+	T_RUN(test_xattn_bf16);
 	T_RUN(test_cache_reorder);
 	return t_done();
 }

@@ -19,10 +19,27 @@
 #include <stdlib.h>
 
 #include "base/cpu.h"
+#include "base/dtype.h"
 #include "compute/compute.h"
 #include "t.h"
 
 #define SENT 12345.0f
+
+/* 1: the bf16 kernels (cmp_xk_*_bf16), on operands rounded to bf16; the
+ * reference takes the rounded values. */
+static int bf16mode;
+
+/* x rounded to bf16 in place, and its bf16 bits (NULL: out of memory) */
+static uint16_t *to16(float *x, int64_t n)
+{
+	uint16_t *h = malloc((size_t)n * sizeof *h);
+
+	for (int64_t i = 0; h && i < n; i++) {
+		h[i] = lc_f32_to_bf16(x[i]);
+		x[i] = lc_bf16_to_f32(h[i]);
+	}
+	return h;
+}
 
 static double gamma_n(int64_t n)
 {
@@ -43,13 +60,24 @@ static int check_scores(int64_t R, int64_t c, int64_t d)
 	int64_t ldq = d + 3, lde = d + 5, lds = c + 2;
 	float *Q = randm(R, ldq, 1.0), *E = randm(c, lde, 1.0), *S = randm(R, lds, 0);
 	int wide = cmp_xk_simd(-1) == 1 && cpu_avx512f();
-	double g = wide ? gamma_n(2 * ((d + 15) / 16) + 4) : gamma_n(2 * ((d + 7) / 8) + 3);
+	/* the bf16 dot product: each lane adds 2 exact products per 32 columns */
+	double g = bf16mode && cmp_xk_simd(-1) == 1 && cpu_avx512_bf16()
+	                   ? gamma_n(2 * ((d + 31) / 32) + 4)
+	           : wide ? gamma_n(2 * ((d + 15) / 16) + 4) : gamma_n(2 * ((d + 7) / 8) + 3);
 	int bad = 0;
 	char why[128] = "";
 
 	for (int64_t i = 0; i < R * lds + 1; i++)
 		S[i] = SENT;
-	cmp_xk_scores(R, c, d, Q, ldq, E, lde, S, lds);
+	if (bf16mode) {
+		uint16_t *Q16 = to16(Q, R * ldq), *E16 = to16(E, c * lde);
+		if (Q16 && E16)
+			cmp_xk_scores_bf16(R, c, d, Q16, ldq, E16, lde, S, lds);
+		free(Q16);
+		free(E16);
+	} else {
+		cmp_xk_scores(R, c, d, Q, ldq, E, lde, S, lds);
+	}
 	for (int64_t r = 0; r < R && !bad; r++)
 		for (int64_t j = 0; j < lds && !bad; j++) {
 			double ref = 0, mag = 0;
@@ -91,7 +119,14 @@ static int check_accum(int64_t R, int64_t c, int64_t n)
 			C[r * ldc + k] = SENT;
 	for (int64_t i = 0; i < R * ldc + 1; i++)
 		C0[i] = C[i];
-	cmp_xk_accum(R, c, n, P, ldp, E, lde, C, ldc);
+	if (bf16mode) {
+		uint16_t *E16 = to16(E, c * lde);
+		if (E16)
+			cmp_xk_accum_bf16(R, c, n, P, ldp, E16, lde, C, ldc);
+		free(E16);
+	} else {
+		cmp_xk_accum(R, c, n, P, ldp, E, lde, C, ldc);
+	}
 	for (int64_t r = 0; r < R && !bad; r++)
 		for (int64_t k = 0; k < ldc && !bad; k++) {
 			double ref = C0[r * ldc + k], mag = fabs(ref);
@@ -142,7 +177,7 @@ static void sweep(void)
 	/* the accumulation's column tails: n mod 16 and mod 32, all */
 	for (int64_t n = 1; n <= 72 && ok; n++)
 		ok = check_accum(7, 3, n);
-	T_OK(ok, "sweep (simd %d)", cmp_xk_simd(-1));
+	T_OK(ok, "sweep (simd %d%s)", cmp_xk_simd(-1), bf16mode ? ", bf16" : "");
 }
 
 static void test_simd(void)
@@ -165,10 +200,23 @@ static void test_plain(void)
 	cmp_xk_simd(1);
 }
 
+/* The bf16 forms: AVX512-BF16 where the processor has it, then plain C. */
+static void test_bf16(void)
+{
+	bf16mode = 1;
+	cmp_xk_simd(1);
+	sweep();
+	cmp_xk_simd(0);
+	sweep();
+	cmp_xk_simd(1);
+	bf16mode = 0;
+}
+
 int main(void)
 {
 	T_RUN(test_simd);
 	T_RUN(test_avx2);
 	T_RUN(test_plain);
+	T_RUN(test_bf16);
 	return t_done();
 }
