@@ -223,12 +223,30 @@ TILE void scores_tile(int nr, int ne, int64_t d, const float *Q, int64_t ldq, co
 		}
 }
 
+/* Row tiles of 6, then the remaining rows in one tile: ROWS(nr) with nr a
+ * constant, so each tile is compiled for its height; r counts the rows. */
+#define BY_SIX(ROWS)                                                                     \
+	do {                                                                             \
+		for (; r + 6 <= R; r += 6)                                               \
+			ROWS(6);                                                         \
+		switch (R - r) {                                                         \
+		case 5: ROWS(5); break;                                                  \
+		case 4: ROWS(4); break;                                                  \
+		case 3: ROWS(3); break;                                                  \
+		case 2: ROWS(2); break;                                                  \
+		case 1: ROWS(1); break;                                                  \
+		default: break;                                                          \
+		}                                                                        \
+	} while (0)
+
 #define SCORES_ROWS(nr)                                                                  \
 	do {                                                                             \
+		__typeof__(Q) Qr = Q + r * ldq;                                          \
+		float *Sr = S + r * lds;                                                 \
 		for (j = 0; j + 2 <= c; j += 2)                                          \
-			scores_tile(nr, 2, d, Q, ldq, E + j * lde, lde, S + j, lds);     \
+			scores_tile(nr, 2, d, Qr, ldq, E + j * lde, lde, Sr + j, lds);     \
 		if (j < c)                                                               \
-			scores_tile(nr, 1, d, Q, ldq, E + j * lde, lde, S + j, lds);     \
+			scores_tile(nr, 1, d, Qr, ldq, E + j * lde, lde, Sr + j, lds);     \
 	} while (0)
 
 AVX2 static void scores_avx2(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
@@ -236,16 +254,7 @@ AVX2 static void scores_avx2(int64_t R, int64_t c, int64_t d, const float *Q, in
 {
 	int64_t r = 0, j;
 
-	for (; r + 6 <= R; r += 6, Q += 6 * ldq, S += 6 * lds)
-		SCORES_ROWS(6);
-	switch (R - r) {
-	case 5: SCORES_ROWS(5); break;
-	case 4: SCORES_ROWS(4); break;
-	case 3: SCORES_ROWS(3); break;
-	case 2: SCORES_ROWS(2); break;
-	case 1: SCORES_ROWS(1); break;
-	default: break;
-	}
+	BY_SIX(SCORES_ROWS);
 }
 
 /* nr (<= 6) rows of C by nv (1 or 2) vectors of columns, the last one
@@ -341,16 +350,7 @@ AVX2 static void accum_avx2(int64_t R, int64_t c, int64_t n, const float *P, int
 	for (int64_t k0 = 0; k0 < n; k0 += 16) {
 		int64_t nb = n - k0 < 16 ? n - k0 : 16, r = 0;
 
-		for (; r + 6 <= R; r += 6)
-			ACCUM_ROWS(6);
-		switch (R - r) {
-		case 5: ACCUM_ROWS(5); break;
-		case 4: ACCUM_ROWS(4); break;
-		case 3: ACCUM_ROWS(3); break;
-		case 2: ACCUM_ROWS(2); break;
-		case 1: ACCUM_ROWS(1); break;
-		default: break;
-		}
+		BY_SIX(ACCUM_ROWS);
 	}
 }
 
@@ -433,33 +433,28 @@ TILE512 void scores_tile512(int nr, int ne, int64_t d, const float *Q, int64_t l
 					S[r * lds + x] = hsum512(a[r][x]);
 }
 
-#define SCORES_ROWS512(nr)                                                               \
+/* Row tile nr against 4 encoder rows at a time, then the last 1 to 3. */
+#define SCORES_BY4(tile, nr)                                                             \
 	do {                                                                             \
+		__typeof__(Q) Qr = Q + r * ldq;                                          \
+		float *Sr = S + r * lds;                                                 \
 		for (j = 0; j + 4 <= c; j += 4)                                          \
-			scores_tile512(nr, 4, d, Q, ldq, E + j * lde, lde, S + j, lds);  \
+			tile(nr, 4, d, Qr, ldq, E + j * lde, lde, Sr + j, lds);          \
 		switch (c - j) {                                                         \
-		case 3: scores_tile512(nr, 3, d, Q, ldq, E + j * lde, lde, S + j, lds); break; \
-		case 2: scores_tile512(nr, 2, d, Q, ldq, E + j * lde, lde, S + j, lds); break; \
-		case 1: scores_tile512(nr, 1, d, Q, ldq, E + j * lde, lde, S + j, lds); break; \
+		case 3: tile(nr, 3, d, Qr, ldq, E + j * lde, lde, Sr + j, lds); break;   \
+		case 2: tile(nr, 2, d, Qr, ldq, E + j * lde, lde, Sr + j, lds); break;   \
+		case 1: tile(nr, 1, d, Qr, ldq, E + j * lde, lde, Sr + j, lds); break;   \
 		default: break;                                                          \
 		}                                                                        \
 	} while (0)
+#define SCORES_ROWS512(nr) SCORES_BY4(scores_tile512, nr)
 
 AVX512 static void scores_avx512(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
                                  const float *E, int64_t lde, float *S, int64_t lds)
 {
 	int64_t r = 0, j;
 
-	for (; r + 6 <= R; r += 6, Q += 6 * ldq, S += 6 * lds)
-		SCORES_ROWS512(6);
-	switch (R - r) {
-	case 5: SCORES_ROWS512(5); break;
-	case 4: SCORES_ROWS512(4); break;
-	case 3: SCORES_ROWS512(3); break;
-	case 2: SCORES_ROWS512(2); break;
-	case 1: SCORES_ROWS512(1); break;
-	default: break;
-	}
+	BY_SIX(SCORES_ROWS512);
 }
 
 /* nr (<= 6) rows of C by nv (1 to 4) vectors of 16 columns, the last one
@@ -533,16 +528,7 @@ AVX512 static void accum_avx512(int64_t R, int64_t c, int64_t n, const float *P,
 	for (int64_t k0 = 0; k0 < n; k0 += 64) {
 		int64_t nb = n - k0 < 64 ? n - k0 : 64, r = 0;
 
-		for (; r + 6 <= R; r += 6)
-			ACCUM_ROWS512(6);
-		switch (R - r) {
-		case 5: ACCUM_ROWS512(5); break;
-		case 4: ACCUM_ROWS512(4); break;
-		case 3: ACCUM_ROWS512(3); break;
-		case 2: ACCUM_ROWS512(2); break;
-		case 1: ACCUM_ROWS512(1); break;
-		default: break;
-		}
+		BY_SIX(ACCUM_ROWS512);
 	}
 }
 
@@ -602,17 +588,7 @@ TILE16 void scores16_tile(int nr, int ne, int64_t d, const uint16_t *Q, int64_t 
 					S[r * lds + x] = hsum512(a[r][x]);
 }
 
-#define SCORES16_ROWS(nr)                                                                \
-	do {                                                                             \
-		for (j = 0; j + 4 <= c; j += 4)                                          \
-			scores16_tile(nr, 4, d, Q, ldq, E + j * lde, lde, S + j, lds);   \
-		switch (c - j) {                                                         \
-		case 3: scores16_tile(nr, 3, d, Q, ldq, E + j * lde, lde, S + j, lds); break; \
-		case 2: scores16_tile(nr, 2, d, Q, ldq, E + j * lde, lde, S + j, lds); break; \
-		case 1: scores16_tile(nr, 1, d, Q, ldq, E + j * lde, lde, S + j, lds); break; \
-		default: break;                                                          \
-		}                                                                        \
-	} while (0)
+#define SCORES16_ROWS(nr) SCORES_BY4(scores16_tile, nr)
 
 BF16K static void scores16_avx512(int64_t R, int64_t c, int64_t d, const uint16_t *Q,
                                   int64_t ldq, const uint16_t *E, int64_t lde, float *S,
@@ -620,74 +596,7 @@ BF16K static void scores16_avx512(int64_t R, int64_t c, int64_t d, const uint16_
 {
 	int64_t r = 0, j;
 
-	for (; r + 6 <= R; r += 6, Q += 6 * ldq, S += 6 * lds)
-		SCORES16_ROWS(6);
-	switch (R - r) {
-	case 5: SCORES16_ROWS(5); break;
-	case 4: SCORES16_ROWS(4); break;
-	case 3: SCORES16_ROWS(3); break;
-	case 2: SCORES16_ROWS(2); break;
-	case 1: SCORES16_ROWS(1); break;
-	default: break;
-	}
-}
-
-/* 16 bf16 at p (the first t when t < 16) widened to fp32. */
-TILE16 __m512 widen16(const uint16_t *p, __mmask16 m, int masked)
-{
-	__m256i h = masked ? _mm256_maskz_loadu_epi16(m, p) : _mm256_loadu_si256((const void *)p);
-
-	return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-}
-
-TILE16 void accum16_tile(int nr, int nv, int64_t t, int64_t c, const float *P, int64_t ldp,
-                         const uint16_t *E, int64_t lde, float *C, int64_t ldc,
-                         const uint16_t *pf)
-{
-	__m512 a[6][4], e[4], p;
-	__mmask16 m = t < 16 ? lanes16(t) : (__mmask16)0xffff;
-
-	_Pragma("GCC unroll 6")
-	for (int r = 0; r < 6; r++)
-		if (r < nr)
-			_Pragma("GCC unroll 4")
-			for (int x = 0; x < 4; x++)
-				if (x < nv)
-					a[r][x] = x == nv - 1 ? _mm512_maskz_loadu_ps(m, C + r * ldc + 16 * x)
-					                      : _mm512_loadu_ps(C + r * ldc + 16 * x);
-	for (int64_t j = 0; j < c; j++) {
-		const uint16_t *ej = E + j * lde;
-
-		if (pf) {
-			_mm_prefetch((const char *)(pf + j * lde), PF_HINT);
-			if (nv > 2)
-				_mm_prefetch((const char *)(pf + j * lde + 32), PF_HINT);
-		}
-		_Pragma("GCC unroll 4")
-		for (int x = 0; x < 4; x++)
-			if (x < nv)
-				e[x] = widen16(ej + 16 * x, m, x == nv - 1 && t < 16);
-		_Pragma("GCC unroll 6")
-		for (int r = 0; r < 6; r++)
-			if (r < nr) {
-				p = _mm512_set1_ps(P[r * ldp + j]);
-				_Pragma("GCC unroll 4")
-				for (int x = 0; x < 4; x++)
-					if (x < nv)
-						a[r][x] = _mm512_fmadd_ps(p, e[x], a[r][x]);
-			}
-	}
-	_Pragma("GCC unroll 6")
-	for (int r = 0; r < 6; r++)
-		if (r < nr)
-			_Pragma("GCC unroll 4")
-			for (int x = 0; x < 4; x++)
-				if (x < nv) {
-					if (x == nv - 1)
-						_mm512_mask_storeu_ps(C + r * ldc + 16 * x, m, a[r][x]);
-					else
-						_mm512_storeu_ps(C + r * ldc + 16 * x, a[r][x]);
-				}
+	BY_SIX(SCORES16_ROWS);
 }
 
 /* Full 32-column groups (ng of them) without widening shuffles: a 32-bit
@@ -760,15 +669,26 @@ TILE16 void accum16_eo_tile(int nr, int ng, int64_t c, const float *P, int64_t l
 		float *Cr = C + r * ldc + k0;                                            \
 		if (nb == 64)                                                            \
 			accum16_eo_tile(nr, 2, c, Pr, ldp, Ek, lde, Cr, ldc, pf);         \
-		else if (nb == 32)                                                       \
+		else                                                                     \
 			accum16_eo_tile(nr, 1, c, Pr, ldp, Ek, lde, Cr, ldc, pf);         \
-		else switch ((nb + 15) / 16) {                                           \
-		case 4: accum16_tile(nr, 4, nb - 48, c, Pr, ldp, Ek, lde, Cr, ldc, pf); break; \
-		case 3: accum16_tile(nr, 3, nb - 32, c, Pr, ldp, Ek, lde, Cr, ldc, pf); break; \
-		case 2: accum16_tile(nr, 2, nb - 16, c, Pr, ldp, Ek, lde, Cr, ldc, pf); break; \
-		default: accum16_tile(nr, 1, nb, c, Pr, ldp, Ek, lde, Cr, ldc, pf); break;     \
-		}                                                                        \
 	} while (0)
+
+/* Columns [k0, k0 + nb) that are not whole 32-column groups (n not a
+ * multiple of 32): widened to fp32, 256 rows of E at a time, for the fp32
+ * kernel (the same additions in the same order). */
+BF16K static void accum16_tail(int64_t R, int64_t c, int64_t nb, const float *P, int64_t ldp,
+                               const uint16_t *E, int64_t lde, float *C, int64_t ldc)
+{
+	float w[256 * 64];
+
+	for (int64_t j0 = 0; j0 < c; j0 += 256) {
+		int64_t cb = c - j0 < 256 ? c - j0 : 256;
+		for (int64_t j = 0; j < cb; j++)
+			for (int64_t k = 0; k < nb; k++)
+				w[j * 64 + k] = bf(E[(j0 + j) * lde + k]);
+		accum_avx512(R, cb, nb, P + j0, ldp, w, 64, C, ldc);
+	}
+}
 
 BF16K static void accum16_avx512(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
                                  const uint16_t *E, int64_t lde, float *C, int64_t ldc)
@@ -777,16 +697,13 @@ BF16K static void accum16_avx512(int64_t R, int64_t c, int64_t n, const float *P
 	for (int64_t k0 = 0; k0 < n; k0 += 64) {
 		int64_t nb = n - k0 < 64 ? n - k0 : 64, r = 0;
 
-		for (; r + 6 <= R; r += 6)
-			ACCUM16_ROWS(6);
-		switch (R - r) {
-		case 5: ACCUM16_ROWS(5); break;
-		case 4: ACCUM16_ROWS(4); break;
-		case 3: ACCUM16_ROWS(3); break;
-		case 2: ACCUM16_ROWS(2); break;
-		case 1: ACCUM16_ROWS(1); break;
-		default: break;
-		}
+		if (nb == 64 || nb == 32)
+			BY_SIX(ACCUM16_ROWS);
+		else if (nb > 32) {
+			BY_SIX(ACCUM16_ROWS);   /* nb = 32 + a tail: the group, then the tail */
+			accum16_tail(R, c, nb - 32, P, ldp, E + k0 + 32, lde, C + k0 + 32, ldc);
+		} else
+			accum16_tail(R, c, nb, P, ldp, E + k0, lde, C + k0, ldc);
 	}
 }
 
