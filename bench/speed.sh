@@ -19,10 +19,12 @@
 #           4 beams <= 1.6x greedy per step; headline fp32 <= 12 min,
 #           bf16 <= 6 min, peak RSS of the pipeline <= 8 GB.
 #
-# Decode is timed as the difference between 1 and N + 1 tokens (the
-# model and the states read once in both): N = 4 Mi / L, from 4 to 32 (32
-# at 16K and 131K, 6 at 600K); fewer made a 16K figure vary by half
-# between runs.
+# Decode is timed inside lc-decode (--stats: the steps after the first,
+# the model, the states and the first step apart) over N + 1 tokens:
+# N = 4 Mi / L, from 4 to 32 (32 at 16K and 131K, 6 at 600K). The
+# difference of two runs (1 and N + 1 tokens) varied by half between runs
+# on a shared machine, and more at 600K, where reading the states is most
+# of a run.
 #
 # Knobs: LC_THREADS (default all cores), BENCH_ENCODE_LEN (65536),
 # BENCH_DECODE_LENS ("16384 131072 600000"), BENCH_DECODE_TOKENS (N for
@@ -115,32 +117,31 @@ decode_len() { # L: prints s/token greedy and 4 beams
 	[ "$N" -gt 32 ] && N=32
 	for p in $PRECS; do
 		for b in 1 4; do
-			t1=$(tdec "$b" 1 "$p")
-			tn=$(tdec "$b" $((N + 1)) "$p")
-			echo "$L $b $t1 $tn $N $p"
+			echo "$L $b $(tdec "$b" $((N + 1)) "$p") $p"
 		done
 	done
 	rm -f "$D/states.lcs"
 }
-tdec() { # BEAMS TOKENS PRECISION -> "SECONDS PEAK_KB"
-	/usr/bin/time -f '%e %M' -o "$D/time" lc-decode -q -j "$J" -m "$D" -f ids -b "$1" \
-		--compute "$3" --max-new "$2" --min-new "$2" "$D/states.lcs" >/dev/null
-	tail -1 "$D/time"
+tdec() { # BEAMS TOKENS PRECISION -> "SECONDS_A_STEP PEAK_KB"
+	/usr/bin/time -f '%M' -o "$D/time" lc-decode -q -j "$J" -m "$D" -f ids -b "$1" \
+		--compute "$3" --stats --max-new "$2" --min-new "$2" "$D/states.lcs" \
+		>/dev/null 2>"$D/dstats"
+	echo "$(sed -n 's/.*then \([0-9.]*\) s a step.*/\1/p' "$D/dstats") $(tail -1 "$D/time")"
 }
 PRECS=f32
 [ "$BF16" = 0 ] || PRECS="f32 bf16"
 for L in $DLENS; do decode_len "$L"; done >"$D/dec"
 awk -v r="$F32" -v bw="$BW" -v d="$DM" -v nl="$NDL" -v nh="$NH" '
-	{ L = $1; b = $2; s = ($5 - $3) / $7
+	{ L = $1; b = $2; s = $3
 	  fa = 4 * nl * nh * L * d / (r * 1e9); fb = nl * L * d * 4 / (bw * 1e9); fl = fa > fb ? fa : fb
-	  if ($8 == "bf16") {
+	  if ($5 == "bf16") {
 	      printf "decode L=%-7d bf16 %s: %.3f s/%s, %.2f x fp32\n", L, b == 1 ? "greedy " : "4 beams",
 	          s, b == 1 ? "token" : "step", s / (b == 1 ? g[L] : g4[L]); next }
 	  if (b > 1) g4[L] = s
 	  if (b == 1) { g[L] = s
 	      printf "decode L=%-7d greedy : %.3f s/token, floor %.3f s (%s), ratio %.2f (goal <= 1.3), peak RSS %.0f MiB\n",
-	          L, s, fl, (fa > fb ? "arithmetic" : "bandwidth"), s / fl, $6 / 1024 } else printf "decode L=%-7d 4 beams: %.3f s/step, %.2f x greedy (goal <= 1.6), ratio %.2f to the greedy floor, peak RSS %.0f MiB\n",
-	          L, s, s / g[L], s / fl, $6 / 1024 }' "$D/dec"
+	          L, s, fl, (fa > fb ? "arithmetic" : "bandwidth"), s / fl, $4 / 1024 } else printf "decode L=%-7d 4 beams: %.3f s/step, %.2f x greedy (goal <= 1.6), ratio %.2f to the greedy floor, peak RSS %.0f MiB\n",
+	          L, s, s / g[L], s / fl, $4 / 1024 }' "$D/dec"
 
 # 4. the headline
 headline() { # PRECISION

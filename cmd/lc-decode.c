@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/cli.h"
+#include "base/clock.h"
 #include "arch/decoder.h"
 #include "arch/model.h"
 #include "compute/compute.h"
@@ -68,6 +69,9 @@ static _Noreturn void usage(void)
 	       "      --compute P           f32 (default) or bf16: the matrix products with\n"
 	       "                            bf16 operands and fp32 accumulation (AVX512-BF16\n"
 	       "                            or AMX; elsewhere says so and runs f32)\n"
+	       "      --stats               per document decoded alone: the time to the first\n"
+	       "                            token and a step after it; then wall time and peak\n"
+	       "                            memory (standard error)\n"
 	       "  -F                        write a binary stream even to a terminal\n"
 	       "  -q                        no progress on standard error\n"
 	       "  --help, --version\n");
@@ -108,7 +112,8 @@ static lc_tokenizer *open_tokenizer(const summ_opts *o, const char *topt, const 
 int main(int argc, char **argv)
 {
 	enum { O_MAXNEW = 256, O_MINNEW, O_LP, O_NGRAM, O_REP, O_EARLY, O_FBOS, O_FEOS, O_INFO,
-	       O_MAXLEN, O_SAMPLE, O_NOSAMPLE, O_TEMP, O_TOPK, O_TOPP, O_SEED, O_NRET, O_BATCH, O_COMPUTE };
+	       O_MAXLEN, O_SAMPLE, O_NOSAMPLE, O_TEMP, O_TOPK, O_TOPP, O_SEED, O_NRET, O_BATCH, O_COMPUTE,
+       O_STATS };
 	static const struct option opts[] = {
 		{"model", required_argument, NULL, 'm'},
 		{"format", required_argument, NULL, 'f'},
@@ -133,6 +138,7 @@ int main(int argc, char **argv)
 		{"num-return-sequences", required_argument, NULL, O_NRET},
 		{"batch", required_argument, NULL, O_BATCH},
 		{"info", no_argument, NULL, O_INFO}, {"compute", required_argument, NULL, O_COMPUTE},
+		{"stats", no_argument, NULL, O_STATS},
 		{"verbose", no_argument, NULL, 'v'},
 		{"tokenizer", required_argument, NULL, 't'},
 		{"threads", required_argument, NULL, 'j'},
@@ -150,6 +156,7 @@ int main(int argc, char **argv)
 	lc_progress pr;
 	const char *mdir = NULL, *topt = NULL, *jopt = NULL, *from, *copt = NULL;
 	char note[200];
+	double t0 = clock_now();
 	int c, i, force = 0, info = 0, verbose = 0, quiet = 0, cl_maxlen = 0, rc;
 	int given[GEN_NKEYS] = { 0 };
 	search_opts cl;             /* the command line's values, where given */
@@ -242,6 +249,7 @@ int main(int argc, char **argv)
 		case O_BATCH: o.batch = (int)cli_int("--batch", optarg, 1, 4096); break;
 		case O_INFO: info = 1; break;
 		case O_COMPUTE: copt = optarg; break;
+		case O_STATS: o.stats = 1; break;
 		case 'v': verbose = 1; break;
 		case 't': topt = optarg; break;
 		case 'j': jopt = optarg; cli_threads_arg(optarg); break;
@@ -295,6 +303,8 @@ int main(int argc, char **argv)
 	if (summ_files(sum, argc - optind, argv + optind, &err) < 0)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	summ_free(sum);
+	if (o.stats)
+		cli_stats(t0);
 	tok_free(tok);
 	decoder_free(dec);
 	model_free(model);

@@ -2,7 +2,6 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #include "arch/encoder.h"
 #include "arch/model.h"
@@ -171,12 +170,8 @@ int main(int argc, char **argv)
 	cli_progress_done(&prog);
 	if (w && stream_writer_close(w, &err) < 0)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	if (o.stats) {
-		struct rusage ru;
-		getrusage(RUSAGE_SELF, &ru);
-		cli_warn("stats: wall %.3f s, peak RSS %.1f MiB", clock_now() - t0,
-		         (double)ru.ru_maxrss / 1024.0);
-	}
+	if (o.stats)
+		cli_stats(t0);
 	encode_stage_free(s);
 	encoder_free(enc);
 	model_free(m);

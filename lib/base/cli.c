@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -51,6 +52,15 @@ void cli_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	vmsg(fmt, ap);
 	va_end(ap);
+}
+
+void cli_stats(double t0)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	cli_warn("stats: wall %.3f s, peak RSS %.1f MiB", clock_now() - t0,
+	         (double)ru.ru_maxrss / 1024.0);
 }
 
 void cli_usage_error(const char *fmt, ...)

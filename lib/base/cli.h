@@ -24,6 +24,9 @@ const char *cli_name(void);
 /* "lc-NAME: message" on stderr, then exit(code). */
 _Noreturn void cli_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* --stats' last line: "stats: wall S s, peak RSS M MiB", wall from t0
+ * (clock_now). */
+void cli_stats(double t0);
 /* Prints the message, then "Try 'lc-NAME --help'.", exits 2. */
 _Noreturn void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* getopt_long() for every program: the same arguments and results, except

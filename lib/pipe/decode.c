@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 
+#include "base/clock.h"
 #include "compute/compute.h"
 #include "gen/batch.h"
 #include "stream/convert.h"
@@ -236,6 +237,7 @@ struct step_ctx {
 	const char *doc;
 	int64_t L;
 	int steps;
+	double t1;                      /* when the first step was done */
 };
 
 static int cb_step(void *c, const int32_t *tok, float *logits, lc_err *err)
@@ -244,7 +246,8 @@ static int cb_step(void *c, const int32_t *tok, float *logits, lc_err *err)
 
 	if (decoder_step(x->st, tok, logits, err) < 0)
 		return -1;
-	x->steps++;
+	if (++x->steps == 1)
+		x->t1 = clock_now();
 	say(x->s, x->s->o.progress, "%s: %lld tokens in, %d generated", x->doc, (long long)x->L,
 	    x->steps);
 	return 0;
@@ -268,10 +271,11 @@ static search_opts doc_opts(const summarizer *s, const lc_doc *d)
 /* One document alone (batch 1, or a batch that could not start). */
 static int decode_one(summarizer *s, const lc_doc *d, const float *enc, int64_t L, lc_err *err)
 {
-	struct step_ctx x = { NULL, s, d->name, L, 0 };
+	struct step_ctx x = { NULL, s, d->name, L, 0, 0 };
 	search_model m = { &x, cb_step, cb_reorder };
 	search_opts so = doc_opts(s, d);
 	search_result res;
+	double t0 = clock_now(), t2;
 	int rc;
 
 	x.st = decoder_state_new(s->dec, enc, L, search_rows(&so), so.max_new, err);
@@ -280,7 +284,12 @@ static int decode_one(summarizer *s, const lc_doc *d, const float *enc, int64_t 
 		decoder_state_free(x.st);
 		return -1;
 	}
+	t2 = clock_now();
 	decoder_state_free(x.st);
+	if (s->o.stats && x.steps > 0)
+		say(s, s->o.warn, "stats: %s: %lld states, %d steps: first %.3f s, then %.4f s a step",
+		    d->name, (long long)L, x.steps, x.t1 - t0,
+		    x.steps > 1 ? (t2 - x.t1) / (x.steps - 1) : 0.0);
 	progress_done(s);
 	rc = emit(s, d, &res, err);
 	search_result_free(&res);

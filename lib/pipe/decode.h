@@ -62,6 +62,10 @@ typedef struct summ_opts {
 	/* A warning that stops nothing (may be NULL), e.g. states made by
 	 * another model: given once. */
 	void (*warn)(void *ctx, const char *msg);
+	/* Documents decoded one at a time: a line through warn with the time
+	 * to the first token (the states' own setup included) and the time a
+	 * step after it. */
+	int stats;
 	void *ctx;
 } summ_opts;
 

@@ -100,6 +100,15 @@ if need lc-encode; then
 	done
 	ok "pipeline" sh -c "lc-cat -i ids <'$T/in' | lc-encode -q -m '$M' | lc-decode -q -m '$M' -f ids --max-new 32 >'$T/pipe'"
 	same "lc-cat | lc-encode | lc-decode reproduces the goldens" "$T/pipe" "$T/want"
+	# --stats: one line per document decoded alone, then wall and memory;
+	# the summaries unchanged
+	lc-cat -i ids <"$T/in" | lc-encode -q -m "$M" |
+		lc-decode -q -m "$M" -f ids --max-new 32 --batch 1 --stats >"$T/st" 2>"$T/sterr"
+	same "--stats: the same summaries" "$T/st" "$T/want"
+	is "--stats: a line per document" \
+		"$(grep -cE '^lc-decode: stats: .*: [0-9]+ states, [0-9]+ steps: first [0-9.]+ s, then [0-9.]+ s a step$' "$T/sterr")" 4
+	ok "--stats: wall time and peak memory last" \
+		sh -c "tail -1 '$T/sterr' | grep -qE '^lc-decode: stats: wall [0-9.]+ s, peak RSS [0-9.]+ MiB$'"
 else
 	skip "pipeline" "lc-encode not built"
 fi
