@@ -113,9 +113,12 @@ typedef struct lc_enc_ops {
 
 /* One document of a decoding batch (arch/decoder.h). */
 typedef struct dec_input {
-	const float *enc;           /* [L, d_model] float32 */
+	const float *enc;           /* [L, d_model] float32, or NULL with enc16 */
 	int64_t L;
 	int nrow;
+	/* The states as bf16 instead, for a decoder that reads them so
+	 * (decoder_reads_bf16): no float32 copy is made. */
+	const uint16_t *enc16;
 } dec_input;
 
 typedef struct dec_groups dec_groups;
@@ -133,6 +136,9 @@ typedef struct lc_dec_ops {
 	int (*keep)(void *s, const int *keep, lc_err *err);
 	int (*pos)(const void *s);
 	const dec_groups *(*groups)(const void *s);
+	/* 1: under --compute bf16 its cross-attention reads bf16 states, and
+	 * takes them as such (dec_input.enc16) */
+	int bf16_states;
 } lc_dec_ops;
 
 /* The documents of a decoding state, kept by each architecture's state
@@ -144,7 +150,8 @@ typedef struct dec_group {
 	int64_t L;
 	int nrow, row0;
 	float *own;
-	uint16_t *E16;              /* a bf16 copy of E (--compute bf16), or NULL */
+	const uint16_t *E16;        /* bf16 states (--compute bf16), or NULL */
+	uint16_t *own16;            /* E16 when it is the state's own copy */
 } dec_group;
 
 struct dec_groups {

@@ -497,7 +497,7 @@ static void *dec_open(lc_model *m, lc_err *err)
 
 const lc_dec_ops bart_dec_ops = {
 	dec_open, bartdec_close, bartdec_state_new, bartdec_state_free, bartdec_state_threads,
-	bartdec_step, bartdec_reorder, bartdec_keep, bartdec_pos, bartdec_groups,
+	bartdec_step, bartdec_reorder, bartdec_keep, bartdec_pos, bartdec_groups, 0,
 };
 
 /* ------------------------------------------------------------- the arch */

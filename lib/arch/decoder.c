@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/dtype.h"
+#include "compute/compute.h"
 
 struct lc_decoder {
 	const lc_dec_ops *ops;
@@ -65,13 +66,34 @@ int decoder_check_states(const lc_decoder *d, const float *enc, int64_t L, lc_er
 	return 0;
 }
 
+int decoder_reads_bf16(const lc_decoder *d)
+{
+	return d->ops->bf16_states && cmp_bf16_active();
+}
+
+int decoder_check_states16(const lc_decoder *d, const uint16_t *enc, int64_t L, lc_err *err)
+{
+	uint64_t n = (uint64_t)L * (uint64_t)d->cfg->d_model;
+
+	if (L == 0)
+		return lc_fail(err, "the encoder states have no rows (nothing was encoded)");
+	for (uint64_t i = 0; i < n; i++)
+		if ((enc[i] & 0x7f80u) == 0x7f80u)     /* bf16 NaN or infinity */
+			return lc_fail(err, "the encoder states' row %lld of %lld holds %s",
+			               (long long)(i / (uint64_t)d->cfg->d_model), (long long)L,
+			               enc[i] & 0x7fu ? "NaN" : enc[i] >> 15 ? "-inf" : "inf");
+	return 0;
+}
+
 /* The checks every state's inputs get, before any architecture sees them. */
 static int check_input(const lc_decoder *d, const dec_input *in, int max_steps, lc_err *err)
 {
-	if (in->nrow < 1 || in->nrow > (1 << 20) || max_steps < 1 || in->L < 0 || !in->enc)
+	if (in->nrow < 1 || in->nrow > (1 << 20) || max_steps < 1 || in->L < 0 ||
+	    !(in->enc || (in->enc16 && decoder_reads_bf16(d))))
 		return lc_fail(err, "decoder: bad state size (rows %d, steps %d, L %lld)", in->nrow,
 		               max_steps, (long long)in->L);
-	return decoder_check_states(d, in->enc, in->L, err);
+	return in->enc ? decoder_check_states(d, in->enc, in->L, err)
+	               : decoder_check_states16(d, in->enc16, in->L, err);
 }
 
 dec_state *decoder_batch_new(const lc_decoder *d, const dec_input *in, int n, int max_steps,
@@ -111,7 +133,7 @@ dec_state *decoder_batch_new(const lc_decoder *d, const dec_input *in, int n, in
 dec_state *decoder_state_new(const lc_decoder *d, const float *enc, int64_t L, int nrow,
                              int max_steps, lc_err *err)
 {
-	dec_input in = { enc, L, nrow };
+	dec_input in = { enc, L, nrow, NULL };
 
 	return decoder_batch_new(d, &in, 1, max_steps, err);
 }
@@ -158,7 +180,7 @@ int dec_groups_keep(dec_groups *gs, const int *keep, int32_t *src)
 		dec_group g = gs->g[i];
 		if (!keep[i]) {
 			free(g.own);
-			free(g.E16);
+			free(g.own16);
 			continue;
 		}
 		for (int r = 0; r < g.nrow; r++)
@@ -176,7 +198,7 @@ void dec_groups_free(dec_groups *gs)
 {
 	for (int i = 0; i < gs->n; i++) {
 		free(gs->g[i].own);
-		free(gs->g[i].E16);
+		free(gs->g[i].own16);
 	}
 	free(gs->g);
 	memset(gs, 0, sizeof *gs);

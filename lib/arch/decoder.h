@@ -37,6 +37,13 @@ dec_state *decoder_state_new(const lc_decoder *d, const float *enc, int64_t L, i
 /* The check of encoder states [L, d_model] every state makes: no rows,
  * or a NaN or infinity (naming its row), is an error. */
 int decoder_check_states(const lc_decoder *d, const float *enc, int64_t L, lc_err *err);
+/* The same on bf16 states. */
+int decoder_check_states16(const lc_decoder *d, const uint16_t *enc, int64_t L, lc_err *err);
+
+/* 1 when the decoder takes bf16 states as such (dec_input.enc16): LOCOST's
+ * under --compute bf16, whose cross-attention reads bf16; a bf16 stream
+ * then needs no float32 copy. */
+int decoder_reads_bf16(const lc_decoder *d);
 
 /* One document of a batch (dec_input, arch/arch.h): its encoder states
  * [L, d_model] (float32, outliving the state) and its rows. */

@@ -688,7 +688,7 @@ static void *dec_open(lc_model *m, lc_err *err)
 
 static const lc_dec_ops locost_dec_ops = {
 	dec_open, t5dec_close, t5dec_state_new, t5dec_state_free, t5dec_state_threads,
-	t5dec_step, t5dec_reorder, t5dec_keep, t5dec_pos, t5dec_groups,
+	t5dec_step, t5dec_reorder, t5dec_keep, t5dec_pos, t5dec_groups, 1,
 };
 
 /* ------------------------------------------------------------ training */

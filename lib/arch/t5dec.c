@@ -389,13 +389,18 @@ void *t5dec_state_new(const void *dp, const dec_input *in, int n, int max_steps,
 	 * (half the bytes, AVX512-BF16's dot products) */
 	for (int i = 0; i < n && cmp_bf16_active(); i++) {
 		dec_group *g = &s->gs.g[i];
-		if (!(g->E16 = malloc((size_t)g->L * dm * sizeof *g->E16 + 1))) {
+		if (in[i].enc16) {              /* a bf16 stream, taken as it is */
+			g->E16 = in[i].enc16;
+			continue;
+		}
+		if (!(g->own16 = malloc((size_t)g->L * dm * sizeof *g->own16 + 1))) {
 			lc_fail(err, "decoder: out of memory for bf16 states (%lld x %llu)",
 			        (long long)g->L, (unsigned long long)dm);
 			t5dec_state_free(s);
 			return NULL;
 		}
-		cmp_bf16_pack(g->E, g->L, (int64_t)dm, (int64_t)dm, g->E16, (int64_t)dm);
+		cmp_bf16_pack(g->E, g->L, (int64_t)dm, (int64_t)dm, g->own16, (int64_t)dm);
+		g->E16 = g->own16;
 	}
 	nr = (uint64_t)s->gs.nrow;
 	ms = (uint64_t)max_steps;
@@ -517,7 +522,7 @@ void *t5dec_train_fw(const lc_config *c, const t5dec_weights *W, const float *E,
 	fwd f;
 	t5_tape *tp;
 	int d, inn, nh, dff;
-	dec_group g1 = { E, Le, 1, 0, NULL, NULL };
+	dec_group g1 = { E, Le, 1, 0, NULL, NULL, NULL };
 	dec_groups one = { 1, 1, 1, &g1 };
 
 	t5_init(&t, c, W);

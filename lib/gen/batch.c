@@ -200,7 +200,7 @@ int gen_batch_run(const lc_decoder *dec, gen_job *jobs, int n, int nthreads,
 	}
 	for (int i = 0, r = 0; i < n; i++) {
 		int nr = search_rows(&jobs[i].o);
-		in[i] = (dec_input){ jobs[i].enc, jobs[i].L, nr };
+		in[i] = (dec_input){ jobs[i].enc, jobs[i].L, nr, jobs[i].enc16 };
 		b.m[i] = (member){ &b, &jobs[i], nr, M_RUNNING, 1, NULL, NULL, srcs + r, 0, 0 };
 		r += nr;
 	}

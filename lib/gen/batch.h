@@ -24,6 +24,7 @@
 
 typedef struct gen_job {
 	const float *enc;           /* in: encoder states [L, d_model] float32 */
+	const uint16_t *enc16;      /* in: or bf16, for a decoder that reads them */
 	int64_t L;
 	search_opts o;              /* in: the document's search */
 	search_result res;          /* out, when rc == 0 (free with search_result_free) */

@@ -11,7 +11,8 @@
 # summation order (test_gemm), but not here: a last-bit difference in an
 # activation can round it to the neighbouring bf16 value in the next
 # product, so two bf16 runs differ at bf16's scale (3e-3 measured).
-# --dtype bf16 states decode; --compute f16 is a usage error.
+# --dtype bf16 states decode (LOCOST's decoder takes them as they are);
+# --compute f16 is a usage error.
 . tests/sh/lib.sh
 
 SHARE=${LC_SHARE:-share}
@@ -62,5 +63,10 @@ lc-encode -q -m "$M" --compute bf16 --dtype bf16 "$T/tok.lc" >"$T/b.lc" 2>/dev/n
 ok "--dtype bf16 states" sh -c "lc-cat -o info '$T/b.lc' | grep -q bf16"
 ok "lc-decode --compute bf16 decodes them" \
 	sh -c "lc-decode -q -m '$M' --compute bf16 -f ids --max-new 8 '$T/b.lc' 2>/dev/null >'$T/ids' && [ \$(wc -l <'$T/ids') -eq $ndoc ]"
+# taken as they are (no float32 copy), they are what the float32 states
+# of the same run round to: the same summaries either way
+lc-encode -q -m "$M" --compute bf16 "$T/tok.lc" 2>/dev/null |
+	lc-decode -q -m "$M" --compute bf16 -f ids --max-new 8 >"$T/ids32" 2>/dev/null
+same "bf16 states as read and rounded from float32: the same summaries" "$T/ids" "$T/ids32"
 
 done_testing

@@ -82,7 +82,7 @@ static void batched(lc_decoder *dec, const lc_model *m, float *const *outs, cons
 
 	/* teacher forcing, the four documents as four rows of one state */
 	for (size_t k = 0; k < NLEN; k++) {
-		in[k] = (dec_input){ outs[k], Ls[k], 1 };
+		in[k] = (dec_input){ outs[k], Ls[k], 1, NULL };
 		g[k] = golden(lens[k], "logits.f32", &ng);
 		if (!T_OK(g[k] && ng == nt * (size_t)V, "%s logits", lens[k]))
 			goto out;

@@ -10,6 +10,8 @@
 #include "arch/decoder.h"
 #include "arch/t5dec.h"
 #include "arch/model.h"
+#include "base/dtype.h"
+#include "compute/compute.h"
 #include "gen/batch.h"
 #include "gen/search.h"
 #include "t.h"
@@ -339,6 +341,49 @@ static void test_search_goldens(void)
 	free(txt);
 }
 
+/* bf16 states taken as they are (decoder_reads_bf16): refused with the
+ * same messages as float32 ones when empty, NaN or infinite; taken only
+ * by LOCOST's decoder under --compute bf16, where a state over them steps
+ * (the emulation stands in for the hardware). */
+static void test_bf16_states(void)
+{
+	int d = model_config(model)->d_model;
+	uint16_t *e = calloc((size_t)3 * d, sizeof *e);
+	dec_input in = { NULL, 3, 1, e };
+	char note[128];
+	lc_err err = { "" };
+	dec_state *st;
+	float *logits = malloc((size_t)model_config(model)->vocab_size * sizeof *logits);
+	int32_t tok = 0;
+
+	if (!T_OK(e && logits, "memory"))
+		return;
+	for (int i = 0; i < 3 * d; i++)
+		e[i] = lc_f32_to_bf16((float)((i % 7) - 3) * 0.25f);
+	T_OK(!decoder_reads_bf16(dec), "not under f32");
+	T_OK(decoder_batch_new(dec, &in, 1, 4, &err) == NULL, "bf16 states refused under f32");
+	setenv("LC_BF16_EMULATE", "1", 1);
+	T_OK(cmp_set_compute("bf16", note, sizeof note, &err) == 0, "%s", err.msg);
+	T_OK(decoder_reads_bf16(dec), "LOCOST reads them under bf16");
+	T_OK(decoder_check_states16(dec, e, 3, &err) == 0, "finite: %s", err.msg);
+	T_OK((st = decoder_batch_new(dec, &in, 1, 4, &err)) != NULL, "a state: %s", err.msg);
+	T_OK(st && decoder_step(st, &tok, logits, &err) == 0 && isfinite(logits[0]), "a step: %s",
+	     err.msg);
+	decoder_state_free(st);
+	e[d + 5] = 0x7fc0;      /* NaN in row 1 */
+	T_OK(decoder_check_states16(dec, e, 3, &err) < 0 &&
+	     strstr(err.msg, "row 1 of 3 holds NaN"), "%s", err.msg);
+	e[d + 5] = 0xff80;      /* -inf */
+	T_OK(decoder_check_states16(dec, e, 3, &err) < 0 && strstr(err.msg, "holds -inf"), "%s",
+	     err.msg);
+	T_OK(decoder_check_states16(dec, e, 0, &err) < 0 && strstr(err.msg, "no rows"), "%s",
+	     err.msg);
+	T_OK(cmp_set_compute("f32", note, sizeof note, &err) == 0, "%s", err.msg);
+	unsetenv("LC_BF16_EMULATE");
+	free(e);
+	free(logits);
+}
+
 int main(void)
 {
 	lc_err err = { "" };
@@ -354,6 +399,7 @@ int main(void)
 	T_RUN(test_reorder);
 	T_RUN(test_search_goldens);
 	T_RUN(test_search_batched);
+	T_RUN(test_bf16_states);
 	decoder_free(dec);
 	model_free(model);
 	return t_done();
