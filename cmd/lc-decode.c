@@ -78,20 +78,6 @@ static _Noreturn void usage(void)
 	exit(cli_finish(0));
 }
 
-static void on_progress(void *ctx, const char *line)
-{
-	if (line)
-		cli_progress(ctx, "%s", line);
-	else
-		cli_progress_done(ctx);
-}
-
-static void on_warn(void *ctx, const char *msg)
-{
-	(void)ctx;
-	cli_warn("%s", msg);
-}
-
 /* The tokenizer: -t, else the model directory's, $LC_TOKENIZER's (the
  * library's message names it) or the bundled one (summ_tokenizer). */
 static lc_tokenizer *open_tokenizer(const summ_opts *o, const char *topt, const char *mdir)
@@ -147,8 +133,8 @@ int main(int argc, char **argv)
 		{0, 0, 0, 0},
 	};
 	static char defmodel[4096];
-	summ_opts o = { .format = SUMM_TEXT, .batch = SUMM_BATCH_DOCS, .progress = on_progress,
-	                .warn = on_warn };
+	summ_opts o = { .format = SUMM_TEXT, .batch = SUMM_BATCH_DOCS, .progress = cli_progress_cb,
+	                .warn = cli_warn_cb };
 	lc_model *model;
 	lc_decoder *dec;
 	lc_tokenizer *tok = NULL;

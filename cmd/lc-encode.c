@@ -49,18 +49,6 @@ static void usage(void)
 	exit(cli_finish(0));
 }
 
-/* The stage's lines on standard error, after the program's name. */
-static void on_note(void *ctx, const char *line)
-{
-	(void)ctx;
-	cli_warn("%s", line);
-}
-
-static void on_progress(void *ctx, const char *line)
-{
-	cli_progress(ctx, "%s", line);
-}
-
 enum { OPT_DTYPE = 256, OPT_INFO, OPT_GEMM, OPT_STATS, OPT_RANDOM, OPT_SEED, OPT_TRUNC, OPT_HELP,
        OPT_VERSION, OPT_BATCH, OPT_COMPUTE };
 
@@ -83,7 +71,7 @@ int main(int argc, char **argv)
 	uint64_t seed = 1;
 	lc_err err;
 	lc_progress prog;
-	encode_opts o = { .batch = ENCODE_BATCH_DOCS, .note = on_note, .progress = on_progress,
+	encode_opts o = { .batch = ENCODE_BATCH_DOCS, .note = cli_warn_cb, .progress = cli_progress_cb,
 	                  .ctx = &prog };
 	lc_model *m;
 	lc_encoder *enc;

@@ -50,12 +50,6 @@ static void usage(void)
 	exit(cli_finish(0));
 }
 
-static void warn(void *ctx, const char *msg)
-{
-	(void)ctx;
-	cli_warn("%s", msg);
-}
-
 int main(int argc, char **argv)
 {
 	enum { O_JSONL = 256, O_TEXT, O_SOURCE, O_TARGET, O_ID, O_SKIPBAD };
@@ -76,7 +70,7 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{0, 0, 0, 0},
 	};
-	gsgsplit_opts o = {.g = {.ratio = 0.2}, .warn = warn};
+	gsgsplit_opts o = {.g = {.ratio = 0.2}, .warn = cli_warn_cb};
 	const char *model = NULL, *jsonl_opt = NULL;
 	int force = 0, split_given = 0, c;
 	lc_tokenizer *tok = NULL;

@@ -56,12 +56,6 @@ static void usage(void)
 	exit(cli_finish(0));
 }
 
-static void warn(void *ctx, const char *msg)
-{
-	(void)ctx;
-	cli_warn("%s", msg);
-}
-
 static const char *field(const char *opt, const char *arg)
 {
 	if (!*arg)
@@ -102,7 +96,7 @@ int main(int argc, char **argv)
 	cli_init("lc-rouge");
 	rouge_run_opts_init(&o);
 	o.r.version = LC_VERSION;
-	o.warn = warn;
+	o.warn = cli_warn_cb;
 	while ((c = cli_getopt(argc, argv, "t:sd:b:f:j:qhV", lo)) != -1) {
 		switch (c) {
 		case 't':

@@ -52,18 +52,27 @@ const lc_config *decoder_config(const lc_decoder *d)
 	return d->cfg;
 }
 
-int decoder_check_states(const lc_decoder *d, const float *enc, int64_t L, lc_err *err)
+/* enc (float32) or enc16 (bf16) [L, d_model]: no rows, or a NaN, would
+ * decode into arbitrary tokens, silently */
+static int check_states(const lc_decoder *d, const float *enc, const uint16_t *enc16,
+                        int64_t L, lc_err *err)
 {
+	uint64_t n = (uint64_t)L * (uint64_t)d->cfg->d_model;
 	const char *what;
 	int64_t bad;
 
-	/* no rows, or a NaN, would decode into arbitrary tokens, silently */
 	if (L == 0)
 		return lc_fail(err, "the encoder states have no rows (nothing was encoded)");
-	if ((bad = lc_first_nonfinite(enc, (uint64_t)L * (uint64_t)d->cfg->d_model, &what)) >= 0)
+	bad = enc ? lc_first_nonfinite(enc, n, &what) : lc_first_nonfinite_bf16(enc16, n, &what);
+	if (bad >= 0)
 		return lc_fail(err, "the encoder states' row %lld of %lld holds %s",
 		               (long long)(bad / d->cfg->d_model), (long long)L, what);
 	return 0;
+}
+
+int decoder_check_states(const lc_decoder *d, const float *enc, int64_t L, lc_err *err)
+{
+	return check_states(d, enc, NULL, L, err);
 }
 
 int decoder_reads_bf16(const lc_decoder *d)
@@ -73,16 +82,7 @@ int decoder_reads_bf16(const lc_decoder *d)
 
 int decoder_check_states16(const lc_decoder *d, const uint16_t *enc, int64_t L, lc_err *err)
 {
-	uint64_t n = (uint64_t)L * (uint64_t)d->cfg->d_model;
-
-	if (L == 0)
-		return lc_fail(err, "the encoder states have no rows (nothing was encoded)");
-	for (uint64_t i = 0; i < n; i++)
-		if ((enc[i] & 0x7f80u) == 0x7f80u)     /* bf16 NaN or infinity */
-			return lc_fail(err, "the encoder states' row %lld of %lld holds %s",
-			               (long long)(i / (uint64_t)d->cfg->d_model), (long long)L,
-			               enc[i] & 0x7fu ? "NaN" : enc[i] >> 15 ? "-inf" : "inf");
-	return 0;
+	return check_states(d, NULL, enc, L, err);
 }
 
 /* The checks every state's inputs get, before any architecture sees them. */
@@ -92,8 +92,7 @@ static int check_input(const lc_decoder *d, const dec_input *in, int max_steps, 
 	    !(in->enc || (in->enc16 && decoder_reads_bf16(d))))
 		return lc_fail(err, "decoder: bad state size (rows %d, steps %d, L %lld)", in->nrow,
 		               max_steps, (long long)in->L);
-	return in->enc ? decoder_check_states(d, in->enc, in->L, err)
-	               : decoder_check_states16(d, in->enc16, in->L, err);
+	return check_states(d, in->enc, in->enc16, in->L, err);
 }
 
 dec_state *decoder_batch_new(const lc_decoder *d, const dec_input *in, int n, int max_steps,

@@ -319,3 +319,17 @@ void cli_progress_done(lc_progress *p)
 		fprintf(stderr, "\r\033[K");
 	p->drawn = 0;
 }
+
+void cli_warn_cb(void *ctx, const char *msg)
+{
+	(void)ctx;
+	cli_warn("%s", msg);
+}
+
+void cli_progress_cb(void *ctx, const char *line)
+{
+	if (line)
+		cli_progress(ctx, "%s", line);
+	else
+		cli_progress_done(ctx);
+}

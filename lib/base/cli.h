@@ -103,5 +103,10 @@ typedef struct lc_progress {
 void cli_progress_init(lc_progress *p, int quiet);
 void cli_progress(lc_progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_progress_done(lc_progress *p);  /* clears the line */
+/* The library's callbacks, for the programs to pass on: a warning line
+ * (ctx unused), and a progress line on the lc_progress ctx (NULL: the
+ * line is done). */
+void cli_warn_cb(void *ctx, const char *msg);
+void cli_progress_cb(void *ctx, const char *line);
 
 #endif

@@ -77,3 +77,13 @@ int64_t lc_first_nonfinite(const float *x, uint64_t n, const char **what)
 	}
 	return -1;
 }
+
+int64_t lc_first_nonfinite_bf16(const uint16_t *x, uint64_t n, const char **what)
+{
+	for (uint64_t i = 0; i < n; i++)
+		if ((x[i] & 0x7f80u) == 0x7f80u) {
+			*what = (x[i] & 0x007fu) ? "NaN" : (x[i] >> 15) ? "-inf" : "inf";
+			return (int64_t)i;
+		}
+	return -1;
+}

@@ -28,5 +28,7 @@ void lc_f32_to_bf16_n(const float *in, uint64_t n, uint16_t *out);
 /* The index of the first NaN or infinity of x[n], or -1 when all are
  * finite; *what is "NaN" or "inf" (or "-inf") when one is found. */
 int64_t lc_first_nonfinite(const float *x, uint64_t n, const char **what);
+/* The same over bf16 values (host order). */
+int64_t lc_first_nonfinite_bf16(const uint16_t *x, uint64_t n, const char **what);
 
 #endif

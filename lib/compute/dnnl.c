@@ -28,7 +28,6 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
-#include "base/dtype.h"
 #include "base/hash.h"
 
 /* libgomp's; oneDNN is built on it (Debian's libdnnl2 uses OpenMP). */

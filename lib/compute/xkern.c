@@ -239,6 +239,14 @@ TILE void scores_tile(int nr, int ne, int64_t d, const float *Q, int64_t ldq, co
 		}                                                                        \
 	} while (0)
 
+/* The accumulations: strips of W columns of C (nb of them, the last
+ * fewer) outside, row tiles inside. */
+#define BY_STRIPS(W, ROWS)                                                               \
+	for (int64_t k0 = 0; k0 < n; k0 += (W)) {                                        \
+		int64_t nb = n - k0 < (W) ? n - k0 : (W), r = 0;                         \
+		BY_SIX(ROWS);                                                            \
+	}
+
 #define SCORES_ROWS(nr)                                                                  \
 	do {                                                                             \
 		__typeof__(Q) Qr = Q + r * ldq;                                          \
@@ -344,14 +352,9 @@ TILE void accum_tile(int nr, int nv, int64_t t, int64_t c, const float *P, int64
 AVX2 static void accum_avx2(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
                             const float *E, int64_t lde, float *C, int64_t ldc)
 {
-	/* strips of 16 columns outside, row tiles inside: a strip of E (c
-	 * rows of 64 bytes, 16 KiB for c = 256) stays in L1 while every row
-	 * tile passes over it */
-	for (int64_t k0 = 0; k0 < n; k0 += 16) {
-		int64_t nb = n - k0 < 16 ? n - k0 : 16, r = 0;
-
-		BY_SIX(ACCUM_ROWS);
-	}
+	/* a strip of E (c rows of 64 bytes, 16 KiB for c = 256) stays in L1
+	 * while every row tile passes over it */
+	BY_STRIPS(16, ACCUM_ROWS);
 }
 
 /* The same tiles 16 lanes wide, where the processor has AVX-512: twice
@@ -524,12 +527,7 @@ TILE512 void accum_tile512(int nr, int nv, int64_t t, int64_t c, const float *P,
 AVX512 static void accum_avx512(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
                                 const float *E, int64_t lde, float *C, int64_t ldc)
 {
-	/* strips of 64 columns (64 KiB of E for c = 256, in L2) */
-	for (int64_t k0 = 0; k0 < n; k0 += 64) {
-		int64_t nb = n - k0 < 64 ? n - k0 : 64, r = 0;
-
-		BY_SIX(ACCUM_ROWS512);
-	}
+	BY_STRIPS(64, ACCUM_ROWS512);  /* 64 KiB of E for c = 256, in L2 */
 }
 
 /* --compute bf16: the scores with AVX512-BF16's dot product (each lane

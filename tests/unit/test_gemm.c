@@ -197,27 +197,17 @@ static void test_openblas(void) { products(0); }
 static void test_onednn(void) { products(0); }
 static void test_table(void) { products(0); }
 
-static void test_bf16_emulated(void)
+/* bf16, emulated ($LC_BF16_EMULATE=1, any processor) or the real thing
+ * where the processor has it: oneDNN's bf16 matmul must give the numbers
+ * of bf16-rounded operands summed in fp32, the same bound as the
+ * emulation. Either way nothing is said (note empty). */
+static void test_bf16(void)
 {
 	char note[256];
 	lc_err err;
 
 	T_OK(cmp_set_compute("bf16", note, sizeof note, &err) == 0, "%s", err.msg);
-	T_OK(note[0] == '\0', "emulation needs no hardware: %s", note);
-	products(1);
-	activations();
-}
-
-/* The real thing where the processor has it: oneDNN's bf16 matmul must
- * give the numbers of bf16-rounded operands summed in fp32, the same
- * bound as the emulation. */
-static void test_bf16_hardware(void)
-{
-	char note[256];
-	lc_err err;
-
-	T_OK(cmp_set_compute("bf16", note, sizeof note, &err) == 0, "%s", err.msg);
-	T_OK(note[0] == '\0', "bf16 hardware present yet: %s", note);
+	T_OK(note[0] == '\0', "bf16 runs: %s", note);
 	products(1);
 	activations();
 }
@@ -279,9 +269,9 @@ int main(void)
 #else
 	(void)test_onednn;
 #endif
-	in_child("test_bf16_emulated", test_bf16_emulated, "LC_BF16_EMULATE", "1");
+	in_child("test_bf16 (emulated)", test_bf16, "LC_BF16_EMULATE", "1");
 	if (cpu_bf16() && cmp_dnnl_bf16_ok())
-		in_child("test_bf16_hardware", test_bf16_hardware, "LC_BF16_EMULATE", "0");
+		in_child("test_bf16 (hardware)", test_bf16, "LC_BF16_EMULATE", "0");
 	else
 		printf("test_bf16_hardware: skipped (no AVX512-BF16/AMX or no oneDNN bf16 here)\n");
 	T_RUN(test_table);
