@@ -112,14 +112,15 @@ void cmp_xk_scores(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
 void cmp_xk_accum(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
                   const float *E, int64_t lde, float *C, int64_t ldc);
 
-/* The same with bf16 Q and E (--compute bf16, cmp_bf16_active): the
- * products exact in fp32, fp32 sums; with AVX512-BF16 the scores use its
- * dot products (twice the multiply-adds of fp32) and the accumulation
- * reads E as bf16 (half the bytes) into fp32 multiply-adds; elsewhere
- * plain C, the same numbers up to the order of the sums. */
+/* The same in bf16 (--compute bf16, cmp_bf16_active): Q, E and the
+ * accumulation's P in bf16, the products exact in fp32, fp32 sums. With
+ * AVX512-BF16 both use its dot products (twice the multiply-adds of
+ * fp32; the accumulation interleaves pairs of rows of E as it loads
+ * them); elsewhere plain C, the same numbers up to the order of the
+ * sums. */
 void cmp_xk_scores_bf16(int64_t R, int64_t c, int64_t d, const uint16_t *Q, int64_t ldq,
                         const uint16_t *E, int64_t lde, float *S, int64_t lds);
-void cmp_xk_accum_bf16(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
+void cmp_xk_accum_bf16(int64_t R, int64_t c, int64_t n, const uint16_t *P, int64_t ldp,
                        const uint16_t *E, int64_t lde, float *C, int64_t ldc);
 
 /* on 0: the plain C kernels from now on, 1: the widest vectors the CPU has

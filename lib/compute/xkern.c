@@ -96,14 +96,14 @@ static void scores16_c(int64_t R, int64_t c, int64_t d, const uint16_t *Q, int64
 		}
 }
 
-static void accum16_c(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
+static void accum16_c(int64_t R, int64_t c, int64_t n, const uint16_t *P, int64_t ldp,
                       const uint16_t *E, int64_t lde, float *C, int64_t ldc)
 {
 	for (int64_t r = 0; r < R; r++) {
 		float *cr = C + r * ldc;
 
 		for (int64_t j = 0; j < c; j++) {
-			float p = P[r * ldp + j];
+			float p = bf(P[r * ldp + j]);
 			const uint16_t *e = E + j * lde;
 
 			for (int64_t k = 0; k < n; k++)
@@ -139,10 +139,12 @@ static int have_avx512(void)
 /* Holds v in a register: without it, the compiler folds the load of a
  * query vector into both multiply-adds that use it, 14 loads per 12
  * multiply-adds instead of 8, and the loop waits on the load ports. */
-/* The scores prefetch the encoder rows PF_ROWS ahead of the pair they
- * work on (12 KiB at d = 768): the first row tile reads a chunk from
+/* The scores' first row tile (pf) prefetches the encoder rows PF_ROWS
+ * ahead of those it works on (12 KiB at d = 768): it reads a chunk from
  * memory, and the hardware prefetcher alone leaves it waiting. 0 turns
- * it off; 2..16 measured within the noise of a shared machine, 4 kept. */
+ * it off; 2..16 measured within the noise of a shared machine, 4 kept.
+ * The other row tiles find the chunk in cache, and prefetching there
+ * cost 10-15% (AVX-512, fp32 and bf16, bench/xkern.c's hot rows). */
 #ifndef PF_ROWS
 #define PF_ROWS 4
 #endif
@@ -172,7 +174,7 @@ TILE float hsum256(__m256 v)
 /* nr (<= 6) query rows against ne (<= 2) encoder rows: 12 accumulators,
  * each vector of E loaded once and used by every query row. With nr and
  * ne constants at the call, the compiler drops the unused ones. */
-TILE void scores_tile(int nr, int ne, int64_t d, const float *Q, int64_t ldq, const float *E,
+TILE void scores_tile(int nr, int ne, int pf, int64_t d, const float *Q, int64_t ldq, const float *E,
                       int64_t lde, float *S, int64_t lds)
 {
 	__m256 a[6][2], e0, e1 = _mm256_setzero_ps(), q;
@@ -182,7 +184,7 @@ TILE void scores_tile(int nr, int ne, int64_t d, const float *Q, int64_t ldq, co
 	for (int r = 0; r < 6; r++)
 		a[r][0] = a[r][1] = _mm256_setzero_ps();
 	for (; k + 8 <= d; k += 8) {
-		if (PF_ROWS && !(k & 15)) {
+		if (PF_ROWS && pf && !(k & 15)) {
 			_mm_prefetch((const char *)(E + PF_ROWS * lde + k), _MM_HINT_T0);
 			_mm_prefetch((const char *)(E + (PF_ROWS + 1) * lde + k), _MM_HINT_T0);
 		}
@@ -252,9 +254,9 @@ TILE void scores_tile(int nr, int ne, int64_t d, const float *Q, int64_t ldq, co
 		__typeof__(Q) Qr = Q + r * ldq;                                          \
 		float *Sr = S + r * lds;                                                 \
 		for (j = 0; j + 2 <= c; j += 2)                                          \
-			scores_tile(nr, 2, d, Qr, ldq, E + j * lde, lde, Sr + j, lds);     \
+			scores_tile(nr, 2, !r, d, Qr, ldq, E + j * lde, lde, Sr + j, lds); \
 		if (j < c)                                                               \
-			scores_tile(nr, 1, d, Qr, ldq, E + j * lde, lde, Sr + j, lds);     \
+			scores_tile(nr, 1, !r, d, Qr, ldq, E + j * lde, lde, Sr + j, lds); \
 	} while (0)
 
 AVX2 static void scores_avx2(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
@@ -359,8 +361,8 @@ AVX2 static void accum_avx2(int64_t R, int64_t c, int64_t n, const float *P, int
 
 /* The same tiles 16 lanes wide, where the processor has AVX-512: twice
  * the multiply-adds per instruction (Zen 5 and Intel's server cores run
- * them at full width). The scores reduce their 16 lanes to 8 (lane i
- * plus lane i + 8) and then in hsum8's order. */
+ * them at full width). The scores reduce their 16 lanes four rows at
+ * a time (hsum4x512). */
 #define AVX512 __attribute__((target("avx512f")))
 #define TILE512 __attribute__((target("avx512f"), always_inline)) static inline
 
@@ -369,18 +371,39 @@ TILE512 __mmask16 lanes16(int64_t t)
 	return (__mmask16)((1u << t) - 1u);
 }
 
-TILE512 float hsum512(__m512 v)
+/* The four sums of a0..a3 (lanes of four dot products), in one vector:
+ * 16 lanes to 8 (lane i plus lane i + 8), then adjacent pairs twice
+ * (hadd), then the two 128-bit halves: a tree of depth 4 in 19
+ * operations, where reducing each vector alone took 32 and four stores. */
+TILE512 __m128 hsum4x512(__m512 a0, __m512 a1, __m512 a2, __m512 a3)
 {
-	__m256 h = _mm256_add_ps(_mm512_castps512_ps256(v),
-	                         _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
-	__m128 s4 = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-	__m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
-	return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
+#define HALVES(v) _mm256_add_ps(_mm512_castps512_ps256(v), \
+	_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)))
+	__m256 h0 = HALVES(a0), h1 = HALVES(a1), h2 = HALVES(a2), h3 = HALVES(a3);
+#undef HALVES
+	__m256 v = _mm256_hadd_ps(_mm256_hadd_ps(h0, h1), _mm256_hadd_ps(h2, h3));
+
+	return _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+}
+
+/* S[0..ne) of a row from its accumulators (those past ne are zero). */
+TILE512 void store_sums(float *S, int ne, const __m512 a[4])
+{
+	__m128 s = hsum4x512(a[0], a[1], a[2], a[3]);
+
+	if (ne == 4) {
+		_mm_storeu_ps(S, s);
+	} else {
+		float t[4];
+
+		_mm_storeu_ps(t, s);
+		memcpy(S, t, (size_t)ne * sizeof *S);
+	}
 }
 
 /* nr (<= 6) query rows against ne (<= 4) encoder rows: up to 24 of the
  * 32 registers accumulate, 10 loads per 24 multiply-adds. */
-TILE512 void scores_tile512(int nr, int ne, int64_t d, const float *Q, int64_t ldq,
+TILE512 void scores_tile512(int nr, int ne, int pf, int64_t d, const float *Q, int64_t ldq,
                             const float *E, int64_t lde, float *S, int64_t lds)
 {
 	__m512 a[6][4], e[4], q;
@@ -395,7 +418,7 @@ TILE512 void scores_tile512(int nr, int ne, int64_t d, const float *Q, int64_t l
 		_Pragma("GCC unroll 4")
 		for (int x = 0; x < 4; x++)
 			if (x < ne) {
-				if (PF_ROWS)
+				if (PF_ROWS && pf)
 					_mm_prefetch((const char *)(E + (PF_ROWS + x) * lde + k), _MM_HINT_T0);
 				e[x] = _mm512_loadu_ps(E + x * lde + k);
 			}
@@ -430,10 +453,7 @@ TILE512 void scores_tile512(int nr, int ne, int64_t d, const float *Q, int64_t l
 	_Pragma("GCC unroll 6")
 	for (int r = 0; r < 6; r++)
 		if (r < nr)
-			_Pragma("GCC unroll 4")
-			for (int x = 0; x < 4; x++)
-				if (x < ne)
-					S[r * lds + x] = hsum512(a[r][x]);
+			store_sums(S + r * lds, ne, a[r]);
 }
 
 /* Row tile nr against 4 encoder rows at a time, then the last 1 to 3. */
@@ -442,11 +462,11 @@ TILE512 void scores_tile512(int nr, int ne, int64_t d, const float *Q, int64_t l
 		__typeof__(Q) Qr = Q + r * ldq;                                          \
 		float *Sr = S + r * lds;                                                 \
 		for (j = 0; j + 4 <= c; j += 4)                                          \
-			tile(nr, 4, d, Qr, ldq, E + j * lde, lde, Sr + j, lds);          \
+			tile(nr, 4, !r, d, Qr, ldq, E + j * lde, lde, Sr + j, lds);          \
 		switch (c - j) {                                                         \
-		case 3: tile(nr, 3, d, Qr, ldq, E + j * lde, lde, Sr + j, lds); break;   \
-		case 2: tile(nr, 2, d, Qr, ldq, E + j * lde, lde, Sr + j, lds); break;   \
-		case 1: tile(nr, 1, d, Qr, ldq, E + j * lde, lde, Sr + j, lds); break;   \
+		case 3: tile(nr, 3, !r, d, Qr, ldq, E + j * lde, lde, Sr + j, lds); break;   \
+		case 2: tile(nr, 2, !r, d, Qr, ldq, E + j * lde, lde, Sr + j, lds); break;   \
+		case 1: tile(nr, 1, !r, d, Qr, ldq, E + j * lde, lde, Sr + j, lds); break;   \
 		default: break;                                                          \
 		}                                                                        \
 	} while (0)
@@ -543,7 +563,7 @@ TILE16 __m512i load32(const uint16_t *p, __mmask32 m, int masked)
 	return masked ? _mm512_maskz_loadu_epi16(m, p) : _mm512_loadu_si512((const void *)p);
 }
 
-TILE16 void scores16_tile(int nr, int ne, int64_t d, const uint16_t *Q, int64_t ldq,
+TILE16 void scores16_tile(int nr, int ne, int pf, int64_t d, const uint16_t *Q, int64_t ldq,
                           const uint16_t *E, int64_t lde, float *S, int64_t lds)
 {
 	__m512 a[6][4];
@@ -562,7 +582,7 @@ TILE16 void scores16_tile(int nr, int ne, int64_t d, const uint16_t *Q, int64_t 
 		_Pragma("GCC unroll 4")
 		for (int x = 0; x < 4; x++)
 			if (x < ne) {
-				if (PF_ROWS)
+				if (PF_ROWS && pf)
 					_mm_prefetch((const char *)(E + (PF_ROWS + x) * lde + k), _MM_HINT_T0);
 				e[x] = load32(E + x * lde + k, m, masked);
 			}
@@ -580,10 +600,7 @@ TILE16 void scores16_tile(int nr, int ne, int64_t d, const uint16_t *Q, int64_t 
 	_Pragma("GCC unroll 6")
 	for (int r = 0; r < 6; r++)
 		if (r < nr)
-			_Pragma("GCC unroll 4")
-			for (int x = 0; x < 4; x++)
-				if (x < ne)
-					S[r * lds + x] = hsum512(a[r][x]);
+			store_sums(S + r * lds, ne, a[r]);
 }
 
 #define SCORES16_ROWS(nr) SCORES_BY4(scores16_tile, nr)
@@ -597,22 +614,29 @@ BF16K static void scores16_avx512(int64_t R, int64_t c, int64_t d, const uint16_
 	BY_SIX(SCORES16_ROWS);
 }
 
-/* Full 32-column groups (ng of them) without widening shuffles: a 32-bit
- * lane holding bf16 columns 2i (low half) and 2i + 1 (high half) gives
- * column 2i + 1 as fp32 by masking and column 2i by shifting, so a group
- * of 32 columns is one load and two single-cycle operations into an
- * even-column and an odd-column vector. C is brought into that order at
- * the start and back at the end. */
-TILE16 void accum16_eo_tile(int nr, int ng, int64_t c, const float *P, int64_t ldp,
-                            const uint16_t *E, int64_t lde, float *C, int64_t ldc,
-                            const uint16_t *pf)
+/* The accumulation with AVX512-BF16's dot product too: it multiplies
+ * pairs along j, so two rows of E are interleaved as they are loaded
+ * (unpacking 16-bit words: lane i of the low result holds columns
+ * 8 (i / 4) + i % 4 of rows j and j + 1, of the high result the same
+ * columns + 4) and each lane adds P[r, j] E[j, k] + P[r, j + 1]
+ * E[j + 1, k] per instruction, twice the multiply-adds of fp32's. C is
+ * held in that column order over all c rows: permuted in at the start and
+ * back at the end. nr (<= 6) rows of C by ng (1 or 2) groups of 32
+ * columns, the last masked to t (1..32) columns. */
+TILE16 void accum16_tile(int nr, int ng, int64_t t, int64_t c, const uint16_t *P, int64_t ldp,
+                         const uint16_t *E, int64_t lde, float *C, int64_t ldc,
+                         const uint16_t *pf)
 {
-	const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-	const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-	const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-	const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-	const __m512i top = _mm512_set1_epi32((int)0xffff0000u);
-	__m512 a[6][4], e[4], p;
+	/* C's columns 0..15 and 16..31 from (lo, hi) lanes, and back */
+	const __m512i in0 = _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
+	const __m512i in1 = _mm512_setr_epi32(4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
+	const __m512i out0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+	const __m512i out1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+	__mmask32 m = t < 32 ? (__mmask32)((1ull << t) - 1) : (__mmask32)~0u;
+	__mmask16 m0 = (__mmask16)m, m1 = (__mmask16)(m >> 16);
+	__m512 a[6][4];
+	__m512i e[4], p;
+	int64_t j;
 
 	_Pragma("GCC unroll 6")
 	for (int r = 0; r < 6; r++)
@@ -620,31 +644,45 @@ TILE16 void accum16_eo_tile(int nr, int ng, int64_t c, const float *P, int64_t l
 			_Pragma("GCC unroll 2")
 			for (int g = 0; g < 2; g++)
 				if (g < ng) {
-					__m512 c0 = _mm512_loadu_ps(C + r * ldc + 32 * g);
-					__m512 c1 = _mm512_loadu_ps(C + r * ldc + 32 * g + 16);
-					a[r][2 * g] = _mm512_permutex2var_ps(c0, ev, c1);
-					a[r][2 * g + 1] = _mm512_permutex2var_ps(c0, od, c1);
+					const float *cr = C + r * ldc + 32 * g;
+					__m512 c0 = g == ng - 1 ? _mm512_maskz_loadu_ps(m0, cr) : _mm512_loadu_ps(cr);
+					__m512 c1 = g == ng - 1 ? _mm512_maskz_loadu_ps(m1, cr + 16)
+					                        : _mm512_loadu_ps(cr + 16);
+					a[r][2 * g] = _mm512_permutex2var_ps(c0, in0, c1);
+					a[r][2 * g + 1] = _mm512_permutex2var_ps(c0, in1, c1);
 				}
-	for (int64_t j = 0; j < c; j++) {
+	for (j = 0; j < c; j += 2) {
 		const uint16_t *ej = E + j * lde;
+		int two = j + 1 < c;
 
 		_Pragma("GCC unroll 2")
 		for (int g = 0; g < 2; g++)
 			if (g < ng) {
-				__m512i w = _mm512_loadu_si512((const void *)(ej + 32 * g));
-				if (pf)
+				__mmask32 mg = g == ng - 1 ? m : (__mmask32)~0u;
+				__m512i w0 = _mm512_maskz_loadu_epi16(mg, ej + 32 * g);
+				__m512i w1 = two ? _mm512_maskz_loadu_epi16(mg, ej + lde + 32 * g)
+				                 : _mm512_setzero_si512();
+				if (pf) {
 					_mm_prefetch((const char *)(pf + j * lde + 32 * g), PF_HINT);
-				e[2 * g] = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
-				e[2 * g + 1] = _mm512_castsi512_ps(_mm512_and_si512(w, top));
+					_mm_prefetch((const char *)(pf + (j + 1) * lde + 32 * g), PF_HINT);
+				}
+				e[2 * g] = _mm512_unpacklo_epi16(w0, w1);
+				e[2 * g + 1] = _mm512_unpackhi_epi16(w0, w1);
 			}
 		_Pragma("GCC unroll 6")
 		for (int r = 0; r < 6; r++)
 			if (r < nr) {
-				p = _mm512_set1_ps(P[r * ldp + j]);
+				uint32_t pair;
+
+				if (two)
+					memcpy(&pair, P + r * ldp + j, sizeof pair);
+				else
+					pair = P[r * ldp + j];   /* the last row alone: its pair is 0 */
+				p = _mm512_set1_epi32((int)pair);
 				_Pragma("GCC unroll 4")
 				for (int x = 0; x < 4; x++)
 					if (x / 2 < ng)
-						a[r][x] = _mm512_fmadd_ps(p, e[x], a[r][x]);
+						a[r][x] = _mm512_dpbf16_ps(a[r][x], (__m512bh)p, (__m512bh)e[x]);
 			}
 	}
 	_Pragma("GCC unroll 6")
@@ -653,56 +691,37 @@ TILE16 void accum16_eo_tile(int nr, int ng, int64_t c, const float *P, int64_t l
 			_Pragma("GCC unroll 2")
 			for (int g = 0; g < 2; g++)
 				if (g < ng) {
-					__m512 x0 = a[r][2 * g], x1 = a[r][2 * g + 1];
-					_mm512_storeu_ps(C + r * ldc + 32 * g, _mm512_permutex2var_ps(x0, lo, x1));
-					_mm512_storeu_ps(C + r * ldc + 32 * g + 16,
-					                 _mm512_permutex2var_ps(x0, hi, x1));
+					float *cr = C + r * ldc + 32 * g;
+					__m512 lo = a[r][2 * g], hi = a[r][2 * g + 1];
+					__m512 c0 = _mm512_permutex2var_ps(lo, out0, hi);
+					__m512 c1 = _mm512_permutex2var_ps(lo, out1, hi);
+
+					if (g == ng - 1) {
+						_mm512_mask_storeu_ps(cr, m0, c0);
+						_mm512_mask_storeu_ps(cr + 16, m1, c1);
+					} else {
+						_mm512_storeu_ps(cr, c0);
+						_mm512_storeu_ps(cr + 16, c1);
+					}
 				}
 }
 
 #define ACCUM16_ROWS(nr)                                                                 \
 	do {                                                                             \
-		const float *Pr = P + r * ldp;                                           \
-		const uint16_t *Ek = E + k0, *pf = r || R > PF_NEXT_R ? NULL : Ek + c * lde; \
+		const uint16_t *Pr = P + r * ldp, *Ek = E + k0;                          \
+		const uint16_t *pf = r || R > PF_NEXT_R ? NULL : Ek + c * lde;           \
 		float *Cr = C + r * ldc + k0;                                            \
-		if (nb == 64)                                                            \
-			accum16_eo_tile(nr, 2, c, Pr, ldp, Ek, lde, Cr, ldc, pf);         \
+		if (nb > 32)                                                             \
+			accum16_tile(nr, 2, nb - 32, c, Pr, ldp, Ek, lde, Cr, ldc, pf);  \
 		else                                                                     \
-			accum16_eo_tile(nr, 1, c, Pr, ldp, Ek, lde, Cr, ldc, pf);         \
+			accum16_tile(nr, 1, nb, c, Pr, ldp, Ek, lde, Cr, ldc, pf);       \
 	} while (0)
 
-/* Columns [k0, k0 + nb) that are not whole 32-column groups (n not a
- * multiple of 32): widened to fp32, 256 rows of E at a time, for the fp32
- * kernel (the same additions in the same order). */
-BF16K static void accum16_tail(int64_t R, int64_t c, int64_t nb, const float *P, int64_t ldp,
-                               const uint16_t *E, int64_t lde, float *C, int64_t ldc)
+BF16K static void accum16_avx512(int64_t R, int64_t c, int64_t n, const uint16_t *P,
+                                 int64_t ldp, const uint16_t *E, int64_t lde, float *C,
+                                 int64_t ldc)
 {
-	float w[256 * 64];
-
-	for (int64_t j0 = 0; j0 < c; j0 += 256) {
-		int64_t cb = c - j0 < 256 ? c - j0 : 256;
-		for (int64_t j = 0; j < cb; j++)
-			for (int64_t k = 0; k < nb; k++)
-				w[j * 64 + k] = bf(E[(j0 + j) * lde + k]);
-		accum_avx512(R, cb, nb, P + j0, ldp, w, 64, C, ldc);
-	}
-}
-
-BF16K static void accum16_avx512(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
-                                 const uint16_t *E, int64_t lde, float *C, int64_t ldc)
-{
-	/* strips of 64 columns: 128 bytes of each row of E */
-	for (int64_t k0 = 0; k0 < n; k0 += 64) {
-		int64_t nb = n - k0 < 64 ? n - k0 : 64, r = 0;
-
-		if (nb == 64 || nb == 32)
-			BY_SIX(ACCUM16_ROWS);
-		else if (nb > 32) {
-			BY_SIX(ACCUM16_ROWS);   /* nb = 32 + a tail: the group, then the tail */
-			accum16_tail(R, c, nb - 32, P, ldp, E + k0 + 32, lde, C + k0 + 32, ldc);
-		} else
-			accum16_tail(R, c, nb, P, ldp, E + k0, lde, C + k0, ldc);
-	}
+	BY_STRIPS(64, ACCUM16_ROWS);   /* 128 bytes of each row of E */
 }
 
 static int have_bf16(void)
@@ -782,7 +801,7 @@ void cmp_xk_scores_bf16(int64_t R, int64_t c, int64_t d, const uint16_t *Q, int6
 	scores16_c(R, c, d, Q, ldq, E, lde, S, lds);
 }
 
-void cmp_xk_accum_bf16(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
+void cmp_xk_accum_bf16(int64_t R, int64_t c, int64_t n, const uint16_t *P, int64_t ldp,
                        const uint16_t *E, int64_t lde, float *C, int64_t ldc)
 {
 	if (R <= 0 || c <= 0 || n <= 0)

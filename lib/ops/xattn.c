@@ -29,6 +29,7 @@ struct xattn_work {
 	float *mx, *sum;            /* [nslot, R] each part's running max and sum */
 	float *pacc;                /* [nslot, R, d] each part's unnormalised context */
 	uint16_t *q16;              /* [R, d] the queries in bf16 (bf16 states) */
+	uint16_t *p16;              /* [nth, R, XATTN_CHUNK] chunk weights in bf16, by thread */
 	float *fm;                  /* [R] the fold: max so far */
 	double *ftot;               /* [R] the fold: sum so far */
 	/* the call's arguments, for the threads */
@@ -57,9 +58,11 @@ xattn_work *xattn_work_new(int64_t R, int d, int nth, lc_err *err)
 		w->pacc = lc_calloc_f32(s * r, (uint64_t)d, 1);
 		w->fm = lc_calloc_f32(r, 1, 1);
 		w->q16 = calloc(r * (uint64_t)(d < 1 ? 1 : d), sizeof *w->q16);
+		w->p16 = calloc(t * r * XATTN_CHUNK, sizeof *w->p16);
 		w->ftot = calloc(r, sizeof *w->ftot);
 	}
-	if (!w || !w->xs || !w->mx || !w->sum || !w->pacc || !w->fm || !w->ftot || !w->q16) {
+	if (!w || !w->xs || !w->mx || !w->sum || !w->pacc || !w->fm || !w->ftot || !w->q16 ||
+	    !w->p16) {
 		xattn_work_free(w);
 		lc_fail(err, "out of memory for cross-attention (%lld rows, %d threads)", (long long)R,
 		        nth);
@@ -90,6 +93,7 @@ void xattn_work_free(xattn_work *w)
 	free(w->fm);
 	free(w->ftot);
 	free(w->q16);
+	free(w->p16);
 	free(w);
 }
 
@@ -134,10 +138,16 @@ static void part_fw(void *ctx, int64_t i, int tid)
 			mx[r] = nm;
 		}
 		/* acc [rows, dm] += P [rows, c] . E [c, dm]; the chunk (c rows of
-		 * E) is still in L2 from the scores */
-		if (E16)
-			cmp_xk_accum_bf16(rows, c, dm, xs, XATTN_CHUNK, E16, dm, acc, dm);
-		else
+		 * E) is still in L2 from the scores. With bf16 states the weights
+		 * are rounded to bf16 for the dot products; the sums stay those
+		 * of the fp32 weights (each weight off by at most 2^-9 of itself,
+		 * so the context by at most 2^-9 of the largest |E|). */
+		if (E16) {
+			uint16_t *p16 = w->p16 + (size_t)tid * (size_t)rows * XATTN_CHUNK;
+
+			cmp_bf16_pack(xs, rows, c, XATTN_CHUNK, p16, XATTN_CHUNK);
+			cmp_xk_accum_bf16(rows, c, dm, p16, XATTN_CHUNK, E16, dm, acc, dm);
+		} else
 			cmp_xk_accum(rows, c, dm, xs, XATTN_CHUNK, E, dm, acc, dm);
 	}
 }

@@ -25,8 +25,8 @@
 
 #define SENT 12345.0f
 
-/* 1: the bf16 kernels (cmp_xk_*_bf16), on operands rounded to bf16; the
- * reference takes the rounded values. */
+/* 1: the bf16 kernels (cmp_xk_*_bf16), on operands rounded to bf16 (P
+ * too); the reference takes the rounded values. */
 static int bf16mode;
 
 /* x rounded to bf16 in place, and its bf16 bits (NULL: out of memory) */
@@ -120,9 +120,10 @@ static int check_accum(int64_t R, int64_t c, int64_t n)
 	for (int64_t i = 0; i < R * ldc + 1; i++)
 		C0[i] = C[i];
 	if (bf16mode) {
-		uint16_t *E16 = to16(E, c * lde);
-		if (E16)
-			cmp_xk_accum_bf16(R, c, n, P, ldp, E16, lde, C, ldc);
+		uint16_t *P16 = to16(P, R * ldp), *E16 = to16(E, c * lde);
+		if (P16 && E16)
+			cmp_xk_accum_bf16(R, c, n, P16, ldp, E16, lde, C, ldc);
+		free(P16);
 		free(E16);
 	} else {
 		cmp_xk_accum(R, c, n, P, ldp, E, lde, C, ldc);
