@@ -13,6 +13,8 @@
  *           MiB, from memory), as a fraction of PEAK, one core's fp32
  *           peak on the machine this was written on (AMD Zen 3, 84
  *           GFLOP/s measured with oneDNN on 4096 x 768 x 768)
+ *   bf16    the bf16 kernels (cmp_xk_*_bf16, --compute bf16) hot, and
+ *           xattn_fw_bf16 over the same states in bf16 (192 MiB)
  *
  * Built and run by bench/xkern.sh. Prints numbers, asserts nothing.
  */
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 
 #include "base/clock.h"
+#include "base/cpu.h"
 #include "compute/compute.h"
 #include "ops/xattn.h"
 
@@ -39,11 +42,22 @@ static float *randm(int64_t n)
 	return p;
 }
 
-enum { SC, AC };
+enum { SC, AC, SC16, AC16 };
+
+/* the bf16 operands of SC16 and AC16: Q, E and the weights S rounded */
+static uint16_t *Q16, *E16, *S16;
 
 static void run(int kern, int blas, int64_t R, int64_t c, const float *Q, const float *E,
                 float *S, float *C)
 {
+	if (kern == SC16) {
+		cmp_xk_scores_bf16(R, c, D, Q16, D, E16, D, S, c);
+		return;
+	}
+	if (kern == AC16) {
+		cmp_xk_accum_bf16(R, c, D, S16, c, E16, D, C, D);
+		return;
+	}
 	if (kern == SC) {
 		if (blas)
 			cmp_gemm(CMP_N, CMP_T, R, c, D, 1.0f, Q, D, E, D, 0.0f, S, c);
@@ -138,6 +152,51 @@ int main(int argc, char **argv)
 		xattn_work_free(w);
 		free(ctx);
 	}
+	/* bf16: the kernels on a chunk in cache, then the forward */
+	printf("bf16 kernels (%s), one thread, GFLOP/s\n",
+	       cpu_avx512_bf16() && cmp_xk_simd(-1) == 1 ? "AVX512-BF16" : "plain C");
+	Q16 = malloc(48 * D * sizeof *Q16);
+	E16 = malloc((size_t)LONG * D * sizeof *E16);
+	S16 = malloc(48 * 512 * sizeof *S16);
+	if (!Q16 || !E16 || !S16)
+		return 1;
+	cmp_bf16_pack(Q, 48, D, D, Q16, D);
+	cmp_bf16_pack(E, LONG, D, D, E16, D);
+	cmp_bf16_pack(S, 48, 512, 512, S16, 512);
+	printf("%4s %5s  %10s  %10s\n", "R", "c", "scores hot", "accum hot");
+	for (int ri = 0; ri < 2; ri++)
+		for (int ci = 0; ci < 5; ci++) {
+			int64_t R = Rs[ri], c = cs[ci];
+
+			printf("%4lld %5lld  %10.1f  %10.1f\n", (long long)R, (long long)c,
+			       hot(SC16, 0, R, c, Q, E, S, C), hot(AC16, 0, R, c, Q, E, S, C));
+		}
+	for (int ri = 0; ri < 2; ri++) {
+		int64_t R = Rs[ri];
+		lc_err err = { 0 };
+		xattn_work *w = xattn_work_new(R, D, 1, &err);
+		float *ctx = randm(R * D);
+		double t0, t;
+		int n = 0;
+
+		if (!w)
+			return 1;
+		xattn_fw_bf16(w, Q, R, E16, LONG, D, ctx, NULL);
+		t0 = clock_now();
+		do {
+			xattn_fw_bf16(w, Q, R, E16, LONG, D, ctx, NULL);
+			n++;
+			t = clock_now() - t0;
+		} while (t < 1.0);
+		t /= n;
+		printf("xattn_fw_bf16 R=%lld L=%lld: %.1f ms, %.1f GFLOP/s\n", (long long)R,
+		       (long long)LONG, t * 1e3, 4.0 * R * LONG * D / t / 1e9);
+		xattn_work_free(w);
+		free(ctx);
+	}
+	free(Q16);
+	free(E16);
+	free(S16);
 	free(Q);
 	free(E);
 	free(S);
