@@ -236,6 +236,18 @@ AVX2 static void scale_avx2(const float *x, double s, float *y, int64_t n)
 		y[i] = (float)(x[i] * s);
 }
 
+AVX2 static void axpby_avx2(const float *x, float b, float a, float *y, int64_t n)
+{
+	__m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b);
+	int64_t i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(y + i), va),
+		                                      _mm256_mul_ps(_mm256_loadu_ps(x + i), vb)));
+	for (; i < n; i++)
+		y[i] = y[i] * a + x[i] * b;
+}
+
 static atomic_int allowed = 1;
 
 int vm_simd(int on)
@@ -361,6 +373,18 @@ void vm_scale(const float *x, double s, float *y, int64_t n)
 #endif
 	for (int64_t i = 0; i < n; i++)
 		y[i] = (float)(x[i] * s);
+}
+
+void vm_axpby(const float *x, float b, float a, float *y, int64_t n)
+{
+#ifdef AVX2
+	if (have_avx2()) {
+		axpby_avx2(x, b, a, y, n);
+		return;
+	}
+#endif
+	for (int64_t i = 0; i < n; i++)
+		y[i] = y[i] * a + x[i] * b;
 }
 
 float vm_expf(float x)

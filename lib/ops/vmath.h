@@ -51,4 +51,8 @@ float vm_max(const float *x, int64_t n);
 /* y[i] = (float)(x[i] * s), s in double; y may be x. */
 void vm_scale(const float *x, double s, float *y, int64_t n);
 
+/* y[i] = y[i] a + x[i] b, rounded as that C expression (two products and
+ * a sum, no fused multiply-add). */
+void vm_axpby(const float *x, float b, float a, float *y, int64_t n);
+
 #endif

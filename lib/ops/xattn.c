@@ -175,8 +175,7 @@ static void fold(xattn_work *w, int i, float *ctx)
 		nm = mi > m ? mi : m;
 		a = expf(m - nm);
 		b = expf(mi - nm);
-		for (int j = 0; j < d; j++)
-			c[j] = c[j] * a + p[j] * b;
+		vm_axpby(p, b, a, c, d);
 		w->ftot[r] = w->ftot[r] * a + (double)b * w->sum[(size_t)i * w->rows + r];
 		w->fm[r] = nm;
 	}

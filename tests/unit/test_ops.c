@@ -656,7 +656,7 @@ static void test_xattn(void)
 /* ops/vmath against libm in double: exp within 3 ulp over [-87.3, 88],
  * 0 below; GELU within 3e-7 |x|; gelu_new within 4e-7 |x| (the error of
  * exp and of the rounded argument 2y, measured 2.4e-7); the sum of
- * squares and the products exact to their roundings; the AVX2 and
+ * squares, the products and axpby exact to their roundings; the AVX2 and
  * scalar paths both. */
 static void test_vmath(void)
 {
@@ -743,6 +743,18 @@ static void test_vmath(void)
 		     "simd %d: max", simd);
 		vm_scale(x, 0.5, y, N);
 		T_OK(y[N - 1] == 6.0f && y[7] == x[7] * 0.5f, "simd %d: scale", simd);
+		{
+			int exact = 1;
+
+			for (int i = 0; i < N; i++)
+				y[i] = 1.0f / (float)(i + 1);
+			vm_axpby(x, 0.3f, 0.7f, y, N);
+			for (int i = 0; i < N; i++) {
+				float w = 1.0f / (float)(i + 1), p = w * 0.7f, q = x[i] * 0.3f;
+				exact &= y[i] == p + q;
+			}
+			T_OK(exact, "simd %d: axpby, as its C expression", simd);
+		}
 	}
 	vm_simd(1);
 	free(x);
