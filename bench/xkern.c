@@ -105,6 +105,32 @@ static double stream(int blas, int64_t R, int64_t c, const float *Q, const float
 	return 4.0 * R * (double)(BIG / c * c) * D * (double)n / t / 1e9;
 }
 
+/* Seconds for one xattn_fw (E) or xattn_fw_bf16 (E16) over LONG states,
+ * one thread; -1 without memory. */
+static double forward(int64_t R, const float *Q, const float *E, const uint16_t *Eh)
+{
+	lc_err err = { 0 };
+	xattn_work *w = xattn_work_new(R, D, 1, &err);
+	float *ctx = randm(R * D);
+	double t0 = 0, t;
+	int n = -1;
+
+	if (!w)
+		return -1;
+	do {   /* one call first, untimed */
+		if (Eh)
+			xattn_fw_bf16(w, Q, R, Eh, LONG, D, ctx, NULL);
+		else
+			xattn_fw(w, Q, R, E, LONG, D, ctx, NULL);
+		if (++n == 0)
+			t0 = clock_now();
+		t = clock_now() - t0;
+	} while (t < 1.0);
+	xattn_work_free(w);
+	free(ctx);
+	return t / n;
+}
+
 int main(int argc, char **argv)
 {
 	static const int64_t Rs[] = { 12, 48 }, cs[] = { 128, 192, 256, 384, 512 };
@@ -130,27 +156,13 @@ int main(int argc, char **argv)
 	E = randm(LONG * D);
 	for (int ri = 0; ri < 2; ri++) {
 		int64_t R = Rs[ri];
-		lc_err err = { 0 };
-		xattn_work *w = xattn_work_new(R, D, 1, &err);
-		float *ctx = randm(R * D);
-		double t0, t;
-		int n = 0;
+		double t = forward(R, Q, E, NULL);
 
-		if (!w)
+		if (t < 0)
 			return 1;
-		xattn_fw(w, Q, R, E, LONG, D, ctx, NULL);
-		t0 = clock_now();
-		do {
-			xattn_fw(w, Q, R, E, LONG, D, ctx, NULL);
-			n++;
-			t = clock_now() - t0;
-		} while (t < 1.0);
-		t /= n;
 		printf("xattn_fw R=%lld L=%lld: %.1f ms, %.1f GFLOP/s, %.2f x the floor at %.0f GFLOP/s\n",
 		       (long long)R, (long long)LONG, t * 1e3, 4.0 * R * LONG * D / t / 1e9,
 		       t / (4.0 * R * LONG * D / (PEAK * 1e9)), PEAK);
-		xattn_work_free(w);
-		free(ctx);
 	}
 	/* bf16: the kernels on a chunk in cache, then the forward */
 	printf("bf16 kernels (%s), one thread, GFLOP/s\n",
@@ -173,26 +185,12 @@ int main(int argc, char **argv)
 		}
 	for (int ri = 0; ri < 2; ri++) {
 		int64_t R = Rs[ri];
-		lc_err err = { 0 };
-		xattn_work *w = xattn_work_new(R, D, 1, &err);
-		float *ctx = randm(R * D);
-		double t0, t;
-		int n = 0;
+		double t = forward(R, Q, NULL, E16);
 
-		if (!w)
+		if (t < 0)
 			return 1;
-		xattn_fw_bf16(w, Q, R, E16, LONG, D, ctx, NULL);
-		t0 = clock_now();
-		do {
-			xattn_fw_bf16(w, Q, R, E16, LONG, D, ctx, NULL);
-			n++;
-			t = clock_now() - t0;
-		} while (t < 1.0);
-		t /= n;
 		printf("xattn_fw_bf16 R=%lld L=%lld: %.1f ms, %.1f GFLOP/s\n", (long long)R,
 		       (long long)LONG, t * 1e3, 4.0 * R * LONG * D / t / 1e9);
-		xattn_work_free(w);
-		free(ctx);
 	}
 	free(Q16);
 	free(E16);
