@@ -98,8 +98,8 @@ static lc_tokenizer *open_tokenizer(const summ_opts *o, const char *topt, const 
 int main(int argc, char **argv)
 {
 	enum { O_MAXNEW = 256, O_MINNEW, O_LP, O_NGRAM, O_REP, O_EARLY, O_FBOS, O_FEOS, O_INFO,
-	       O_MAXLEN, O_SAMPLE, O_NOSAMPLE, O_TEMP, O_TOPK, O_TOPP, O_SEED, O_NRET, O_BATCH, O_COMPUTE,
-       O_STATS };
+	       O_MAXLEN, O_SAMPLE, O_NOSAMPLE, O_TEMP, O_TOPK, O_TOPP, O_SEED, O_NRET, O_BATCH,
+	       O_COMPUTE, O_STATS };
 	static const struct option opts[] = {
 		{"model", required_argument, NULL, 'm'},
 		{"format", required_argument, NULL, 'f'},

@@ -30,9 +30,8 @@ static struct {
 	int nwork;                  /* workers that take part in this job */
 	int active;                 /* of those, still running it */
 	int started;                /* workers alive, tids 1..started */
-	unsigned long born[POOL_MAX + 1]; /* gen when each was started */
 } pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-	   PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0, 0, { 0 } };
+	   PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0, 0 };
 
 static void run(struct job *j, int tid)
 {
@@ -49,8 +48,11 @@ static void *pool_main(void *arg)
 	int tid = (int)(intptr_t)arg;
 	unsigned long seen;
 
+	/* Started under pool.mu for the job about to be handed out, which
+	 * cannot end without it: when it first holds the lock, that job is
+	 * the current one. */
 	pthread_mutex_lock(&pool.mu);
-	seen = pool.born[tid];   /* the job it was started for is after that */
+	seen = pool.gen - 1;
 	for (;;) {
 		struct job *j;
 
@@ -79,7 +81,6 @@ static int pool_grow(int want)
 
 		pthread_attr_init(&at);
 		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-		pool.born[pool.started + 1] = pool.gen;
 		rc = pthread_create(&th, &at, pool_main, (void *)(intptr_t)(pool.started + 1));
 		pthread_attr_destroy(&at);
 		if (rc != 0)

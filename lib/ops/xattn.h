@@ -48,8 +48,10 @@ int xattn_work_renew(xattn_work **w, int64_t R, int d, int nth, lc_err *err);
 void xattn_fw(xattn_work *w, const float *qp, int64_t R, const float *E, int64_t L, int d,
               float *ctx, float *lse);
 
-/* The same over bf16 states (--compute bf16): qp rounded to bf16, the
- * bf16 kernels of compute/xkern.c; the softmax and the context in fp32. */
+/* The same over bf16 states (--compute bf16): qp and each chunk's softmax
+ * weights rounded to bf16 for the bf16 kernels of compute/xkern.c (the
+ * context then within 2^-9 of the largest |E| of fp32's on the same
+ * values); the softmax, its sums and the context in fp32. */
 void xattn_fw_bf16(xattn_work *w, const float *qp, int64_t R, const uint16_t *E, int64_t L,
                    int d, float *ctx, float *lse);
 

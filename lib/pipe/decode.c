@@ -61,8 +61,9 @@ static void progress_done(summarizer *s)
 		s->o.progress(s->o.ctx, NULL);
 }
 
-/* The encoder states of d as float32 [L, d_model], converted (if bf16)
- * into *conv, checked. */
+/* The encoder states of d [L, d_model], checked: *enc16 the bf16 payload
+ * as it is when the decoder reads bf16 (*enc NULL), else *enc float32,
+ * converted (if bf16) into *conv. */
 static int hidden_of(summarizer *s, const lc_doc *d, int64_t *L, const float **enc,
                      const uint16_t **enc16, float **conv, uint64_t *conv_cap, lc_err *err)
 {
