@@ -69,6 +69,8 @@ static _Noreturn void usage(void)
 	       "      --compute P           f32 (default) or bf16: the matrix products with\n"
 	       "                            bf16 operands and fp32 accumulation (AVX512-BF16\n"
 	       "                            or AMX; elsewhere says so and runs f32)\n"
+	       "      --cross-cache SIZE    memory for cross-attention keys and values (beams\n"
+	       "                            and samples; default a quarter of memory; 0: none)\n"
 	       "      --stats               per document decoded alone: the time to the first\n"
 	       "                            token and a step after it; then wall time and peak\n"
 	       "                            memory (standard error)\n"
@@ -99,7 +101,7 @@ int main(int argc, char **argv)
 {
 	enum { O_MAXNEW = 256, O_MINNEW, O_LP, O_NGRAM, O_REP, O_EARLY, O_FBOS, O_FEOS, O_INFO,
 	       O_MAXLEN, O_SAMPLE, O_NOSAMPLE, O_TEMP, O_TOPK, O_TOPP, O_SEED, O_NRET, O_BATCH,
-	       O_COMPUTE, O_STATS };
+	       O_COMPUTE, O_STATS, O_XCACHE };
 	static const struct option opts[] = {
 		{"model", required_argument, NULL, 'm'},
 		{"format", required_argument, NULL, 'f'},
@@ -124,7 +126,7 @@ int main(int argc, char **argv)
 		{"num-return-sequences", required_argument, NULL, O_NRET},
 		{"batch", required_argument, NULL, O_BATCH},
 		{"info", no_argument, NULL, O_INFO}, {"compute", required_argument, NULL, O_COMPUTE},
-		{"stats", no_argument, NULL, O_STATS},
+		{"stats", no_argument, NULL, O_STATS}, {"cross-cache", required_argument, NULL, O_XCACHE},
 		{"verbose", no_argument, NULL, 'v'},
 		{"tokenizer", required_argument, NULL, 't'},
 		{"threads", required_argument, NULL, 'j'},
@@ -140,7 +142,7 @@ int main(int argc, char **argv)
 	lc_tokenizer *tok = NULL;
 	summarizer *sum;
 	lc_progress pr;
-	const char *mdir = NULL, *topt = NULL, *jopt = NULL, *from, *copt = NULL;
+	const char *mdir = NULL, *topt = NULL, *jopt = NULL, *from, *copt = NULL, *xopt = NULL;
 	char note[200];
 	double t0 = clock_now();
 	int c, i, force = 0, info = 0, verbose = 0, quiet = 0, cl_maxlen = 0, rc;
@@ -236,6 +238,7 @@ int main(int argc, char **argv)
 		case O_INFO: info = 1; break;
 		case O_COMPUTE: copt = optarg; break;
 		case O_STATS: o.stats = 1; break;
+		case O_XCACHE: xopt = optarg; break;
 		case 'v': verbose = 1; break;
 		case 't': topt = optarg; break;
 		case 'j': jopt = optarg; cli_threads_arg(optarg); break;
@@ -267,6 +270,8 @@ int main(int argc, char **argv)
 			cli_die_source(from, mdir, err.msg);
 		cli_die(LC_EXIT_DATA, "%s: %s", mdir, err.msg);
 	}
+	if (xopt)
+		decoder_set_cross_cache(dec, cli_bytes("--cross-cache", xopt), 0);
 	/* lc's defaults, then the model's files, then the command line */
 	if ((rc = summ_settings(&gs, &o, model, &cl, given, &err)) == -1)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);

@@ -135,7 +135,7 @@ typedef struct lc_dec_ops {
 	int (*reorder)(void *s, const int32_t *src, lc_err *err);
 	int (*keep)(void *s, const int *keep, lc_err *err);
 	int (*pos)(const void *s);
-	const dec_groups *(*groups)(const void *s);
+	dec_groups *(*groups)(void *s);
 	/* 1: under --compute bf16 its cross-attention reads bf16 states, and
 	 * takes them as such (dec_input.enc16) */
 	int bf16_states;
@@ -152,12 +152,19 @@ typedef struct dec_group {
 	float *own;
 	const uint16_t *E16;        /* bf16 states (--compute bf16), or NULL */
 	uint16_t *own16;            /* E16 when it is the state's own copy */
+	struct xcache *xc;          /* its cross-attention cache (first xlayers layers), or NULL */
 } dec_group;
 
 struct dec_groups {
 	int n, nrow;
 	int rcap;                   /* rows at creation: the caches' layer stride */
 	dec_group *g;               /* [n] */
+	/* cross-attention caches (ops/xcache.h): their budget in bytes, set by
+	 * decoder_batch_new; the layers that have them (the first xlayers, for
+	 * every document; 0 until an architecture builds them) */
+	uint64_t xbudget;
+	int xgreedy;                /* also when every document has one row */
+	int xlayers;
 };
 
 /* From checked inputs; -1 and err when out of memory. */
@@ -166,6 +173,12 @@ int dec_groups_init(dec_groups *gs, const dec_input *in, int n, lc_err *err);
  * of each row kept, and returns the new number of rows. */
 int dec_groups_keep(dec_groups *gs, const int *keep, int32_t *src);
 void dec_groups_free(dec_groups *gs);
+/* Cross-attention caches for the first xlayers = min(nl, xbudget / the
+ * bytes of one layer for all documents) layers, allocated for every
+ * document (arch fills them: xcache_fill); 0 layers when the budget holds
+ * none, or when every document has one row (but xgreedy). -1 and err when
+ * out of memory. */
+int dec_groups_xcache(dec_groups *gs, int nl, int nh, int dk, int bf16, lc_err *err);
 
 /* Training. Each half runs its forward on one example, keeping what its
  * backward needs (the tape) in the arena, then, given the gradient of its

@@ -125,7 +125,7 @@ int bartdec_state_threads(void *s, int nthreads, lc_err *err);
 int bartdec_step(void *s, const int32_t *tokens, float *logits, lc_err *err);
 int bartdec_reorder(void *s, const int32_t *src, lc_err *err);
 int bartdec_keep(void *s, const int *keep, lc_err *err);
-const dec_groups *bartdec_groups(const void *s);
+dec_groups *bartdec_groups(void *s);
 int bartdec_pos(const void *s);
 
 /* For tests: the encoder's hidden states after nlayers layers (0: after

@@ -13,6 +13,7 @@
 #include "ops/linear.h"
 #include "ops/norm.h"
 #include "ops/xattn.h"
+#include "ops/xcache.h"
 
 typedef struct bdec {
 	const lc_config *c;
@@ -188,6 +189,61 @@ static void add_norm(float *x, const float *t, int64_t n, int d, const float *w,
 	layernorm_fw(x, n, d, w, b, BART_EPS, x, NULL, NULL);
 }
 
+/* Cross-attention from the caches: o [n, d] from the scaled queries q,
+ * each document's rows over its own keys and values (biases in them). */
+static void cross_cached(bstate *s, int li)
+{
+	int d = s->b->d;
+
+	for (int g = 0; g < s->gs.n; g++) {
+		const dec_group *gr = &s->gs.g[g];
+		int64_t r0 = gr->row0;
+
+		xcache_attend(gr->xc, li, s->xw, s->q + r0 * d, gr->nrow, d, s->o + r0 * d, d);
+	}
+}
+
+/* Cross-attention folded, in model space: the key bias cancels in the
+ * softmax, the value bias adds once. */
+static void cross_folded(bstate *s, const bart_dec_layer *Ly)
+{
+	int n = s->nrow, d = s->b->d, H = s->b->H, dk = s->b->dk;
+
+	cmp_gemm_batch(CMP_N, CMP_N, n, d, dk, 1.0f, s->q, d, dk, Ly->ca.wk, d, (int64_t)dk * d,
+	               0.0f, s->qp, (int64_t)H * d, d, H);
+	/* each document's rows over its own states */
+	for (int g = 0; g < s->gs.n; g++) {
+		const dec_group *gr = &s->gs.g[g];
+		int64_t r0 = (int64_t)gr->row0 * H;
+		xattn_fw(s->xw, s->qp + r0 * d, (int64_t)gr->nrow * H, gr->E, gr->L, d,
+		         s->ctx + r0 * d, NULL);
+	}
+	cmp_gemm_batch(CMP_N, CMP_T, n, dk, d, 1.0f, s->ctx, (int64_t)H * d, d, Ly->ca.wv, d,
+	               (int64_t)dk * d, 0.0f, s->o, d, dk, H);
+	for (int r = 0; r < n; r++)
+		for (int j = 0; j < d; j++)
+			s->o[(size_t)r * d + j] += Ly->ca.bv[j];
+}
+
+/* The cross-attention caches, at the first step (with the step's
+ * threads), for as many layers as the budget holds. */
+static int xcache_build(bstate *s, lc_err *err)
+{
+	const bdec *b = s->b;
+	xcache_w w[b->nl];
+
+	if (dec_groups_xcache(&s->gs, b->nl, b->H, b->dk, cmp_bf16_active(), err) < 0)
+		return -1;
+	for (int li = 0; li < b->nl; li++) {
+		const bart_dec_layer *Ly = &b->W->dec[li];
+		w[li] = (xcache_w){ Ly->ca.wk, Ly->ca.bk, Ly->ca.wv, Ly->ca.bv };
+	}
+	for (int g = 0; g < s->gs.n && s->gs.xlayers; g++)
+		if (xcache_fill(s->gs.g[g].xc, s->gs.g[g].E, NULL, b->d, w, s->nth, err) < 0)
+			return -1;
+	return 0;
+}
+
 int bartdec_step(void *p, const int32_t *tokens, float *logits, lc_err *err)
 {
 	bstate *s = p;
@@ -199,6 +255,8 @@ int bartdec_step(void *p, const int32_t *tokens, float *logits, lc_err *err)
 
 	if (s->pos >= s->max_steps)
 		return lc_fail(err, "decoder: more than %d steps", s->max_steps);
+	if (s->pos == 0 && s->gs.xbudget && !s->gs.xlayers && xcache_build(s, err) < 0)
+		return -1;
 	for (int r = 0; r < n; r++) {
 		if (tokens[r] < 0 || tokens[r] >= b->V)
 			return lc_fail(err, "decoder: token id %ld out of range [0, %d)", (long)tokens[r],
@@ -231,20 +289,10 @@ int bartdec_step(void *p, const int32_t *tokens, float *logits, lc_err *err)
 		linear_fw(s->q, s->x, Ly->ca.wq, Ly->ca.bq, n, d, d, 0.0f, nth);
 		for (int64_t i = 0; i < (int64_t)n * d; i++)
 			s->q[i] *= b->qscale;
-		cmp_gemm_batch(CMP_N, CMP_N, n, d, dk, 1.0f, s->q, d, dk, Ly->ca.wk, d,
-		               (int64_t)dk * d, 0.0f, s->qp, (int64_t)H * d, d, H);
-		/* each document's rows over its own states */
-		for (int g = 0; g < s->gs.n; g++) {
-			const dec_group *gr = &s->gs.g[g];
-			int64_t r0 = (int64_t)gr->row0 * H;
-			xattn_fw(s->xw, s->qp + r0 * d, (int64_t)gr->nrow * H, gr->E, gr->L, d,
-			         s->ctx + r0 * d, NULL);
-		}
-		cmp_gemm_batch(CMP_N, CMP_T, n, dk, d, 1.0f, s->ctx, (int64_t)H * d, d, Ly->ca.wv, d,
-		               (int64_t)dk * d, 0.0f, s->o, d, dk, H);
-		for (int r = 0; r < n; r++)
-			for (int j = 0; j < d; j++)
-				s->o[(size_t)r * d + j] += Ly->ca.bv[j];
+		if (li < s->gs.xlayers)
+			cross_cached(s, li);
+		else
+			cross_folded(s, Ly);
 		linear_fw(s->t, s->o, Ly->ca.wo, Ly->ca.bo, n, d, d, 0.0f, nth);
 		add_norm(s->x, s->t, n, d, Ly->ca.ln_w, Ly->ca.ln_b);
 
@@ -289,7 +337,7 @@ int bartdec_keep(void *p, const int *keep, lc_err *err)
 	return 0;
 }
 
-const dec_groups *bartdec_groups(const void *p)
+dec_groups *bartdec_groups(void *p)
 {
-	return &((const bstate *)p)->gs;
+	return &((bstate *)p)->gs;
 }

@@ -2,14 +2,18 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/dtype.h"
 #include "compute/compute.h"
+#include "ops/xcache.h"
 
 struct lc_decoder {
 	const lc_dec_ops *ops;
 	const lc_config *cfg;
 	void *impl;
+	uint64_t xbudget;           /* cross-attention caches, bytes */
+	int xgreedy;                /* for one-row documents too */
 };
 
 struct dec_state {
@@ -32,6 +36,7 @@ lc_decoder *decoder_new(lc_model *m, lc_err *err)
 	}
 	d->ops = c->arch->dec;
 	d->cfg = c;
+	d->xbudget = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE) / 4;
 	if (!(d->impl = d->ops->open(m, err))) {
 		free(d);
 		return NULL;
@@ -50,6 +55,12 @@ void decoder_free(lc_decoder *d)
 const lc_config *decoder_config(const lc_decoder *d)
 {
 	return d->cfg;
+}
+
+void decoder_set_cross_cache(lc_decoder *d, uint64_t bytes, int greedy_too)
+{
+	d->xbudget = bytes;
+	d->xgreedy = greedy_too;
 }
 
 /* enc (float32) or enc16 (bf16) [L, d_model]: no rows, or a NaN, would
@@ -126,6 +137,8 @@ dec_state *decoder_batch_new(const lc_decoder *d, const dec_input *in, int n, in
 		free(s);
 		return NULL;
 	}
+	s->ops->groups(s->impl)->xbudget = d->xbudget;
+	s->ops->groups(s->impl)->xgreedy = d->xgreedy;
 	return s;
 }
 
@@ -150,6 +163,11 @@ int decoder_docs(const dec_state *s)
 int decoder_rows(const dec_state *s)
 {
 	return s->ops->groups(s->impl)->nrow;
+}
+
+int decoder_cross_cached(const dec_state *s)
+{
+	return s->ops->groups(s->impl)->xlayers;
 }
 
 /* ------------------------------------------------ the documents of a state */
@@ -180,6 +198,7 @@ int dec_groups_keep(dec_groups *gs, const int *keep, int32_t *src)
 		if (!keep[i]) {
 			free(g.own);
 			free(g.own16);
+			xcache_free(g.xc);
 			continue;
 		}
 		for (int r = 0; r < g.nrow; r++)
@@ -198,9 +217,36 @@ void dec_groups_free(dec_groups *gs)
 	for (int i = 0; i < gs->n; i++) {
 		free(gs->g[i].own);
 		free(gs->g[i].own16);
+		xcache_free(gs->g[i].xc);
 	}
 	free(gs->g);
 	memset(gs, 0, sizeof *gs);
+}
+
+int dec_groups_xcache(dec_groups *gs, int nl, int nh, int dk, int bf16, lc_err *err)
+{
+	uint64_t per = 0, n;
+	int many = gs->xgreedy;
+
+	for (int i = 0; i < gs->n; i++) {
+		per += xcache_layer_bytes(gs->g[i].L, nh, dk, bf16);
+		many |= gs->g[i].nrow > 1;
+	}
+	if (!many)
+		per = 0;
+	n = per ? gs->xbudget / per : 0;
+	n = n < (uint64_t)nl ? n : (uint64_t)nl;
+	gs->xlayers = 0;
+	for (int i = 0; i < gs->n && n; i++)
+		if (!(gs->g[i].xc = xcache_new((int)n, gs->g[i].L, nh, dk, bf16, err))) {
+			for (int j = 0; j < i; j++) {
+				xcache_free(gs->g[j].xc);
+				gs->g[j].xc = NULL;
+			}
+			return lc_prefix(err, "decoder (--cross-cache 0 does without)");
+		}
+	gs->xlayers = (int)n;
+	return 0;
 }
 
 void decoder_state_free(dec_state *s)

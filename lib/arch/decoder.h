@@ -63,6 +63,23 @@ int decoder_batch_keep(dec_state *s, const int *keep, lc_err *err);
 int decoder_docs(const dec_state *s);
 int decoder_rows(const dec_state *s);
 
+/* The memory the states made from now on may use for cross-attention
+ * caches (ops/xcache.h): a document decoded with several rows (beams,
+ * samples) then reads each cached layer's keys and values at each step
+ * instead of folding them into every row's queries: its rows share one
+ * pass over memory instead of each doing 4 nh L d_model multiply-adds a
+ * layer. The keys and values, 2 L nh d_kv numbers a layer and document
+ * (bf16 under --compute bf16), are computed at the first step, for as
+ * many layers as the budget holds, from the first; 0: none. A document
+ * decoded with one row (greedy) folds every layer unless greedy_too: the
+ * cache then reads more bytes a step than the folded products take time
+ * on the machines measured (lc-decode(1)). The default budget is a
+ * quarter of the machine's memory. Either way the logits agree up to
+ * float summation order (and bf16's rounding of the keys and values). */
+void decoder_set_cross_cache(lc_decoder *d, uint64_t bytes, int greedy_too);
+/* Layers with a cross-attention cache (0 before the first step). */
+int decoder_cross_cached(const dec_state *s);
+
 void decoder_state_free(dec_state *s);
 
 /* Threads for the steps (default 1). With up to 1024 rows the logits are

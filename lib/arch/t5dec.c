@@ -16,6 +16,7 @@
 #include "ops/linear.h"
 #include "ops/norm.h"
 #include "ops/xattn.h"
+#include "ops/xcache.h"
 
 #define D1(a) ((const uint64_t[PARAM_RANK]){ (uint64_t)(a), 0, 0, 0 })
 #define D2(a, b) ((const uint64_t[PARAM_RANK]){ (uint64_t)(a), (uint64_t)(b), 0, 0 })
@@ -210,6 +211,45 @@ static float *mask_new(fwd *f, int64_t n)
 	return m;
 }
 
+/* Cross-attention from the caches: co [N, inner] from cq [N, inner],
+ * each document's rows over its own keys and values. */
+static void cross_cached(fwd *f, int li, const float *cq, float *co, int in)
+{
+	for (int g = 0; g < f->gs->n; g++) {
+		const dec_group *gr = &f->gs->g[g];
+		int64_t r0 = (int64_t)gr->row0 * f->T;
+
+		xcache_attend(gr->xc, li, f->xw, cq + r0 * in, (int64_t)gr->nrow * f->T, in,
+		              co + r0 * in, in);
+	}
+}
+
+/* Cross-attention folded, in model space: co [N, inner] from cq. */
+static void cross_folded(const t5dec *t, fwd *f, const t5dec_layer *L, tape_layer *tl,
+                         const float *cq, float *co)
+{
+	int64_t N = (int64_t)f->nrow * f->T, T = f->T;
+	int d = t->d, in = t->inner, nh = t->nh, dkv = t->dkv;
+	float *qp = tl ? tl->qp : f->qp, *ctx = tl ? tl->ctx : f->ctx;
+
+	/* qp[r nh + h] = W_k,h^T q_h: (N x dkv) . (dkv x d) per head */
+	cmp_gemm_batch(CMP_N, CMP_N, N, d, dkv, 1.0f, cq, in, dkv, L->ca_k, d, (int64_t)dkv * d,
+	               0.0f, qp, (int64_t)nh * d, d, nh);
+	/* each document's rows over its own states */
+	for (int g = 0; g < f->gs->n; g++) {
+		const dec_group *gr = &f->gs->g[g];
+		int64_t r0 = (int64_t)gr->row0 * T * nh, nr = (int64_t)gr->nrow * T * nh;
+		if (gr->E16)
+			xattn_fw_bf16(f->xw, qp + r0 * d, nr, gr->E16, gr->L, d, ctx + r0 * d, NULL);
+		else
+			xattn_fw(f->xw, qp + r0 * d, nr, gr->E, gr->L, d, ctx + r0 * d,
+			         tl ? tl->lse + r0 : NULL);
+	}
+	/* values: co[r, h dkv..] = W_v,h . ctx[r, h]: (N x d) . (d x dkv) per head */
+	cmp_gemm_batch(CMP_N, CMP_T, N, dkv, d, 1.0f, ctx, (int64_t)nh * d, d, L->ca_v, d,
+	               (int64_t)dkv * d, 0.0f, co, in, dkv, nh);
+}
+
 /* Feeds tokens [nrow, T] at positions pos..pos+T-1; logits [nrow T, V]. */
 static int t5_forward(const t5dec *t, fwd *f, const int32_t *tokens, float *logits)
 {
@@ -230,7 +270,7 @@ static int t5_forward(const t5dec *t, fwd *f, const int32_t *tokens, float *logi
 		tape_layer *tl = tp ? &tp->L[li] : NULL;
 		float *x1 = tl ? tl->x1 : x, *x2 = tl ? tl->x2 : x, *xn = tp ? tp->x0[li + 1] : x;
 		float *kc = f->kc + (size_t)li * f->rcap * ms * in, *vc = f->vc + (size_t)li * f->rcap * ms * in;
-		float *h, *q, *o, *cq, *qp, *ctx, *co, *a, *b, *ff;
+		float *h, *q, *o, *cq, *co, *a, *b, *ff;
 
 		/* self-attention */
 		h = tl ? tl->h0 : f->h;
@@ -267,26 +307,11 @@ static int t5_forward(const t5dec *t, fwd *f, const int32_t *tokens, float *logi
 		rmsnorm_fw(x1, N, d, L->ca_ln, eps, h, tl ? tl->r1 : NULL);
 		cq = tl ? tl->cq : f->q;
 		linear_fw(cq, h, L->ca_q, NULL, N, in, d, 0.0f, nth);
-		qp = tl ? tl->qp : f->qp;
-		ctx = tl ? tl->ctx : f->ctx;
 		co = tl ? tl->co : f->att;
-		/* qp[r nh + h] = W_k,h^T q_h: (N x dkv) . (dkv x d) per head */
-		cmp_gemm_batch(CMP_N, CMP_N, N, d, dkv, 1.0f, cq, in, dkv, L->ca_k, d,
-		               (int64_t)dkv * d, 0.0f, qp, (int64_t)nh * d, d, nh);
-		/* each document's rows over its own states */
-		for (int g = 0; g < f->gs->n; g++) {
-			const dec_group *gr = &f->gs->g[g];
-			int64_t r0 = (int64_t)gr->row0 * T * nh, nr = (int64_t)gr->nrow * T * nh;
-			if (gr->E16)
-				xattn_fw_bf16(f->xw, qp + r0 * d, nr, gr->E16, gr->L, d, ctx + r0 * d,
-				              NULL);
-			else
-				xattn_fw(f->xw, qp + r0 * d, nr, gr->E, gr->L, d, ctx + r0 * d,
-				         tl ? tl->lse + r0 : NULL);
-		}
-		/* values: co[r, h dkv..] = W_v,h . ctx[r, h]: (N x d) . (d x dkv) per head */
-		cmp_gemm_batch(CMP_N, CMP_T, N, dkv, d, 1.0f, ctx, (int64_t)nh * d, d, L->ca_v, d,
-		               (int64_t)dkv * d, 0.0f, co, in, dkv, nh);
+		if (!tl && li < f->gs->xlayers)
+			cross_cached(f, li, cq, co, in);
+		else
+			cross_folded(t, f, L, tl, cq, co);
 		if (tl && !(tl->m1 = mask_new(f, N * d)) && f->p > 0)
 			return -1;
 		out_residual(x2, x1, co, L->ca_o, N, d, in, tl ? tl->m1 : NULL, nth);
@@ -436,7 +461,9 @@ void *t5dec_state_new(const void *dp, const dec_input *in, int n, int max_steps,
 		t5dec_state_free(s);
 		return NULL;
 	}
-	if (!(f->xw = xattn_work_new((int64_t)s->gmax * t->nh, t->d, 1, err))) {
+	/* width d for the folded layers, dkv for the cached ones */
+	if (!(f->xw = xattn_work_new((int64_t)s->gmax * t->nh, t->d > t->dkv ? t->d : t->dkv, 1,
+	                             err))) {
 		t5dec_state_free(s);
 		return NULL;
 	}
@@ -452,7 +479,8 @@ int t5dec_state_threads(void *p, int nthreads, lc_err *err)
 {
 	dstate *s = p;
 
-	if (xattn_work_renew(&s->f.xw, (int64_t)s->gmax * s->t->nh, s->t->d, nthreads, err) < 0)
+	if (xattn_work_renew(&s->f.xw, (int64_t)s->gmax * s->t->nh,
+	                     s->t->d > s->t->dkv ? s->t->d : s->t->dkv, nthreads, err) < 0)
 		return -1;
 	s->f.nth = nthreads;
 	return 0;
@@ -463,9 +491,31 @@ int t5dec_pos(const void *p)
 	return ((const dstate *)p)->pos;
 }
 
-const dec_groups *t5dec_groups(const void *p)
+dec_groups *t5dec_groups(void *p)
 {
-	return &((const dstate *)p)->gs;
+	return &((dstate *)p)->gs;
+}
+
+/* The cross-attention caches, at the first step (with the step's
+ * threads): K = E W_k^T, V = E W_v^T for as many layers as the budget
+ * holds (T5's cross-attention has no biases). */
+static int xcache_build(dstate *s, lc_err *err)
+{
+	const t5dec *t = s->t;
+	int bf16 = cmp_bf16_active();
+
+	xcache_w w[t->nl > 0 ? t->nl : 1];
+
+	if (dec_groups_xcache(&s->gs, t->nl, t->nh, t->dkv, bf16, err) < 0)
+		return -1;
+	for (int li = 0; li < t->nl; li++)
+		w[li] = (xcache_w){ t->W->layer[li].ca_k, NULL, t->W->layer[li].ca_v, NULL };
+	for (int g = 0; g < s->gs.n && s->gs.xlayers; g++) {
+		const dec_group *gr = &s->gs.g[g];
+		if (xcache_fill(gr->xc, gr->E, gr->E ? NULL : gr->E16, t->d, w, s->f.nth, err) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 int t5dec_step(void *p, const int32_t *tokens, float *logits, lc_err *err)
@@ -478,6 +528,8 @@ int t5dec_step(void *p, const int32_t *tokens, float *logits, lc_err *err)
 		if (tokens[r] < 0 || tokens[r] >= s->t->V)
 			return lc_fail(err, "decoder: token id %ld out of range [0, %d)", (long)tokens[r],
 			               s->t->V);
+	if (s->pos == 0 && s->gs.xbudget && !s->gs.xlayers && xcache_build(s, err) < 0)
+		return -1;
 	s->f.pos = s->pos;
 	if (t5_forward(s->t, &s->f, tokens, logits) < 0)
 		return lc_fail(err, "decoder: out of memory");
@@ -522,8 +574,8 @@ void *t5dec_train_fw(const lc_config *c, const t5dec_weights *W, const float *E,
 	fwd f;
 	t5_tape *tp;
 	int d, inn, nh, dff;
-	dec_group g1 = { E, Le, 1, 0, NULL, NULL, NULL };
-	dec_groups one = { 1, 1, 1, &g1 };
+	dec_group g1 = { .E = E, .L = Le, .nrow = 1 };
+	dec_groups one = { .n = 1, .nrow = 1, .rcap = 1, .g = &g1 };
 
 	t5_init(&t, c, W);
 	d = t.d;

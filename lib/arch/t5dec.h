@@ -72,7 +72,7 @@ int t5dec_state_threads(void *s, int nthreads, lc_err *err);
 int t5dec_step(void *s, const int32_t *tokens, float *logits, lc_err *err);
 int t5dec_reorder(void *s, const int32_t *src, lc_err *err);
 int t5dec_keep(void *s, const int *keep, lc_err *err);
-const dec_groups *t5dec_groups(const void *s);
+dec_groups *t5dec_groups(void *s);
 int t5dec_pos(const void *s);
 
 /* Training, teacher-forced (the decoder half of lc_train_ops). */

@@ -227,6 +227,25 @@ double cli_double(const char *opt, const char *s, double lo, double hi)
 	return v;
 }
 
+uint64_t cli_bytes(const char *opt, const char *s)
+{
+	static const char units[] = "KMGT";
+	char *end;
+	const char *u;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (!errno && end != s && *end && (u = strchr(units, *end)) && *u && !end[1]) {
+		v *= (double)(1ull << (10 * (u - units + 1)));
+		end++;
+	}
+	if (errno || end == s || *end || !(v >= 0 && v < 0x1p62))
+		cli_usage_error("%s: expected a size in bytes, with K, M, G or T for KiB, MiB, GiB or "
+		                "TiB, got '%s'", opt, s);
+	return (uint64_t)v;
+}
+
 int cli_threads_arg(const char *jopt)
 {
 	return (int)cli_int("-j/--threads", jopt, 1, CLI_THREADS_MAX);

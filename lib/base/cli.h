@@ -67,6 +67,9 @@ int cli_threads_arg(const char *jopt);
  * usage error "OPT: expected an integer in [LO, HI], got 'S'" otherwise. */
 long long cli_int(const char *opt, const char *s, long long lo, long long hi);
 double cli_double(const char *opt, const char *s, double lo, double hi);
+/* A size in bytes, "1.5G" (suffixes K, M, G, T: powers of 1024), or the
+ * usage error naming opt. */
+uint64_t cli_bytes(const char *opt, const char *s);
 
 /* Paths to models and tokenizers, and the messages about them. A path
  * comes from an option ("-m/--model"), else from an environment variable

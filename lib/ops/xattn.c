@@ -32,11 +32,15 @@ struct xattn_work {
 	uint16_t *p16;              /* [nth, R, XATTN_CHUNK] chunk weights in bf16, by thread */
 	float *fm;                  /* [R] the fold: max so far */
 	double *ftot;               /* [R] the fold: sum so far */
-	/* the call's arguments, for the threads */
-	const float *qp, *E;
-	const uint16_t *E16;        /* bf16 states instead of E, or NULL */
-	int64_t L, rows;
-	int parts, base;
+	/* the call's arguments, for the threads: head h's query row r at
+	 * q + r ldq + h wd, its key (value) row j at K (V) + h hs + j ldk,
+	 * its context row at ctx + r ldc + h wd; K == V == E folded */
+	const float *q, *K, *V;
+	const uint16_t *K16, *V16;  /* bf16 keys and values instead, or NULL */
+	int64_t ldq, ldk, hs, ldc;
+	int nh, wd;
+	int64_t L, rows;            /* per head */
+	int parts, base;            /* parts per head; the round's first item */
 };
 
 xattn_work *xattn_work_new(int64_t R, int d, int nth, lc_err *err)
@@ -48,8 +52,8 @@ xattn_work *xattn_work_new(int64_t R, int d, int nth, lc_err *err)
 	s = s > PARTS_MAX ? PARTS_MAX : s;
 	s = s < t ? t : s;
 	if (w) {
-		w->R = R;
-		w->d = d;
+		w->R = (int64_t)r;
+		w->d = d < 1 ? 1 : d;
 		w->nth = (int)t;
 		w->nslot = (int)s;
 		w->xs = lc_calloc_f32(t * r, XATTN_CHUNK, 1);
@@ -97,33 +101,35 @@ void xattn_work_free(xattn_work *w)
 	free(w);
 }
 
-/* Part p = base + i: chunked scores with a running softmax, leaving its
- * max, sum and unnormalised context in slot i of mx, sum and pacc. */
+/* Item base + i, part p of head h: chunked scores with a running
+ * softmax, leaving its max, sum and unnormalised context in slot i of mx,
+ * sum and pacc. */
 static void part_fw(void *ctx, int64_t i, int tid)
 {
 	xattn_work *w = ctx;
-	int dm = w->d;
-	int64_t p = w->base + i, rows = w->rows, c0;
+	int wd = w->wd, h = (int)((w->base + i) / w->parts);
+	int64_t p = (w->base + i) % w->parts, rows = w->rows, c0;
 	int64_t lo = w->L * p / w->parts, hi = w->L * (p + 1) / w->parts;
 	float *xs = w->xs + (size_t)tid * (size_t)rows * XATTN_CHUNK;
 	float *mx = w->mx + (size_t)i * rows, *sum = w->sum + (size_t)i * rows;
-	float *acc = w->pacc + (size_t)i * (size_t)rows * dm;
+	float *acc = w->pacc + (size_t)i * (size_t)rows * wd;
+	const float *q = w->q + (size_t)h * wd;
+	const uint16_t *q16 = w->q16 + (size_t)h * rows * wd;
 
 	for (int64_t r = 0; r < rows; r++) {
 		mx[r] = -INFINITY;
 		sum[r] = 0;
 	}
-	memset(acc, 0, (size_t)rows * dm * sizeof(float));
+	memset(acc, 0, (size_t)rows * wd * sizeof(float));
 	for (c0 = lo; c0 < hi; c0 += XATTN_CHUNK) {
 		int c = (int)(hi - c0 < XATTN_CHUNK ? hi - c0 : XATTN_CHUNK);
-		const float *E = w->E16 ? NULL : w->E + (size_t)c0 * dm;
-		const uint16_t *E16 = w->E16 ? w->E16 + (size_t)c0 * dm : NULL;
+		size_t at = (size_t)h * (size_t)w->hs + (size_t)c0 * (size_t)w->ldk;
 
-		/* scores [rows, c] = qp . E^T */
-		if (E16)
-			cmp_xk_scores_bf16(rows, c, dm, w->q16, dm, E16, dm, xs, XATTN_CHUNK);
+		/* scores [rows, c] = q . K^T */
+		if (w->K16)
+			cmp_xk_scores_bf16(rows, c, wd, q16, wd, w->K16 + at, w->ldk, xs, XATTN_CHUNK);
 		else
-			cmp_xk_scores(rows, c, dm, w->qp, dm, E, dm, xs, XATTN_CHUNK);
+			cmp_xk_scores(rows, c, wd, q, w->ldq, w->K + at, w->ldk, xs, XATTN_CHUNK);
 		for (int64_t r = 0; r < rows; r++) {
 			float *sr = xs + (size_t)r * XATTN_CHUNK, m = mx[r], nm = vm_max(sr, c);
 
@@ -131,112 +137,165 @@ static void part_fw(void *ctx, int64_t i, int tid)
 			if (nm > m && m != -INFINITY) {
 				float sc = vm_expf(m - nm);
 
-				vm_scale(acc + (size_t)r * dm, sc, acc + (size_t)r * dm, dm);
+				vm_scale(acc + (size_t)r * wd, sc, acc + (size_t)r * wd, wd);
 				sum[r] *= sc;
 			}
 			sum[r] += (float)vm_exp_sum(sr, nm, sr, c);
 			mx[r] = nm;
 		}
-		/* acc [rows, dm] += P [rows, c] . E [c, dm]; the chunk (c rows of
-		 * E) is still in L2 from the scores. With bf16 states the weights
-		 * are rounded to bf16 for the dot products; the sums stay those
-		 * of the fp32 weights (each weight off by at most 2^-9 of itself,
-		 * so the context by at most 2^-9 of the largest |E|). */
-		if (E16) {
+		/* acc [rows, wd] += P [rows, c] . V [c, wd]; the chunk (c rows of
+		 * V, the same as K's when folded) is still in L2 from the
+		 * scores. With bf16 states the weights are rounded to bf16 for
+		 * the dot products; the sums stay those of the fp32 weights
+		 * (each weight off by at most 2^-9 of itself, so the context by
+		 * at most 2^-9 of the largest |V|). */
+		if (w->K16) {
 			uint16_t *p16 = w->p16 + (size_t)tid * (size_t)rows * XATTN_CHUNK;
 
 			cmp_bf16_pack(xs, rows, c, XATTN_CHUNK, p16, XATTN_CHUNK);
-			cmp_xk_accum_bf16(rows, c, dm, p16, XATTN_CHUNK, E16, dm, acc, dm);
+			cmp_xk_accum_bf16(rows, c, wd, p16, XATTN_CHUNK, w->V16 + at, w->ldk, acc, wd);
 		} else
-			cmp_xk_accum(rows, c, dm, xs, XATTN_CHUNK, E, dm, acc, dm);
+			cmp_xk_accum(rows, c, wd, xs, XATTN_CHUNK, w->V + at, w->ldk, acc, wd);
 	}
 }
 
-/* Folds slot i (part base + i) into the running (fm, ftot, ctx):
+/* Folds slot i (item base + i, of head h) into the running (fm, ftot,
+ * ctx) of its head:
  *   m' = max(m, m_i);  ctx = ctx e^(m - m') + acc_i e^(m_i - m');
  *   tot = tot e^(m - m') + sum_i e^(m_i - m'). */
 static void fold(xattn_work *w, int i, float *ctx)
 {
-	int d = w->d;
+	int wd = w->wd, h = (w->base + i) / w->parts;
 
 	for (int64_t r = 0; r < w->rows; r++) {
-		float mi = w->mx[(size_t)i * w->rows + r], m = w->fm[r], nm, a, b;
-		const float *p = w->pacc + ((size_t)i * w->rows + r) * d;
-		float *c = ctx + (size_t)r * d;
+		int64_t f = r * w->nh + h;
+		float mi = w->mx[(size_t)i * w->rows + r], m = w->fm[f], nm, a, b;
+		const float *p = w->pacc + ((size_t)i * w->rows + r) * wd;
+		float *c = ctx + (size_t)r * w->ldc + (size_t)h * wd;
 
 		if (mi == -INFINITY)        /* nothing to add */
 			continue;
 		if (m == -INFINITY) {       /* the first part with anything */
-			memcpy(c, p, (size_t)d * sizeof *c);
-			w->fm[r] = mi;
-			w->ftot[r] = w->sum[(size_t)i * w->rows + r];
+			memcpy(c, p, (size_t)wd * sizeof *c);
+			w->fm[f] = mi;
+			w->ftot[f] = w->sum[(size_t)i * w->rows + r];
 			continue;
 		}
 		nm = mi > m ? mi : m;
 		a = expf(m - nm);
 		b = expf(mi - nm);
-		vm_axpby(p, b, a, c, d);
-		w->ftot[r] = w->ftot[r] * a + (double)b * w->sum[(size_t)i * w->rows + r];
-		w->fm[r] = nm;
+		vm_axpby(p, b, a, c, wd);
+		w->ftot[f] = w->ftot[f] * a + (double)b * w->sum[(size_t)i * w->rows + r];
+		w->fm[f] = nm;
 	}
 }
 
-static void run(xattn_work *w, const float *qp, int64_t R, const float *E,
-                const uint16_t *E16, int64_t L, int d, float *ctx, float *lse)
+/* The call: w's arguments set but for the split. */
+static void run(xattn_work *w, float *ctx, float *lse)
 {
-	int64_t parts = (L + PART_MIN - 1) / PART_MIN;
+	int64_t parts = (w->L + PART_MIN - 1) / PART_MIN, items, ns;
 
-	if (L == 0) {
-		memset(ctx, 0, (size_t)(R * d) * sizeof *ctx);
-		for (int64_t r = 0; lse && r < R; r++)
+	if (w->rows < 1)
+		return;
+	for (int64_t r = 0; r < w->rows; r++)
+		for (int h = 0; h < w->nh; h++)
+			memset(ctx + (size_t)r * w->ldc + (size_t)h * w->wd, 0,
+			       (size_t)w->wd * sizeof *ctx);
+	if (w->L == 0) {
+		for (int64_t r = 0; lse && r < w->rows * w->nh; r++)
 			lse[r] = -INFINITY;
 		return;
 	}
 	if (parts > PARTS_MAX)
 		parts = PARTS_MAX;
-	w->qp = qp;
-	w->E = E;
-	w->E16 = E16;
-	if (E16)
-		cmp_bf16_pack(qp, R, d, d, w->q16, d);
-	w->L = L;
-	w->rows = R;
+	if (w->K16)
+		for (int h = 0; h < w->nh; h++)
+			cmp_bf16_pack(w->q + (size_t)h * w->wd, w->rows, w->wd, w->ldq,
+			              w->q16 + (size_t)h * w->rows * w->wd, w->wd);
 	w->parts = (int)parts;
-	memset(ctx, 0, (size_t)(R * d) * sizeof *ctx);
-	for (int64_t r = 0; r < R; r++) {
-		w->fm[r] = -INFINITY;
-		w->ftot[r] = 0;
+	items = parts * w->nh;
+	/* slots of rows x wd: more of them than of the R x d they were made
+	 * for when rows or wd is smaller (one head of a cache) */
+	ns = w->nslot * (w->R / w->rows);
+	if (ns > (int64_t)w->nslot * w->R * w->d / (w->rows * w->wd))
+		ns = (int64_t)w->nslot * w->R * w->d / (w->rows * w->wd);
+	for (int64_t f = 0; f < w->rows * w->nh; f++) {
+		w->fm[f] = -INFINITY;
+		w->ftot[f] = 0;
 	}
-	for (int base = 0; base < parts; base += w->nslot) {
-		int n = parts - base < w->nslot ? (int)(parts - base) : w->nslot;
+	/* items in head-major order: each head's parts fold in part order */
+	for (int64_t base = 0; base < items; base += ns) {
+		int n = items - base < ns ? (int)(items - base) : (int)ns;
 
-		w->base = base;
+		w->base = (int)base;
 		par_for(w->nth, n, part_fw, w);
 		for (int i = 0; i < n; i++)
 			fold(w, i, ctx);
 	}
-	/* ctx = sum_j e^(s_j - m) E_j / sum_j e^(s_j - m) */
-	for (int64_t r = 0; r < R; r++) {
-		float *c = ctx + (size_t)r * d;
-		double tot = w->ftot[r];
+	/* ctx = sum_j e^(s_j - m) V_j / sum_j e^(s_j - m) */
+	for (int64_t r = 0; r < w->rows; r++)
+		for (int h = 0; h < w->nh; h++) {
+			float *c = ctx + (size_t)r * w->ldc + (size_t)h * w->wd;
+			int64_t f = r * w->nh + h;
+			double tot = w->ftot[f];
 
-		for (int j = 0; j < d; j++)
-			c[j] = (float)(c[j] / tot);
-		if (lse)
-			lse[r] = (float)(w->fm[r] + log(tot));
-	}
+			for (int j = 0; j < w->wd; j++)
+				c[j] = (float)(c[j] / tot);
+			if (lse)
+				lse[f] = (float)(w->fm[f] + log(tot));
+		}
+}
+
+static void args(xattn_work *w, const float *q, int64_t R, int64_t ldq, int nh, int wd,
+                 int64_t L, int64_t ldk, int64_t hs, int64_t ldc)
+{
+	w->q = q;
+	w->rows = R;
+	w->ldq = ldq;
+	w->nh = nh;
+	w->wd = wd;
+	w->L = L;
+	w->ldk = ldk;
+	w->hs = hs;
+	w->ldc = ldc;
+	w->K = w->V = NULL;
+	w->K16 = w->V16 = NULL;
 }
 
 void xattn_fw(xattn_work *w, const float *qp, int64_t R, const float *E, int64_t L, int d,
               float *ctx, float *lse)
 {
-	run(w, qp, R, E, NULL, L, d, ctx, lse);
+	args(w, qp, R, d, 1, d, L, d, 0, d);
+	w->K = w->V = E;
+	run(w, ctx, lse);
 }
 
 void xattn_fw_bf16(xattn_work *w, const float *qp, int64_t R, const uint16_t *E, int64_t L,
                    int d, float *ctx, float *lse)
 {
-	run(w, qp, R, NULL, E, L, d, ctx, lse);
+	args(w, qp, R, d, 1, d, L, d, 0, d);
+	w->K16 = w->V16 = E;
+	run(w, ctx, lse);
+}
+
+void xattn_fw_kv(xattn_work *w, const float *q, int64_t R, int64_t ldq, int nh, int dk,
+                 const float *K, const float *V, int64_t L, float *ctx, int64_t ldc,
+                 float *lse)
+{
+	args(w, q, R, ldq, nh, dk, L, dk, L * dk, ldc);
+	w->K = K;
+	w->V = V;
+	run(w, ctx, lse);
+}
+
+void xattn_fw_kv_bf16(xattn_work *w, const float *q, int64_t R, int64_t ldq, int nh, int dk,
+                      const uint16_t *K, const uint16_t *V, int64_t L, float *ctx,
+                      int64_t ldc, float *lse)
+{
+	args(w, q, R, ldq, nh, dk, L, dk, L * dk, ldc);
+	w->K16 = K;
+	w->V16 = V;
+	run(w, ctx, lse);
 }
 
 int xattn_bw(const float *qp, int64_t R, const float *E, int64_t L, int d, const float *ctx,

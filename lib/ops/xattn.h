@@ -1,6 +1,6 @@
 /*
- * xattn: the core of cross-attention over encoder states without a
- * key/value cache: single-head attention whose keys and values are the
+ * xattn: the core of cross-attention over encoder states, without a
+ * key/value cache (folded) or with one (xattn_fw_kv): single-head attention whose keys and values are the
  * encoder states themselves,
  *
  *     ctx[r] = sum_j softmax_j(qp[r] . E[j]) E[j],   qp [R, d], E [L, d].
@@ -54,6 +54,24 @@ void xattn_fw(xattn_work *w, const float *qp, int64_t R, const float *E, int64_t
  * values); the softmax, its sums and the context in fp32. */
 void xattn_fw_bf16(xattn_work *w, const float *qp, int64_t R, const uint16_t *E, int64_t L,
                    int d, float *ctx, float *lse);
+
+/* The same with keys and values of their own, as a cache holds them
+ * (ops/xcache.h), for nh heads at once: head h's context
+ *
+ *     ctx[r, h] = sum_j softmax_j(q[r, h] . K_h[j]) V_h[j],
+ *
+ * q[r, h] the dk floats at q + r ldq + h dk, K_h and V_h [L, dk] at K + h
+ * L dk (head-major, rows dk apart), ctx[r, h] at ctx + r ldc + h dk; lse
+ * [R nh] (may be NULL) by r nh + h. The same parts and folds as above,
+ * per head. w must have been made for at least R nh rows and a width of
+ * at least dk (the folded call's R and d of the same decoder do). */
+void xattn_fw_kv(xattn_work *w, const float *q, int64_t R, int64_t ldq, int nh, int dk,
+                 const float *K, const float *V, int64_t L, float *ctx, int64_t ldc,
+                 float *lse);
+/* The same over bf16 keys and values, as xattn_fw_bf16. */
+void xattn_fw_kv_bf16(xattn_work *w, const float *q, int64_t R, int64_t ldq, int nh, int dk,
+                      const uint16_t *K, const uint16_t *V, int64_t L, float *ctx,
+                      int64_t ldc, float *lse);
 
 /* Given dctx [R, d]: writes dqp [R, d], adds to dE [L, d]. ctx and lse are
  * the forward's. One thread. */

@@ -296,11 +296,12 @@ static int decode_one(summarizer *s, const lc_doc *d, const float *enc, const ui
 		return -1;
 	}
 	t2 = clock_now();
-	decoder_state_free(x.st);
 	if (s->o.stats && x.steps > 0)
-		say(s, s->o.warn, "stats: %s: %lld states, %d steps: first %.3f s, then %.4f s a step",
-		    d->name, (long long)L, x.steps, x.t1 - t0,
-		    x.steps > 1 ? (t2 - x.t1) / (x.steps - 1) : 0.0);
+		say(s, s->o.warn, "stats: %s: %lld states, %d steps: first %.3f s, then %.4f s a step; "
+		    "cross cache %d of %d layers", d->name, (long long)L, x.steps, x.t1 - t0,
+		    x.steps > 1 ? (t2 - x.t1) / (x.steps - 1) : 0.0, decoder_cross_cached(x.st),
+		    decoder_config(s->dec)->num_decoder_layers);
+	decoder_state_free(x.st);
 	progress_done(s);
 	rc = emit(s, d, &res, err);
 	search_result_free(&res);

@@ -106,11 +106,28 @@ if need lc-encode; then
 		lc-decode -q -m "$M" -f ids --max-new 32 --batch 1 --stats >"$T/st" 2>"$T/sterr"
 	same "--stats: the same summaries" "$T/st" "$T/want"
 	is "--stats: a line per document" \
-		"$(grep -cE '^lc-decode: stats: .*: [0-9]+ states, [0-9]+ steps: first [0-9.]+ s, then [0-9.]+ s a step$' "$T/sterr")" 4
+		"$(grep -cE '^lc-decode: stats: .*: [0-9]+ states, [0-9]+ steps: first [0-9.]+ s, then [0-9.]+ s a step; cross cache 0 of [0-9]+ layers$' "$T/sterr")" 4
 	ok "--stats: wall time and peak memory last" \
 		sh -c "tail -1 '$T/sterr' | grep -qE '^lc-decode: stats: wall [0-9.]+ s, peak RSS [0-9.]+ MiB$'"
+	# --cross-cache: 4 beams read each layer's cached keys and values
+	# (64M holds every layer of the tiny model, 700K the first of L1000's
+	# only) or fold them into the queries (0): the same summaries
+	for xc in 0 700K 64M; do
+		lc-cat -i ids <"$T/in" | lc-encode -q -m "$M" | lc-decode -q -m "$M" -f ids -b 4 \
+			--max-new 32 --batch 1 --stats --cross-cache $xc >"$T/xc$xc" 2>"$T/xcerr$xc"
+	done
+	same "--cross-cache 700K: the beams of 0" "$T/xc700K" "$T/xc0"
+	same "--cross-cache 64M: the beams of 0" "$T/xc64M" "$T/xc0"
+	is "--cross-cache 0: no layer cached" "$(grep -c 'cross cache 0 of 2 layers$' "$T/xcerr0")" 4
+	is "--cross-cache 64M: every layer cached" \
+		"$(grep -c 'cross cache 2 of 2 layers$' "$T/xcerr64M")" 4
+	is "--cross-cache 700K: L1000 has one layer cached" \
+		"$(grep -c '1000 states.*cross cache 1 of 2 layers$' "$T/xcerr700K")" 1
 else
 	skip "pipeline" "lc-encode not built"
 fi
+for bad in x -1 1X 2GB; do
+	fails 2 "--cross-cache '$bad' is a usage error" lc-decode -m "$M" --cross-cache "$bad" "$H"
+done
 
 done_testing

@@ -110,19 +110,24 @@ if [ -f "$DATA/sampling/bart_nbest.txt" ] && need lc-encode; then
 		echo >>"$T/$L.in"
 		lc-cat -i ids "$T/$L.in" | lc-encode -q -m "$B" >"$T/$L.h"
 	done
-	while IFS= read -r line; do
-		set -- $(echo "$line" | sed 's/ :.*//; s/[a-z]*=//g')
-		L=$1 beams=$2 nret=$3 max=$4 lp=$5 ngram=$6 early=$7 forced=$8
-		if [ "$forced" = 1 ]; then f=""; else f="--forced-bos none --forced-eos none"; fi
-		echo "$line" | sed 's/^[^:]*: //; s/ : [^:]*$//' | tr '|' '\n' |
-			sed 's/^ *//; s/ *$//' >"$T/want"
-		lc-decode -q -m "$B" -f ids $f -b "$beams" --num-return-sequences "$nret" \
-			--max-new "$max" --length-penalty "$lp" --no-repeat-ngram "$ngram" \
-			--early-stopping "$early" "$T/$L.h" >"$T/got"
-		n=$((n + 1))
-		cmp -s "$T/got" "$T/want" || { bad=$((bad + 1)); echo "# differs: $line" | cut -c1-100; }
-	done <"$DATA/sampling/bart_nbest.txt"
-	is "the N best beams of $n settings in generate()'s order" $bad 0
+	# the beams' cross-attention cached (the default), then folded
+	for xc in 1G 0; do
+		bad=0 n=0
+		while IFS= read -r line; do
+			set -- $(echo "$line" | sed 's/ :.*//; s/[a-z]*=//g')
+			L=$1 beams=$2 nret=$3 max=$4 lp=$5 ngram=$6 early=$7 forced=$8
+			if [ "$forced" = 1 ]; then f=""; else f="--forced-bos none --forced-eos none"; fi
+			echo "$line" | sed 's/^[^:]*: //; s/ : [^:]*$//' | tr '|' '\n' |
+				sed 's/^ *//; s/ *$//' >"$T/want"
+			lc-decode -q -m "$B" -f ids $f -b "$beams" --num-return-sequences "$nret" \
+				--max-new "$max" --length-penalty "$lp" --no-repeat-ngram "$ngram" \
+				--early-stopping "$early" --cross-cache $xc "$T/$L.h" >"$T/got"
+			n=$((n + 1))
+			cmp -s "$T/got" "$T/want" ||
+				{ bad=$((bad + 1)); echo "# differs: $line" | cut -c1-100; }
+		done <"$DATA/sampling/bart_nbest.txt"
+		is "--cross-cache $xc: the N best beams of $n settings in generate()'s order" $bad 0
+	done
 	lc-decode -q -m "$B" -f ids --forced-bos none --forced-eos none -b 4 --length-penalty 2 \
 		--no-repeat-ngram 3 --early-stopping true --max-new 24 "$T/len0100.h" >"$T/one"
 	lc-decode -q -m "$B" -f ids --forced-bos none --forced-eos none -b 4 --length-penalty 2 \

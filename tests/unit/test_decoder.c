@@ -14,6 +14,7 @@
 #include "compute/compute.h"
 #include "gen/batch.h"
 #include "gen/search.h"
+#include "ops/xcache.h"
 #include "t.h"
 #include "t_dec.h"
 
@@ -47,13 +48,16 @@ static void test_buckets(void)
 }
 
 /* Greedy ids identical to the goldens; the first steps' logits within
- * 1e-4 of max|golden| (teacher forced on the golden ids). */
+ * 1e-4 of max|golden| (teacher forced on the golden ids). Three times:
+ * every cross-attention layer folded, the first one cached (a budget of
+ * one layer), both cached. */
 static void test_parity(void)
 {
 	const lc_config *c = decoder_config(dec);
 	double worst = 0;
 	size_t k;
 
+	for (int mode = 0; mode < 3; mode++)
 	for (k = 0; k < sizeof cases / sizeof *cases; k++) {
 		char rel[256];
 		size_t ne = 0, ng = 0, nl = 0, i;
@@ -76,6 +80,9 @@ static void test_parity(void)
 		ng /= 4;
 		L = (int64_t)(ne / c->d_model);
 		T_EQ_I(L, atoi(cases[k] + 1));
+		decoder_set_cross_cache(dec, mode == 0 ? 0 : mode == 1 ?
+		                        xcache_layer_bytes(L, c->num_heads, c->d_kv, 0) : (uint64_t)1 << 30,
+		                        1);
 
 		/* greedy through search_run */
 		search_opts_default(&o);
@@ -115,6 +122,8 @@ static void test_parity(void)
 				int j;
 				if (decoder_step(cx.s, &tok, logits, &err) < 0)
 					break;
+				if (i == 0)
+					T_EQ_I(decoder_cross_cached(cx.s), mode < 2 ? mode : c->num_decoder_layers);
 				for (j = 0; j < c->vocab_size; j++) {
 					double dd = fabs(logits[j] - gl[i * c->vocab_size + j]);
 					if (dd > dmax)
@@ -134,6 +143,7 @@ static void test_parity(void)
 		free(gi);
 		free(gl);
 	}
+	decoder_set_cross_cache(dec, (uint64_t)1 << 30, 0);
 	printf("# worst dec_logits rel err %.3e\n", worst);
 }
 
@@ -219,15 +229,18 @@ static int same_ids(const search_result *res, const int32_t *want, int nwant)
 }
 
 /* All the goldens' searches at once, in one decoder state: each must give
- * its golden, as it does alone. Run twice: 2 threads, and 1. */
+ * its golden, as it does alone. Run three times: 2 threads and 1 with the
+ * beams' cross-attention cached, 1 thread with it folded. */
 static void test_search_batched(void)
 {
 	lc_err err = { "" };
 
 	T_OK(njobs >= 30, "only %d golden runs to batch", njobs);
-	for (int nth = 2; nth >= 1; nth--) {
+	for (int nth = 2; nth >= 0; nth--) {
 		int ok = 0;
-		if (!T_OK(gen_batch_run(dec, jobs, njobs, nth, NULL, NULL, &err) == 0, "%s", err.msg))
+		decoder_set_cross_cache(dec, nth ? (uint64_t)1 << 30 : 0, 0);
+		if (!T_OK(gen_batch_run(dec, jobs, njobs, nth ? nth : 1, NULL, NULL, &err) == 0, "%s",
+		          err.msg))
 			return;
 		for (int i = 0; i < njobs; i++) {
 			if (!T_OK(jobs[i].rc == 0, "batched run %d: %s", i, jobs[i].err.msg))
@@ -239,6 +252,7 @@ static void test_search_batched(void)
 		}
 		T_EQ_I(ok, njobs);
 	}
+	decoder_set_cross_cache(dec, (uint64_t)1 << 30, 0);
 	/* one document fails (a NaN in its states): the batch does not start,
 	 * and the message says which */
 	if (njobs > 3) {
@@ -370,6 +384,18 @@ static void test_bf16_states(void)
 	T_OK(st && decoder_step(st, &tok, logits, &err) == 0 && isfinite(logits[0]), "a step: %s",
 	     err.msg);
 	decoder_state_free(st);
+	/* two rows (beams): the cross-attention cached in bf16 from them */
+	in.nrow = 2;
+	T_OK((st = decoder_batch_new(dec, &in, 1, 4, &err)) != NULL, "two rows: %s", err.msg);
+	if (st) {
+		int32_t two[2] = { 0, 0 };
+		float *l2 = malloc((size_t)2 * model_config(model)->vocab_size * sizeof *l2);
+		T_OK(l2 && decoder_step(st, two, l2, &err) == 0 && isfinite(l2[0]), "%s", err.msg);
+		T_EQ_I(decoder_cross_cached(st), model_config(model)->num_decoder_layers);
+		free(l2);
+	}
+	decoder_state_free(st);
+	in.nrow = 1;
 	e[d + 5] = 0x7fc0;      /* NaN in row 1 */
 	T_OK(decoder_check_states16(dec, e, 3, &err) < 0 &&
 	     strstr(err.msg, "row 1 of 3 holds NaN"), "%s", err.msg);

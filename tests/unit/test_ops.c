@@ -20,6 +20,7 @@
 #include "ops/softmax.h"
 #include "ops/vmath.h"
 #include "ops/xattn.h"
+#include "ops/xcache.h"
 #include "t.h"
 
 
@@ -653,6 +654,212 @@ static void test_xattn(void)
 	free(c.qp); free(c.E); free(c.ctx); free(c.lse); free(c.dy); free(dqp); free(dE); free(ref);
 }
 
+/* Attention of q [R, nh dk] (rows ldq apart) over head-major K, V
+ * [nh][L][dk] in double: ref [R, nh dk], lse [R nh]. */
+static void attn_ref(const float *q, int64_t R, int64_t ldq, int nh, int dk, const float *K,
+                     const float *V, int64_t L, double *ref, double *lse)
+{
+	double *sc = malloc((size_t)(L ? L : 1) * sizeof *sc);
+
+	for (int64_t r = 0; r < R; r++)
+		for (int h = 0; h < nh; h++) {
+			const float *qh = q + r * ldq + h * dk;
+			const float *Kh = K + (int64_t)h * L * dk, *Vh = V + (int64_t)h * L * dk;
+			double m = -INFINITY, t = 0;
+
+			for (int64_t j = 0; j < L; j++) {
+				sc[j] = 0;
+				for (int x = 0; x < dk; x++)
+					sc[j] += (double)qh[x] * Kh[j * dk + x];
+				m = fmax(m, sc[j]);
+			}
+			for (int64_t j = 0; j < L; j++)
+				t += exp(sc[j] - m);
+			lse[r * nh + h] = m + log(t);
+			for (int x = 0; x < dk; x++) {
+				double o = 0;
+				for (int64_t j = 0; j < L; j++)
+					o += exp(sc[j] - m) / t * Vh[j * dk + x];
+				ref[(r * nh + h) * dk + x] = o;
+			}
+		}
+	free(sc);
+}
+
+/* xattn_fw_kv (a cross-attention cache's keys and values, several heads
+ * at once) against attention in double: three heads of width 20 (the
+ * kernels' masked tails), queries and contexts with row strides wider
+ * than the heads (the padding untouched), L over three parts; the same
+ * bits on 1 and 3 threads; bf16 keys and values within the rounding of
+ * the weights and values (2^-9 of the largest |V| each); L = 0. */
+static void test_xattn_kv(void)
+{
+	int nh = 3, dk = 20, in = nh * dk;
+	int64_t R = 5, L = 2 * XATTN_CHUNK + 77, ldq = in + 7, ldc = in + 3;
+	lc_err err;
+	xattn_work *w1 = xattn_work_new(R * nh, dk, 1, &err), *w3 = xattn_work_new(R * nh, in, 3, &err);
+	float *q = randv(R * ldq, 0.3), *K = randv(nh * L * dk, 1), *V = randv(nh * L * dk, 1);
+	float *c1 = malloc((size_t)(R * ldc) * 4), *c3 = malloc((size_t)(R * ldc) * 4);
+	float *l1 = malloc((size_t)(R * nh) * 4), *l3 = malloc((size_t)(R * nh) * 4);
+	double *ref = malloc((size_t)(R * in) * 8), *lse = malloc((size_t)(R * nh) * 8);
+	uint16_t *K16 = malloc((size_t)(nh * L * dk) * 2), *V16 = malloc((size_t)(nh * L * dk) * 2);
+	double e = 0, le = 0, g = 0, vmax = 0;
+	int pad = 1;
+
+	if (!T_OK(w1 && w3 && q && K && V && c1 && c3 && l1 && l3 && ref && lse && K16 && V16,
+	          "memory"))
+		return;
+	for (int64_t i = 0; i < R * ldc; i++)
+		c1[i] = c3[i] = 7.0f;
+	xattn_fw_kv(w1, q, R, ldq, nh, dk, K, V, L, c1, ldc, l1);
+	xattn_fw_kv(w3, q, R, ldq, nh, dk, K, V, L, c3, ldc, l3);
+	attn_ref(q, R, ldq, nh, dk, K, V, L, ref, lse);
+	for (int64_t r = 0; r < R; r++) {
+		for (int x = 0; x < in; x++) {
+			e = fmax(e, fabs(c3[r * ldc + x] - ref[r * in + x]));
+			g = fmax(g, fabs(ref[r * in + x]));
+		}
+		for (int x = in; x < ldc; x++)
+			pad &= c1[r * ldc + x] == 7.0f && c3[r * ldc + x] == 7.0f;
+		for (int h = 0; h < nh; h++)
+			le = fmax(le, fabs(l3[r * nh + h] - lse[r * nh + h]));
+	}
+	T_OK(e <= 1e-5 * g && g > 0, "keys and values: the context within 1e-5 (%.3g of %.3g)", e, g);
+	T_OK(le < 1e-4, "keys and values: log-sum-exp (%.3g)", le);
+	T_OK(pad, "the columns past the heads untouched");
+	T_OK(!memcmp(c1, c3, (size_t)(R * ldc) * 4) && !memcmp(l1, l3, (size_t)(R * nh) * 4),
+	     "the same bits on 1 and 3 threads");
+
+	/* bf16: fp32's on the same bf16 values, the weights rounded */
+	for (int64_t i = 0; i < R * ldq; i++)
+		q[i] = cmp_bf16_round(q[i]);
+	for (int64_t i = 0; i < nh * L * dk; i++) {
+		K16[i] = lc_f32_to_bf16(K[i]);
+		K[i] = lc_bf16_to_f32(K16[i]);
+		V16[i] = lc_f32_to_bf16(V[i]);
+		V[i] = lc_bf16_to_f32(V16[i]);
+		vmax = fmax(vmax, fabs((double)V[i]));
+	}
+	xattn_fw_kv(w3, q, R, ldq, nh, dk, K, V, L, c1, ldc, NULL);
+	xattn_fw_kv_bf16(w3, q, R, ldq, nh, dk, K16, V16, L, c3, ldc, NULL);
+	e = 0;
+	for (int64_t r = 0; r < R; r++)
+		for (int x = 0; x < in; x++)
+			e = fmax(e, fabs((double)c3[r * ldc + x] - c1[r * ldc + x]));
+	T_OK(e <= ldexp(vmax, -9) + 1e-5 * g, "bf16 keys and values (%.3g, bound %.3g)", e,
+	     ldexp(vmax, -9) + 1e-5 * g);
+
+	xattn_fw_kv(w3, q, R, ldq, nh, dk, K, V, 0, c3, ldc, l3);
+	T_OK(c3[0] == 0 && c3[in - 1] == 0 && c3[(R - 1) * ldc] == 0 && l3[0] == -INFINITY,
+	     "L = 0: zero context");
+	xattn_work_free(w1);
+	xattn_work_free(w3);
+	free(q); free(K); free(V); free(c1); free(c3); free(l1); free(l3); free(ref); free(lse);
+	free(K16); free(V16);
+}
+
+/* y [n, dout] = x W^T + b in double */
+static void lin_ref(const float *x, int64_t n, int din, const float *W, const float *b, int dout,
+                    float *y)
+{
+	for (int64_t i = 0; i < n; i++)
+		for (int o = 0; o < dout; o++) {
+			double t = b ? b[o] : 0;
+			for (int k = 0; k < din; k++)
+				t += (double)x[i * din + k] * W[(int64_t)o * din + k];
+			y[i * dout + o] = (float)t;
+		}
+}
+
+/* n values k / den, k a small integer in [-2, 2]: products and their
+ * sums exact in float32 and in bf16 at the sizes below. */
+static float *dyadic(int64_t n, double den)
+{
+	float *p = randv(n, 1);
+
+	for (int64_t i = 0; p && i < n; i++)
+		p[i] = (float)(floor(p[i] * 2.5 + 2.5) - 2) / (float)den;
+	return p;
+}
+
+/* xcache: two layers (biases in the first only) filled from float32
+ * states and from bf16 states, each attended against attention in double
+ * over K = E W_k^T + b_k, V = E W_v^T + b_v; and a bf16 cache. The values
+ * are multiples of 1/32 of a few units, exact in bf16, so that the bf16
+ * cache holds the same keys and values and differs from float32's only
+ * by the weights' rounding in the accumulation: 2^-9 of the largest |V|
+ * (xattn_fw_kv_bf16). */
+static void test_xcache(void)
+{
+	int d = 24, nh = 2, dk = 12, in = nh * dk, nl = 2;
+	int64_t L = XATTN_CHUNK + 40, R = 3;
+	lc_err err = { "" };
+	float *E = dyadic(L * d, 4), *q = dyadic(R * in, 16), *ctx = malloc((size_t)(R * in) * 4);
+	float *c32 = malloc((size_t)(nl * R * in) * 4);
+	float *Kr = malloc((size_t)(L * in) * 4), *Vr = malloc((size_t)(L * in) * 4);
+	float *Kh = malloc((size_t)(L * in) * 4), *Vh = malloc((size_t)(L * in) * 4);
+	double *ref = malloc((size_t)(R * in) * 8), *lse = malloc((size_t)(R * nh) * 8);
+	uint16_t *E16 = malloc((size_t)(L * d) * 2);
+	xcache_w wt[2] = { { dyadic(in * d, 8), dyadic(in, 32), dyadic(in * d, 8), dyadic(in, 32) },
+	                   { dyadic(in * d, 8), NULL, dyadic(in * d, 8), NULL } };
+	xattn_work *w = xattn_work_new(R * nh, d, 2, &err);
+
+	if (!T_OK(E && q && ctx && c32 && Kr && Vr && Kh && Vh && ref && lse && E16 && w, "memory"))
+		return;
+	T_EQ_I((int64_t)xcache_layer_bytes(L, nh, dk, 0), 2 * L * in * 4);
+	T_EQ_I((int64_t)xcache_layer_bytes(L, nh, dk, 1), 2 * L * in * 2);
+	for (int64_t i = 0; i < L * d; i++)
+		E16[i] = lc_f32_to_bf16(E[i]);
+	for (int src = 0; src < 3; src++) {   /* float32 E, bf16 E, bf16 cache */
+		xcache *c = xcache_new(nl, L, nh, dk, src == 2, &err);
+		const char *what[] = { "float32 states", "bf16 states", "a bf16 cache" };
+
+		if (!T_OK(c && xcache_fill(c, src == 1 ? NULL : E, E16, d, wt, 2, &err) == 0, "%s",
+		          err.msg)) {
+			xcache_free(c);
+			continue;
+		}
+		T_EQ_I(xcache_layers(c), nl);
+		for (int li = 0; li < nl; li++) {
+			double e = 0, g = 0, vmax = 0;
+
+			lin_ref(E, L, d, wt[li].wk, wt[li].bk, in, Kr);
+			lin_ref(E, L, d, wt[li].wv, wt[li].bv, in, Vr);
+			for (int h = 0; h < nh; h++)   /* head-major */
+				for (int64_t j = 0; j < L; j++)
+					for (int x = 0; x < dk; x++) {
+						Kh[((int64_t)h * L + j) * dk + x] = Kr[j * in + h * dk + x];
+						Vh[((int64_t)h * L + j) * dk + x] = Vr[j * in + h * dk + x];
+						vmax = fmax(vmax, fabs((double)Vr[j * in + h * dk + x]));
+					}
+			attn_ref(q, R, in, nh, dk, Kh, Vh, L, ref, lse);
+			xcache_attend(c, li, w, q, R, in, ctx, in);
+			for (int64_t i = 0; i < R * in; i++)
+				g = fmax(g, fabs(ref[i]));
+			if (src < 2) {
+				for (int64_t i = 0; i < R * in; i++)
+					e = fmax(e, fabs(ctx[i] - ref[i]));
+				T_OK(e <= 1e-5 * g && g > 0, "layer %d from %s: within 1e-5 (%.3g of %.3g)",
+				     li, what[src], e, g);
+				memcpy(c32 + (size_t)li * R * in, ctx, (size_t)(R * in) * 4);
+				continue;
+			}
+			for (int64_t i = 0; i < R * in; i++)
+				e = fmax(e, fabs((double)ctx[i] - c32[(size_t)li * R * in + i]));
+			T_OK(e <= ldexp(vmax, -9) + 1e-5 * g, "layer %d, %s: %.3g (bound %.3g)", li,
+			     what[src], e, ldexp(vmax, -9) + 1e-5 * g);
+		}
+		xcache_free(c);
+	}
+	xattn_work_free(w);
+	for (int li = 0; li < nl; li++) {
+		free((void *)wt[li].wk); free((void *)wt[li].bk);
+		free((void *)wt[li].wv); free((void *)wt[li].bv);
+	}
+	free(E); free(q); free(ctx); free(c32); free(Kr); free(Vr); free(Kh); free(Vh); free(ref);
+	free(lse); free(E16);
+}
+
 /* ops/vmath against libm in double: exp within 3 ulp over [-87.3, 88],
  * 0 below; GELU within 3e-7 |x|; gelu_new within 4e-7 |x| (the error of
  * exp and of the rounded argument 2y, measured 2.4e-7); the sum of
@@ -815,6 +1022,8 @@ int main(void)
 	T_RUN(test_attn_full);
 	T_RUN(test_xattn);
 	T_RUN(test_xattn_bf16);
+	T_RUN(test_xattn_kv);
+	T_RUN(test_xcache);
 	T_RUN(test_cache_reorder);
 	return t_done();
 }
