@@ -279,20 +279,20 @@ void xattn_fw_bf16(xattn_work *w, const float *qp, int64_t R, const uint16_t *E,
 }
 
 void xattn_fw_kv(xattn_work *w, const float *q, int64_t R, int64_t ldq, int nh, int dk,
-                 const float *K, const float *V, int64_t L, float *ctx, int64_t ldc,
-                 float *lse)
+                 const float *K, const float *V, int64_t L, int64_t ldk, int64_t hs, float *ctx,
+                 int64_t ldc, float *lse)
 {
-	args(w, q, R, ldq, nh, dk, L, dk, L * dk, ldc);
+	args(w, q, R, ldq, nh, dk, L, ldk, hs, ldc);
 	w->K = K;
 	w->V = V;
 	run(w, ctx, lse);
 }
 
 void xattn_fw_kv_bf16(xattn_work *w, const float *q, int64_t R, int64_t ldq, int nh, int dk,
-                      const uint16_t *K, const uint16_t *V, int64_t L, float *ctx,
-                      int64_t ldc, float *lse)
+                      const uint16_t *K, const uint16_t *V, int64_t L, int64_t ldk, int64_t hs,
+                      float *ctx, int64_t ldc, float *lse)
 {
-	args(w, q, R, ldq, nh, dk, L, dk, L * dk, ldc);
+	args(w, q, R, ldq, nh, dk, L, ldk, hs, ldc);
 	w->K16 = K;
 	w->V16 = V;
 	run(w, ctx, lse);

@@ -60,18 +60,18 @@ void xattn_fw_bf16(xattn_work *w, const float *qp, int64_t R, const uint16_t *E,
  *
  *     ctx[r, h] = sum_j softmax_j(q[r, h] . K_h[j]) V_h[j],
  *
- * q[r, h] the dk floats at q + r ldq + h dk, K_h and V_h [L, dk] at K + h
- * L dk (head-major, rows dk apart), ctx[r, h] at ctx + r ldc + h dk; lse
- * [R nh] (may be NULL) by r nh + h. The same parts and folds as above,
- * per head. w must have been made for at least R nh rows and a width of
- * at least dk (the folded call's R and d of the same decoder do). */
+ * q[r, h] the dk floats at q + r ldq + h dk, K_h[j] at K + h hs + j ldk
+ * (V_h[j] likewise from V), ctx[r, h] at ctx + r ldc + h dk; lse [R nh]
+ * (may be NULL) by r nh + h. The same parts and folds as above, per head.
+ * w must have been made for at least R nh rows and a width of at least
+ * dk (the folded call's R and d of the same decoder do). */
 void xattn_fw_kv(xattn_work *w, const float *q, int64_t R, int64_t ldq, int nh, int dk,
-                 const float *K, const float *V, int64_t L, float *ctx, int64_t ldc,
-                 float *lse);
+                 const float *K, const float *V, int64_t L, int64_t ldk, int64_t hs, float *ctx,
+                 int64_t ldc, float *lse);
 /* The same over bf16 keys and values, as xattn_fw_bf16. */
 void xattn_fw_kv_bf16(xattn_work *w, const float *q, int64_t R, int64_t ldq, int nh, int dk,
-                      const uint16_t *K, const uint16_t *V, int64_t L, float *ctx,
-                      int64_t ldc, float *lse);
+                      const uint16_t *K, const uint16_t *V, int64_t L, int64_t ldk, int64_t hs,
+                      float *ctx, int64_t ldc, float *lse);
 
 /* Given dctx [R, d]: writes dqp [R, d], adds to dE [L, d]. ctx and lse are
  * the forward's. One thread. */

@@ -133,8 +133,10 @@ void xcache_attend(const xcache *c, int li, xattn_work *w, const float *q, int64
 {
 	if (c->bf16)
 		xattn_fw_kv_bf16(w, q, R, ldq, c->nh, c->dk, (const uint16_t *)c->kv + at(c, li, 0, 0, 0),
-		                 (const uint16_t *)c->kv + at(c, li, 1, 0, 0), c->L, ctx, ldc, NULL);
+		                 (const uint16_t *)c->kv + at(c, li, 1, 0, 0), c->L, c->dk,
+		                 c->L * c->dk, ctx, ldc, NULL);
 	else
 		xattn_fw_kv(w, q, R, ldq, c->nh, c->dk, (const float *)c->kv + at(c, li, 0, 0, 0),
-		            (const float *)c->kv + at(c, li, 1, 0, 0), c->L, ctx, ldc, NULL);
+		            (const float *)c->kv + at(c, li, 1, 0, 0), c->L, c->dk, c->L * c->dk, ctx,
+		            ldc, NULL);
 }

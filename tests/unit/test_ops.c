@@ -711,8 +711,8 @@ static void test_xattn_kv(void)
 		return;
 	for (int64_t i = 0; i < R * ldc; i++)
 		c1[i] = c3[i] = 7.0f;
-	xattn_fw_kv(w1, q, R, ldq, nh, dk, K, V, L, c1, ldc, l1);
-	xattn_fw_kv(w3, q, R, ldq, nh, dk, K, V, L, c3, ldc, l3);
+	xattn_fw_kv(w1, q, R, ldq, nh, dk, K, V, L, dk, L * dk, c1, ldc, l1);
+	xattn_fw_kv(w3, q, R, ldq, nh, dk, K, V, L, dk, L * dk, c3, ldc, l3);
 	attn_ref(q, R, ldq, nh, dk, K, V, L, ref, lse);
 	for (int64_t r = 0; r < R; r++) {
 		for (int x = 0; x < in; x++) {
@@ -740,8 +740,8 @@ static void test_xattn_kv(void)
 		V[i] = lc_bf16_to_f32(V16[i]);
 		vmax = fmax(vmax, fabs((double)V[i]));
 	}
-	xattn_fw_kv(w3, q, R, ldq, nh, dk, K, V, L, c1, ldc, NULL);
-	xattn_fw_kv_bf16(w3, q, R, ldq, nh, dk, K16, V16, L, c3, ldc, NULL);
+	xattn_fw_kv(w3, q, R, ldq, nh, dk, K, V, L, dk, L * dk, c1, ldc, NULL);
+	xattn_fw_kv_bf16(w3, q, R, ldq, nh, dk, K16, V16, L, dk, L * dk, c3, ldc, NULL);
 	e = 0;
 	for (int64_t r = 0; r < R; r++)
 		for (int x = 0; x < in; x++)
@@ -749,7 +749,7 @@ static void test_xattn_kv(void)
 	T_OK(e <= ldexp(vmax, -9) + 1e-5 * g, "bf16 keys and values (%.3g, bound %.3g)", e,
 	     ldexp(vmax, -9) + 1e-5 * g);
 
-	xattn_fw_kv(w3, q, R, ldq, nh, dk, K, V, 0, c3, ldc, l3);
+	xattn_fw_kv(w3, q, R, ldq, nh, dk, K, V, 0, dk, 0, c3, ldc, l3);
 	T_OK(c3[0] == 0 && c3[in - 1] == 0 && c3[(R - 1) * ldc] == 0 && l3[0] == -INFINITY,
 	     "L = 0: zero context");
 	xattn_work_free(w1);
