@@ -266,8 +266,8 @@ int main(int argc, char **argv)
 			cli_die_source(from, mdir, err.msg);
 		cli_die(LC_EXIT_DATA, "%s: %s", mdir, err.msg);
 	}
-	if (xopt)
-		decoder_set_cross_cache(dec, cli_bytes("--cross-cache", xopt), 0);
+	if (xopt && decoder_set_cross_cache(dec, cli_bytes("--cross-cache", xopt), 0, &err) < 0)
+		cli_usage_error("--cross-cache: %s", err.msg);
 	/* lc's defaults, then the model's files, then the command line */
 	if ((rc = summ_settings(&gs, &o, model, &cl, given, &err)) == -1)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);

@@ -57,10 +57,16 @@ const lc_config *decoder_config(const lc_decoder *d)
 	return d->cfg;
 }
 
-void decoder_set_cross_cache(lc_decoder *d, uint64_t bytes, int greedy_too)
+int decoder_set_cross_cache(lc_decoder *d, uint64_t bytes, int greedy_too, lc_err *err)
 {
+	uint64_t mem = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+
+	if (bytes > mem)
+		return lc_fail(err, "%.1f GiB is more than this machine's memory (%.1f GiB)",
+		               (double)bytes / 1073741824.0, (double)mem / 1073741824.0);
 	d->xbudget = bytes;
 	d->xgreedy = greedy_too;
+	return 0;
 }
 
 /* enc (float32) or enc16 (bf16) [L, d_model]: no rows, or a NaN, would

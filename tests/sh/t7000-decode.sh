@@ -126,8 +126,10 @@ if need lc-encode; then
 else
 	skip "pipeline" "lc-encode not built"
 fi
-for bad in x -1 1X 2GB; do
+for bad in x -1 1X 2GB 1024T; do
 	fails 2 "--cross-cache '$bad' is a usage error" lc-decode -m "$M" --cross-cache "$bad" "$H"
 done
+grep -q "more than this machine's memory" "$T/err"
+_res $? "--cross-cache 1024T: more than the machine's memory, it says"
 
 done_testing

@@ -82,7 +82,7 @@ static void test_parity(void)
 		T_EQ_I(L, atoi(cases[k] + 1));
 		decoder_set_cross_cache(dec, mode == 0 ? 0 : mode == 1 ?
 		                        xcache_layer_bytes(L, c->num_heads, c->d_kv, 0) : (uint64_t)1 << 30,
-		                        1);
+		                        1, NULL);
 
 		/* greedy through search_run */
 		search_opts_default(&o);
@@ -143,7 +143,7 @@ static void test_parity(void)
 		free(gi);
 		free(gl);
 	}
-	decoder_set_cross_cache(dec, (uint64_t)1 << 30, 0);
+	decoder_set_cross_cache(dec, (uint64_t)1 << 30, 0, NULL);
 	printf("# worst dec_logits rel err %.3e\n", worst);
 }
 
@@ -238,7 +238,7 @@ static void test_search_batched(void)
 	T_OK(njobs >= 30, "only %d golden runs to batch", njobs);
 	for (int nth = 2; nth >= 0; nth--) {
 		int ok = 0;
-		decoder_set_cross_cache(dec, nth ? (uint64_t)1 << 30 : 0, 0);
+		decoder_set_cross_cache(dec, nth ? (uint64_t)1 << 30 : 0, 0, NULL);
 		if (!T_OK(gen_batch_run(dec, jobs, njobs, nth ? nth : 1, NULL, NULL, &err) == 0, "%s",
 		          err.msg))
 			return;
@@ -252,7 +252,7 @@ static void test_search_batched(void)
 		}
 		T_EQ_I(ok, njobs);
 	}
-	decoder_set_cross_cache(dec, (uint64_t)1 << 30, 0);
+	decoder_set_cross_cache(dec, (uint64_t)1 << 30, 0, NULL);
 	/* one document fails (a NaN in its states): the batch does not start,
 	 * and the message says which */
 	if (njobs > 3) {
