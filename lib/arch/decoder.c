@@ -21,6 +21,14 @@ struct dec_state {
 	void *impl;
 };
 
+/* The machine's memory in bytes, 0 when the system does not say. */
+static uint64_t phys_bytes(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+
+	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+}
+
 lc_decoder *decoder_new(lc_model *m, lc_err *err)
 {
 	const lc_config *c = model_config(m);
@@ -36,7 +44,7 @@ lc_decoder *decoder_new(lc_model *m, lc_err *err)
 	}
 	d->ops = c->arch->dec;
 	d->cfg = c;
-	d->xbudget = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE) / 4;
+	d->xbudget = phys_bytes() / 4;
 	if (!(d->impl = d->ops->open(m, err))) {
 		free(d);
 		return NULL;
@@ -59,9 +67,9 @@ const lc_config *decoder_config(const lc_decoder *d)
 
 int decoder_set_cross_cache(lc_decoder *d, uint64_t bytes, int greedy_too, lc_err *err)
 {
-	uint64_t mem = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t mem = phys_bytes();
 
-	if (bytes > mem)
+	if (mem && bytes > mem)
 		return lc_fail(err, "%.1f GiB is more than this machine's memory (%.1f GiB)",
 		               (double)bytes / 1073741824.0, (double)mem / 1073741824.0);
 	d->xbudget = bytes;

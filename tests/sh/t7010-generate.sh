@@ -15,7 +15,7 @@ need lc-decode || skip_all "lc-decode not built"
 
 ok "--help" lc-decode --help
 for o in --max-length --sample --no-sample --temperature --top-k --top-p --seed \
-	--num-return-sequences jsonl; do
+	--num-return-sequences jsonl --cross-cache; do
 	grep -q -- "$o" "$T/out" || { echo "# --help lacks $o"; false; }
 	_res $? "--help names $o"
 done
