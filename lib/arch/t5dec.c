@@ -391,6 +391,13 @@ void t5dec_state_free(void *p)
 	free(s);
 }
 
+/* The cross-attention scratch's width: d for the folded layers, dkv for
+ * the cached ones. */
+static int xw_width(const t5dec *t)
+{
+	return t->d > t->dkv ? t->d : t->dkv;
+}
+
 void *t5dec_state_new(const void *dp, const dec_input *in, int n, int max_steps, lc_err *err)
 {
 	const t5dec *t = dp;
@@ -461,9 +468,7 @@ void *t5dec_state_new(const void *dp, const dec_input *in, int n, int max_steps,
 		t5dec_state_free(s);
 		return NULL;
 	}
-	/* width d for the folded layers, dkv for the cached ones */
-	if (!(f->xw = xattn_work_new((int64_t)s->gmax * t->nh, t->d > t->dkv ? t->d : t->dkv, 1,
-	                             err))) {
+	if (!(f->xw = xattn_work_new((int64_t)s->gmax * t->nh, xw_width(t), 1, err))) {
 		t5dec_state_free(s);
 		return NULL;
 	}
@@ -479,8 +484,8 @@ int t5dec_state_threads(void *p, int nthreads, lc_err *err)
 {
 	dstate *s = p;
 
-	if (xattn_work_renew(&s->f.xw, (int64_t)s->gmax * s->t->nh,
-	                     s->t->d > s->t->dkv ? s->t->d : s->t->dkv, nthreads, err) < 0)
+	if (xattn_work_renew(&s->f.xw, (int64_t)s->gmax * s->t->nh, xw_width(s->t), nthreads,
+	                     err) < 0)
 		return -1;
 	s->f.nth = nthreads;
 	return 0;
@@ -503,7 +508,6 @@ static int xcache_build(dstate *s, lc_err *err)
 {
 	const t5dec *t = s->t;
 	int bf16 = cmp_bf16_active();
-
 	xcache_w w[t->nl > 0 ? t->nl : 1];
 
 	if (dec_groups_xcache(&s->gs, t->nl, t->nh, t->dkv, bf16, err) < 0)
