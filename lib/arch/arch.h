@@ -30,6 +30,7 @@
 #include "base/arena.h"
 #include "base/err.h"
 #include "ops/act.h"
+#include "ops/xcache.h"
 #include "weights/params.h"
 
 typedef struct lc_arch lc_arch;
@@ -152,7 +153,7 @@ typedef struct dec_group {
 	float *own;
 	const uint16_t *E16;        /* bf16 states (--compute bf16), or NULL */
 	uint16_t *own16;            /* E16 when it is the state's own copy */
-	struct xcache *xc;          /* its cross-attention cache (first xlayers layers), or NULL */
+	xcache *xc;                 /* its cross-attention cache (first xlayers layers), or NULL */
 } dec_group;
 
 struct dec_groups {
@@ -173,12 +174,19 @@ int dec_groups_init(dec_groups *gs, const dec_input *in, int n, lc_err *err);
  * of each row kept, and returns the new number of rows. */
 int dec_groups_keep(dec_groups *gs, const int *keep, int32_t *src);
 void dec_groups_free(dec_groups *gs);
-/* Cross-attention caches for the first xlayers = min(nl, xbudget / the
- * bytes of one layer for all documents) layers, allocated for every
- * document (arch fills them: xcache_fill); 0 layers when the budget holds
- * none, or when every document has one row (but xgreedy). -1 and err when
- * out of memory. */
-int dec_groups_xcache(dec_groups *gs, int nl, int nh, int dk, int bf16, lc_err *err);
+/* The cross-attention caches, at a state's first step (an architecture
+ * gives its layers' projections w [nl] and the step's threads): for the
+ * first xlayers = min(nl, xbudget / the bytes of one layer for all
+ * documents) layers, every document's, from its states (E, else E16),
+ * bf16 under --compute bf16; 0 layers when the budget holds none, or when
+ * every document has one row (but xgreedy). Nothing when built already
+ * or without a budget. -1 and err when out of memory. */
+int dec_groups_xcache(dec_groups *gs, int nl, int nh, int dk, int d, const xcache_w *w,
+                      int nth, lc_err *err);
+/* Cross-attention of cached layer li: o [nrow T, nh dk] from the queries
+ * q [nrow T, nh dk], each document's rows over its own cache. */
+void dec_groups_attend(const dec_groups *gs, int li, xattn_work *xw, const float *q, float *o,
+                       int inner, int64_t T);
 
 /* Training. Each half runs its forward on one example, keeping what its
  * backward needs (the tape) in the arena, then, given the gradient of its

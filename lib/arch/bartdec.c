@@ -13,7 +13,6 @@
 #include "ops/linear.h"
 #include "ops/norm.h"
 #include "ops/xattn.h"
-#include "ops/xcache.h"
 
 typedef struct bdec {
 	const lc_config *c;
@@ -189,20 +188,6 @@ static void add_norm(float *x, const float *t, int64_t n, int d, const float *w,
 	layernorm_fw(x, n, d, w, b, BART_EPS, x, NULL, NULL);
 }
 
-/* Cross-attention from the caches: o [n, d] from the scaled queries q,
- * each document's rows over its own keys and values (biases in them). */
-static void cross_cached(bstate *s, int li)
-{
-	int d = s->b->d;
-
-	for (int g = 0; g < s->gs.n; g++) {
-		const dec_group *gr = &s->gs.g[g];
-		int64_t r0 = gr->row0;
-
-		xcache_attend(gr->xc, li, s->xw, s->q + r0 * d, gr->nrow, d, s->o + r0 * d, d);
-	}
-}
-
 /* Cross-attention folded, in model space: the key bias cancels in the
  * softmax, the value bias adds once. */
 static void cross_folded(bstate *s, const bart_dec_layer *Ly)
@@ -226,22 +211,17 @@ static void cross_folded(bstate *s, const bart_dec_layer *Ly)
 }
 
 /* The cross-attention caches, at the first step (with the step's
- * threads), for as many layers as the budget holds. */
+ * threads). */
 static int xcache_build(bstate *s, lc_err *err)
 {
 	const bdec *b = s->b;
 	xcache_w w[b->nl];
 
-	if (dec_groups_xcache(&s->gs, b->nl, b->H, b->dk, cmp_bf16_active(), err) < 0)
-		return -1;
 	for (int li = 0; li < b->nl; li++) {
 		const bart_dec_layer *Ly = &b->W->dec[li];
 		w[li] = (xcache_w){ Ly->ca.wk, Ly->ca.bk, Ly->ca.wv, Ly->ca.bv };
 	}
-	for (int g = 0; g < s->gs.n && s->gs.xlayers; g++)
-		if (xcache_fill(s->gs.g[g].xc, s->gs.g[g].E, NULL, b->d, w, s->nth, err) < 0)
-			return -1;
-	return 0;
+	return dec_groups_xcache(&s->gs, b->nl, b->H, b->dk, b->d, w, s->nth, err);
 }
 
 int bartdec_step(void *p, const int32_t *tokens, float *logits, lc_err *err)
@@ -255,7 +235,7 @@ int bartdec_step(void *p, const int32_t *tokens, float *logits, lc_err *err)
 
 	if (s->pos >= s->max_steps)
 		return lc_fail(err, "decoder: more than %d steps", s->max_steps);
-	if (s->pos == 0 && s->gs.xbudget && !s->gs.xlayers && xcache_build(s, err) < 0)
+	if (s->pos == 0 && xcache_build(s, err) < 0)
 		return -1;
 	for (int r = 0; r < n; r++) {
 		if (tokens[r] < 0 || tokens[r] >= b->V)
@@ -289,8 +269,8 @@ int bartdec_step(void *p, const int32_t *tokens, float *logits, lc_err *err)
 		linear_fw(s->q, s->x, Ly->ca.wq, Ly->ca.bq, n, d, d, 0.0f, nth);
 		for (int64_t i = 0; i < (int64_t)n * d; i++)
 			s->q[i] *= b->qscale;
-		if (li < s->gs.xlayers)
-			cross_cached(s, li);
+		if (li < s->gs.xlayers)   /* the biases in the cached keys and values */
+			dec_groups_attend(&s->gs, li, s->xw, s->q, s->o, d, 1);
 		else
 			cross_folded(s, Ly);
 		linear_fw(s->t, s->o, Ly->ca.wo, Ly->ca.bo, n, d, d, 0.0f, nth);

@@ -6,7 +6,6 @@
 
 #include "base/dtype.h"
 #include "compute/compute.h"
-#include "ops/xcache.h"
 
 struct lc_decoder {
 	const lc_dec_ops *ops;
@@ -237,30 +236,45 @@ void dec_groups_free(dec_groups *gs)
 	memset(gs, 0, sizeof *gs);
 }
 
-int dec_groups_xcache(dec_groups *gs, int nl, int nh, int dk, int bf16, lc_err *err)
+int dec_groups_xcache(dec_groups *gs, int nl, int nh, int dk, int d, const xcache_w *w,
+                      int nth, lc_err *err)
 {
 	uint64_t per = 0, n;
-	int many = gs->xgreedy;
+	int many = gs->xgreedy, bf16 = cmp_bf16_active();
 
+	if (!gs->xbudget || gs->xlayers)
+		return 0;
 	for (int i = 0; i < gs->n; i++) {
 		per += xcache_layer_bytes(gs->g[i].L, nh, dk, bf16);
 		many |= gs->g[i].nrow > 1;
 	}
-	if (!many)
-		per = 0;
-	n = per ? gs->xbudget / per : 0;
+	n = per && many ? gs->xbudget / per : 0;
 	n = n < (uint64_t)nl ? n : (uint64_t)nl;
-	gs->xlayers = 0;
-	for (int i = 0; i < gs->n && n; i++)
-		if (!(gs->g[i].xc = xcache_new((int)n, gs->g[i].L, nh, dk, bf16, err))) {
-			for (int j = 0; j < i; j++) {
+	for (int i = 0; i < gs->n && n; i++) {
+		dec_group *g = &gs->g[i];
+		if (!(g->xc = xcache_new((int)n, g->L, nh, dk, bf16, err)) ||
+		    xcache_fill(g->xc, g->E, g->E ? NULL : g->E16, d, w, nth, err) < 0) {
+			for (int j = 0; j <= i; j++) {
 				xcache_free(gs->g[j].xc);
 				gs->g[j].xc = NULL;
 			}
 			return lc_prefix(err, "decoder (--cross-cache 0 does without)");
 		}
+	}
 	gs->xlayers = (int)n;
 	return 0;
+}
+
+void dec_groups_attend(const dec_groups *gs, int li, xattn_work *xw, const float *q, float *o,
+                       int inner, int64_t T)
+{
+	for (int i = 0; i < gs->n; i++) {
+		const dec_group *g = &gs->g[i];
+		int64_t r0 = (int64_t)g->row0 * T;
+
+		xcache_attend(g->xc, li, xw, q + r0 * inner, (int64_t)g->nrow * T, inner,
+		              o + r0 * inner, inner);
+	}
 }
 
 void decoder_state_free(dec_state *s)

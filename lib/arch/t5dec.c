@@ -16,7 +16,6 @@
 #include "ops/linear.h"
 #include "ops/norm.h"
 #include "ops/xattn.h"
-#include "ops/xcache.h"
 
 #define D1(a) ((const uint64_t[PARAM_RANK]){ (uint64_t)(a), 0, 0, 0 })
 #define D2(a, b) ((const uint64_t[PARAM_RANK]){ (uint64_t)(a), (uint64_t)(b), 0, 0 })
@@ -211,19 +210,6 @@ static float *mask_new(fwd *f, int64_t n)
 	return m;
 }
 
-/* Cross-attention from the caches: co [N, inner] from cq [N, inner],
- * each document's rows over its own keys and values. */
-static void cross_cached(fwd *f, int li, const float *cq, float *co, int in)
-{
-	for (int g = 0; g < f->gs->n; g++) {
-		const dec_group *gr = &f->gs->g[g];
-		int64_t r0 = (int64_t)gr->row0 * f->T;
-
-		xcache_attend(gr->xc, li, f->xw, cq + r0 * in, (int64_t)gr->nrow * f->T, in,
-		              co + r0 * in, in);
-	}
-}
-
 /* Cross-attention folded, in model space: co [N, inner] from cq. */
 static void cross_folded(const t5dec *t, fwd *f, const t5dec_layer *L, tape_layer *tl,
                          const float *cq, float *co)
@@ -309,7 +295,7 @@ static int t5_forward(const t5dec *t, fwd *f, const int32_t *tokens, float *logi
 		linear_fw(cq, h, L->ca_q, NULL, N, in, d, 0.0f, nth);
 		co = tl ? tl->co : f->att;
 		if (!tl && li < f->gs->xlayers)
-			cross_cached(f, li, cq, co, in);
+			dec_groups_attend(f->gs, li, f->xw, cq, co, in, T);
 		else
 			cross_folded(t, f, L, tl, cq, co);
 		if (tl && !(tl->m1 = mask_new(f, N * d)) && f->p > 0)
@@ -502,24 +488,15 @@ dec_groups *t5dec_groups(void *p)
 }
 
 /* The cross-attention caches, at the first step (with the step's
- * threads): K = E W_k^T, V = E W_v^T for as many layers as the budget
- * holds (T5's cross-attention has no biases). */
+ * threads): T5's cross-attention has no biases. */
 static int xcache_build(dstate *s, lc_err *err)
 {
 	const t5dec *t = s->t;
-	int bf16 = cmp_bf16_active();
 	xcache_w w[t->nl > 0 ? t->nl : 1];
 
-	if (dec_groups_xcache(&s->gs, t->nl, t->nh, t->dkv, bf16, err) < 0)
-		return -1;
 	for (int li = 0; li < t->nl; li++)
 		w[li] = (xcache_w){ t->W->layer[li].ca_k, NULL, t->W->layer[li].ca_v, NULL };
-	for (int g = 0; g < s->gs.n && s->gs.xlayers; g++) {
-		const dec_group *gr = &s->gs.g[g];
-		if (xcache_fill(gr->xc, gr->E, gr->E ? NULL : gr->E16, t->d, w, s->f.nth, err) < 0)
-			return -1;
-	}
-	return 0;
+	return dec_groups_xcache(&s->gs, t->nl, t->nh, t->dkv, t->d, w, s->f.nth, err);
 }
 
 int t5dec_step(void *p, const int32_t *tokens, float *logits, lc_err *err)
@@ -532,7 +509,7 @@ int t5dec_step(void *p, const int32_t *tokens, float *logits, lc_err *err)
 		if (tokens[r] < 0 || tokens[r] >= s->t->V)
 			return lc_fail(err, "decoder: token id %ld out of range [0, %d)", (long)tokens[r],
 			               s->t->V);
-	if (s->pos == 0 && s->gs.xbudget && !s->gs.xlayers && xcache_build(s, err) < 0)
+	if (s->pos == 0 && xcache_build(s, err) < 0)
 		return -1;
 	s->f.pos = s->pos;
 	if (t5_forward(s->t, &s->f, tokens, logits) < 0)

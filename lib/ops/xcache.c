@@ -18,7 +18,6 @@ struct xcache {
 	int nl, nh, dk, bf16;
 	int64_t L;
 	void *kv;                   /* [nl][2][nh][L][dk], float or uint16_t */
-	size_t bytes;               /* of the mapping */
 };
 
 /* The cache's memory, in 2 MiB pages where the kernel has them: it is
@@ -57,7 +56,6 @@ xcache *xcache_new(int nl, int64_t L, int nh, int dk, int bf16, lc_err *err)
 		        "%.1f MiB)", nl, (long long)L, (double)b / 1048576.0);
 		return NULL;
 	}
-	c->bytes = b;
 	c->nl = nl;
 	c->L = L;
 	c->nh = nh;
@@ -69,7 +67,7 @@ xcache *xcache_new(int nl, int64_t L, int nh, int dk, int bf16, lc_err *err)
 void xcache_free(xcache *c)
 {
 	if (c && c->kv)
-		munmap(c->kv, c->bytes);
+		munmap(c->kv, xcache_layer_bytes(c->L, c->nh, c->dk, c->bf16) * (uint64_t)c->nl);
 	free(c);
 }
 

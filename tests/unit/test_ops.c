@@ -554,6 +554,38 @@ static void test_attn_full(void)
 	free(dq); free(dk_); free(dv); free(work); free(ref);
 }
 
+/* Attention of q [R, nh dk] (rows ldq apart) over head-major K, V
+ * [nh][L][dk] in double: ref [R, nh dk], lse [R nh]. */
+static void attn_ref(const float *q, int64_t R, int64_t ldq, int nh, int dk, const float *K,
+                     const float *V, int64_t L, double *ref, double *lse)
+{
+	double *sc = malloc((size_t)(L ? L : 1) * sizeof *sc);
+
+	for (int64_t r = 0; r < R; r++)
+		for (int h = 0; h < nh; h++) {
+			const float *qh = q + r * ldq + h * dk;
+			const float *Kh = K + (int64_t)h * L * dk, *Vh = V + (int64_t)h * L * dk;
+			double m = -INFINITY, t = 0;
+
+			for (int64_t j = 0; j < L; j++) {
+				sc[j] = 0;
+				for (int x = 0; x < dk; x++)
+					sc[j] += (double)qh[x] * Kh[j * dk + x];
+				m = fmax(m, sc[j]);
+			}
+			for (int64_t j = 0; j < L; j++)
+				t += exp(sc[j] - m);
+			lse[r * nh + h] = m + log(t);
+			for (int x = 0; x < dk; x++) {
+				double o = 0;
+				for (int64_t j = 0; j < L; j++)
+					o += exp(sc[j] - m) / t * Vh[j * dk + x];
+				ref[(r * nh + h) * dk + x] = o;
+			}
+		}
+	free(sc);
+}
+
 struct xa_ctx { xattn_work *w; float *qp, *E, *ctx, *lse, *dy; int64_t R, L; int d; };
 
 static double xa_f(void *p)
@@ -615,30 +647,14 @@ static void test_xattn(void)
 	struct xa_ctx c = { xattn_work_new(R, d, 3, &err), randv(R * d, 0.5), randv(L * d, 1),
 	                    malloc((size_t)(R * d) * 4), malloc((size_t)R * 4), randv(R * d, 1), R, L, d };
 	float *dqp = malloc((size_t)(R * d) * 4), *dE = calloc((size_t)(L * d), 4);
-	double *ref = malloc((size_t)(R * d) * 8), e, lerr = 0;
+	double *ref = malloc((size_t)(R * d) * 8), *lse = malloc((size_t)R * 8), e, lerr = 0;
 
-	if (!T_OK(c.w != NULL, "%s", err.msg))
+	if (!T_OK(c.w != NULL && ref && lse, "%s", err.msg))
 		return;
 	xa_f(&c);
-	for (int64_t r = 0; r < R; r++) {
-		double m = -INFINITY, s = 0, *sc = malloc((size_t)L * 8);
-		for (int64_t j = 0; j < L; j++) {
-			sc[j] = 0;
-			for (int x = 0; x < d; x++)
-				sc[j] += (double)c.qp[r * d + x] * c.E[j * d + x];
-			m = fmax(m, sc[j]);
-		}
-		for (int64_t j = 0; j < L; j++)
-			s += exp(sc[j] - m);
-		lerr = fmax(lerr, fabs(c.lse[r] - (m + log(s))));
-		for (int x = 0; x < d; x++) {
-			double o = 0;
-			for (int64_t j = 0; j < L; j++)
-				o += exp(sc[j] - m) / s * c.E[j * d + x];
-			ref[r * d + x] = o;
-		}
-		free(sc);
-	}
+	attn_ref(c.qp, R, d, 1, d, c.E, c.E, L, ref, lse);   /* one head, K = V = E */
+	for (int64_t r = 0; r < R; r++)
+		lerr = fmax(lerr, fabs(c.lse[r] - lse[r]));
 	e = relerr(c.ctx, ref, R * d);
 	T_OK(e < 1e-5, "cross-attention forward: %.3g", e);
 	T_OK(lerr < 1e-4, "log-sum-exp: %.3g", lerr);
@@ -652,38 +668,7 @@ static void test_xattn(void)
 	T_OK(c.ctx[0] == 0 && c.ctx[R * d - 1] == 0 && c.lse[0] == -INFINITY, "L = 0: zero context");
 	xattn_work_free(c.w);
 	free(c.qp); free(c.E); free(c.ctx); free(c.lse); free(c.dy); free(dqp); free(dE); free(ref);
-}
-
-/* Attention of q [R, nh dk] (rows ldq apart) over head-major K, V
- * [nh][L][dk] in double: ref [R, nh dk], lse [R nh]. */
-static void attn_ref(const float *q, int64_t R, int64_t ldq, int nh, int dk, const float *K,
-                     const float *V, int64_t L, double *ref, double *lse)
-{
-	double *sc = malloc((size_t)(L ? L : 1) * sizeof *sc);
-
-	for (int64_t r = 0; r < R; r++)
-		for (int h = 0; h < nh; h++) {
-			const float *qh = q + r * ldq + h * dk;
-			const float *Kh = K + (int64_t)h * L * dk, *Vh = V + (int64_t)h * L * dk;
-			double m = -INFINITY, t = 0;
-
-			for (int64_t j = 0; j < L; j++) {
-				sc[j] = 0;
-				for (int x = 0; x < dk; x++)
-					sc[j] += (double)qh[x] * Kh[j * dk + x];
-				m = fmax(m, sc[j]);
-			}
-			for (int64_t j = 0; j < L; j++)
-				t += exp(sc[j] - m);
-			lse[r * nh + h] = m + log(t);
-			for (int x = 0; x < dk; x++) {
-				double o = 0;
-				for (int64_t j = 0; j < L; j++)
-					o += exp(sc[j] - m) / t * Vh[j * dk + x];
-				ref[(r * nh + h) * dk + x] = o;
-			}
-		}
-	free(sc);
+	free(lse);
 }
 
 /* xattn_fw_kv (a cross-attention cache's keys and values, several heads
