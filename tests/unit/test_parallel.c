@@ -2,11 +2,15 @@
  * test_parallel: par_for (base/parallel.c) calls fn once for every index,
  * with tids in [0, nthreads), for any thread count and length (the kept
  * workers growing and being reused), from inside a task (a nested call)
- * and from several threads at once (concurrent calls).
+ * and from several threads at once (concurrent calls); calls that follow
+ * each other closely (the workers still watching for the next job) and
+ * after a pause (the workers asleep), with the thread count changing from
+ * one call to the next (workers not needed for a job answer it too).
  */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "base/parallel.h"
 #include "t.h"
@@ -57,6 +61,21 @@ static void test_once_each(void)
 	T_OK(ok, "every index once, tids in range, 1 to 9 threads");
 }
 
+static void test_spin_and_sleep(void)
+{
+	static const int ts[] = { 2, 9, 3, 1, 5, 2, 8, 4 };
+	struct timespec pause = { 0, 2000000 };   /* 2 ms: past the workers' watch */
+	int ok = 1;
+
+	for (int r = 0; r < 4000 && ok; r++)
+		ok = once_each(ts[r % 8], 1 + r % 11);
+	for (int r = 0; r < 40 && ok; r++) {
+		nanosleep(&pause, NULL);
+		ok = once_each(ts[r % 8], 20);
+	}
+	T_OK(ok, "calls back to back and after pauses, thread counts changing");
+}
+
 static atomic_int nested_ok;
 
 static void outer(void *ctx, int64_t i, int tid)
@@ -102,6 +121,7 @@ static void test_concurrent(void)
 int main(void)
 {
 	T_RUN(test_once_each);
+	T_RUN(test_spin_and_sleep);
 	T_RUN(test_nested);
 	T_RUN(test_concurrent);
 	return t_done();
