@@ -6,6 +6,7 @@
 
 #include "base/arena.h"
 #include "base/dtype.h"
+#include "base/parallel.h"
 #include "compute/compute.h"
 #include "ops/linear.h"
 
@@ -83,6 +84,31 @@ static size_t at(const xcache *c, int li, int kv, int h, int64_t j)
 	        (size_t)j) * (size_t)c->dk;
 }
 
+/* One head's columns of a block of projected rows, into its place. */
+struct scatter {
+	xcache *c;
+	const float *y;             /* [n, nh dk] the block's keys or values */
+	int64_t r0, n;
+	int li, kv;
+};
+
+static void scatter_head(void *ctx, int64_t h, int tid)
+{
+	const struct scatter *s = ctx;
+	const xcache *c = s->c;
+	int inner = c->nh * c->dk;
+	size_t o = at(c, s->li, s->kv, (int)h, s->r0);
+	const float *y = s->y + (size_t)h * (size_t)c->dk;
+
+	(void)tid;
+	if (c->bf16)
+		cmp_bf16_pack(y, s->n, c->dk, inner, (uint16_t *)c->kv + o, c->dk);
+	else
+		for (int64_t j = 0; j < s->n; j++)
+			memcpy((float *)c->kv + o + (size_t)j * (size_t)c->dk, y + (size_t)j * (size_t)inner,
+			       (size_t)c->dk * sizeof(float));
+}
+
 int xcache_fill(xcache *c, const float *E, const uint16_t *E16, int d, const xcache_w *w,
                 int nth, lc_err *err)
 {
@@ -105,20 +131,13 @@ int xcache_fill(xcache *c, const float *E, const uint16_t *E16, int d, const xca
 			lc_bf16_to_f32_n(E16 + (size_t)r0 * (size_t)d, (uint64_t)(n * d), x);
 		for (int li = 0; li < c->nl; li++)
 			for (int kv = 0; kv < 2; kv++) {
+				struct scatter s = { c, y, r0, n, li, kv };
+
 				linear_fw(y, xb, kv ? w[li].wv : w[li].wk, kv ? w[li].bv : w[li].bk, n, inner,
 				          d, 0.0f, nth);
-				for (int h = 0; h < c->nh; h++) {
-					size_t o = at(c, li, kv, h, r0);
-
-					if (c->bf16)
-						cmp_bf16_pack(y + (size_t)h * c->dk, n, c->dk, inner,
-						              (uint16_t *)c->kv + o, c->dk);
-					else
-						for (int64_t j = 0; j < n; j++)
-							memcpy((float *)c->kv + o + (size_t)j * c->dk,
-							       y + (size_t)j * inner + (size_t)h * c->dk,
-							       (size_t)c->dk * sizeof(float));
-				}
+				/* on every thread: these are the cache's first writes,
+				 * and a page's first write costs the kernel clearing it */
+				par_for(nth, c->nh, scatter_head, &s);
 			}
 	}
 	free(x);
