@@ -22,6 +22,7 @@
  * decoder's do, cost a few microseconds; a pool left idle sleeps after
  * SPIN_NS and takes no processor time. */
 #define SPIN_NS 100000
+
 struct job {
 	par_fn fn;
 	void *ctx;
