@@ -1,9 +1,11 @@
 #include "base/parallel.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Workers are kept between calls: starting and joining threads cost 58
  * us a call on a 2-core virtual machine, and the decoder makes about 120
@@ -20,7 +22,11 @@
  * for the next job (or the last worker) for up to SPIN_NS, and sleep
  * only after that: calls that follow each other closely, as the
  * decoder's do, cost a few microseconds; a pool left idle sleeps after
- * SPIN_NS and takes no processor time. */
+ * SPIN_NS and takes no processor time. Watching yields the processor now
+ * and then, to any thread that is waiting for it (another program's,
+ * in a pipeline), and a pool with more threads than the machine has
+ * processors does not watch at all: its workers would take turns with the
+ * ones it waits for. */
 #define SPIN_NS 100000
 
 struct job {
@@ -40,10 +46,11 @@ static struct {
 	atomic_int nwork;           /* workers that take part in this job, tids 1..nwork */
 	atomic_ulong gen;           /* bumped (after job, nwork, active) for each job */
 	atomic_int active;          /* workers yet to answer this job */
+	atomic_int spin;            /* watch before sleeping: threads <= processors */
 	int sleeping;               /* workers waiting on `work` */
 	int started;                /* workers alive, tids 1..started */
 } pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-	   PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0, 0, 0 };
+	   PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0, 0, 0, 0 };
 
 static int64_t now_ns(void)
 {
@@ -60,30 +67,37 @@ static void relax(void)
 #endif
 }
 
-/* Spins up to SPIN_NS while *v == old; returns its last value. */
+/* One step of watching: 0 once SPIN_NS from start have passed. */
+static int watch(int i, int64_t start)
+{
+	relax();
+	if (i & 63)
+		return 1;
+	sched_yield();
+	return now_ns() - start < SPIN_NS;
+}
+
+/* Watches while *v == old, if the pool watches (start 0: it does not);
+ * returns its last value. */
 static unsigned long spin_while_ul(atomic_ulong *v, unsigned long old)
 {
-	int64_t end = now_ns() + SPIN_NS;
+	int64_t start = atomic_load(&pool.spin) ? now_ns() : 0;
 	unsigned long x;
 
-	for (int i = 1; (x = atomic_load_explicit(v, memory_order_acquire)) == old; i++) {
-		relax();
-		if (!(i & 63) && now_ns() > end)
+	for (int i = 1; (x = atomic_load_explicit(v, memory_order_acquire)) == old && start; i++)
+		if (!watch(i, start))
 			break;
-	}
 	return x;
 }
 
 static int spin_while_positive(atomic_int *v)
 {
-	int64_t end = now_ns() + SPIN_NS;
+	int64_t start = atomic_load(&pool.spin) ? now_ns() : 0;
 	int x;
 
-	for (int i = 1; (x = atomic_load_explicit(v, memory_order_acquire)) > 0; i++) {
-		relax();
-		if (!(i & 63) && now_ns() > end)
+	for (int i = 1; (x = atomic_load_explicit(v, memory_order_acquire)) > 0 && start; i++)
+		if (!watch(i, start))
 			break;
-	}
 	return x;
 }
 
@@ -137,6 +151,10 @@ static void *pool_main(void *arg)
 /* Workers 1..want alive (as many as could be started); under pool.mu. */
 static int pool_grow(int want)
 {
+	static long ncpu;
+
+	if (!ncpu)
+		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	while (pool.started < want) {
 		pthread_t th;
 		pthread_attr_t at;
@@ -150,6 +168,8 @@ static int pool_grow(int want)
 			break;
 		pool.started++;
 	}
+	/* the workers and the caller against the processors online */
+	atomic_store(&pool.spin, pool.started + 1 <= ncpu);
 	return pool.started;
 }
 

@@ -61,13 +61,21 @@ static void test_once_each(void)
 	T_OK(ok, "every index once, tids in range, 1 to 9 threads");
 }
 
+/* First in main: while the pool has no more threads than the machine
+ * has processors, its workers watch for the next job before sleeping. */
 static void test_spin_and_sleep(void)
 {
 	static const int ts[] = { 2, 9, 3, 1, 5, 2, 8, 4 };
 	struct timespec pause = { 0, 2000000 };   /* 2 ms: past the workers' watch */
 	int ok = 1;
 
-	for (int r = 0; r < 4000 && ok; r++)
+	for (int r = 0; r < 4000 && ok; r++)      /* one worker, back to back */
+		ok = once_each(2, 1 + r % 11);
+	for (int r = 0; r < 20 && ok; r++) {
+		nanosleep(&pause, NULL);
+		ok = once_each(2, 20);
+	}
+	for (int r = 0; r < 4000 && ok; r++)      /* the pool growing, workers left out */
 		ok = once_each(ts[r % 8], 1 + r % 11);
 	for (int r = 0; r < 40 && ok; r++) {
 		nanosleep(&pause, NULL);
@@ -120,8 +128,8 @@ static void test_concurrent(void)
 
 int main(void)
 {
-	T_RUN(test_once_each);
 	T_RUN(test_spin_and_sleep);
+	T_RUN(test_once_each);
 	T_RUN(test_nested);
 	T_RUN(test_concurrent);
 	return t_done();
