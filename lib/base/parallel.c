@@ -45,7 +45,7 @@ static struct {
 	struct job *_Atomic job;
 	atomic_int nwork;           /* workers that take part in this job, tids 1..nwork */
 	atomic_ulong gen;           /* bumped (after job, nwork, active) for each job */
-	atomic_int active;          /* workers yet to answer this job */
+	atomic_ulong active;        /* workers yet to answer this job */
 	atomic_int spin;            /* watch before sleeping: threads <= processors */
 	int sleeping;               /* workers waiting on `work` */
 	int started;                /* workers alive, tids 1..started */
@@ -67,38 +67,25 @@ static void relax(void)
 #endif
 }
 
-/* One step of watching: 0 once SPIN_NS from start have passed. */
-static int watch(int i, int64_t start)
-{
-	relax();
-	if (i & 63)
-		return 1;
-	sched_yield();
-	return now_ns() - start < SPIN_NS;
-}
-
-/* Watches while *v == old, if the pool watches (start 0: it does not);
- * returns its last value. */
-static unsigned long spin_while_ul(atomic_ulong *v, unsigned long old)
+/* Watches *v while it equals x (eq) or differs from it (!eq), for up to
+ * SPIN_NS if the pool watches, yielding every 64 pauses; returns its last
+ * value. */
+static unsigned long watch(atomic_ulong *v, unsigned long x, int eq)
 {
 	int64_t start = atomic_load(&pool.spin) ? now_ns() : 0;
-	unsigned long x;
+	unsigned long y;
 
-	for (int i = 1; (x = atomic_load_explicit(v, memory_order_acquire)) == old && start; i++)
-		if (!watch(i, start))
+	for (int i = 1; ((y = atomic_load_explicit(v, memory_order_acquire)) == x) == eq; i++) {
+		if (!start)
 			break;
-	return x;
-}
-
-static int spin_while_positive(atomic_int *v)
-{
-	int64_t start = atomic_load(&pool.spin) ? now_ns() : 0;
-	int x;
-
-	for (int i = 1; (x = atomic_load_explicit(v, memory_order_acquire)) > 0 && start; i++)
-		if (!watch(i, start))
-			break;
-	return x;
+		relax();
+		if (!(i & 63)) {
+			sched_yield();
+			if (now_ns() - start >= SPIN_NS)
+				break;
+		}
+	}
+	return y;
 }
 
 static void run(struct job *j, int tid)
@@ -123,7 +110,7 @@ static void *pool_main(void *arg)
 	seen = atomic_load(&pool.gen) - 1;
 	pthread_mutex_unlock(&pool.mu);
 	for (;;) {
-		unsigned long g = spin_while_ul(&pool.gen, seen);
+		unsigned long g = watch(&pool.gen, seen, 1);
 
 		if (g == seen) {
 			pthread_mutex_lock(&pool.mu);
@@ -235,16 +222,16 @@ int par_for(int nthreads, int64_t n, par_fn fn, void *ctx)
 	if (got < nthreads - 1)
 		rc = -1;                    /* fewer threads; the work is the same */
 	atomic_store(&pool.nwork, got < nthreads - 1 ? got : nthreads - 1);
-	atomic_store(&pool.active, pool.started);
+	atomic_store(&pool.active, (unsigned long)pool.started);
 	atomic_store(&pool.job, &j);
 	atomic_fetch_add_explicit(&pool.gen, 1, memory_order_release);
 	if (pool.sleeping)
 		pthread_cond_broadcast(&pool.work);
 	pthread_mutex_unlock(&pool.mu);
 	run(&j, 0);
-	if (spin_while_positive(&pool.active) > 0) {
+	if (watch(&pool.active, 0, 0) != 0) {
 		pthread_mutex_lock(&pool.mu);
-		while (atomic_load(&pool.active) > 0)
+		while (atomic_load(&pool.active) != 0)
 			pthread_cond_wait(&pool.done, &pool.mu);
 		pthread_mutex_unlock(&pool.mu);
 	}
