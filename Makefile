@@ -7,6 +7,9 @@
 #                (tests/sh) and mandoc -Tlint on the man pages; the last line
 #                is "N passed, N failed" and the exit status is non-zero on failure
 #   check-asan   the same, built in build-asan/ with AddressSanitizer and UBSan
+#   check-cuda   on a machine with an NVIDIA GPU: a CUDA=1 build in build-cuda/ and the
+#                unit tests and oracle goldens with every product on the GPU; elsewhere
+#                it says "skipped: no GPU"
 #   fuzz         build the fuzz targets (tests/fuzz) with libFuzzer and run each briefly
 #                (FUZZ_SECONDS, default 20)
 #   bench        run the benchmarks in bench/ (prints numbers, asserts nothing;
@@ -91,10 +94,18 @@ endif
 DNNL_CFLAGS = $(if $(filter 1,$(LC_DNNL)),-DLC_HAVE_DNNL)
 DNNL_LIBS   = $(if $(filter 1,$(LC_DNNL)),-ldnnl -lgomp)
 
-ALL_CFLAGS = $(CFLAGS) $(SANITIZE) -Ilib $(PKG_CFLAGS) $(DNNL_CFLAGS) -DLC_VERSION='"$(VERSION)"'
-ALL_LIBS   = $(LIBLC) $(PKG_LIBS) $(DNNL_LIBS) -lm -lpthread
+# CUDA=1: lib/compute/cuda.c with cuBLAS from the CUDA Toolkit in CUDA_HOME
+# (C only: no nvcc needed), the library path recorded in the programs.
+CUDA_HOME   = /usr/local/cuda
+CUDA_CFLAGS = $(if $(filter 1,$(CUDA)),-DLC_HAVE_CUDA -isystem $(CUDA_HOME)/include)
+CUDA_RPATH  = -Wl,-rpath,$(CUDA_HOME)/lib64
+CUDA_LIBS   = $(if $(filter 1,$(CUDA)),-L$(CUDA_HOME)/lib64 $(CUDA_RPATH) -lcublas -lcudart)
 
-.PHONY: FORCE all build deps ensure-deps check check-run check-asan fuzz bench demo \
+ALL_CFLAGS = $(CFLAGS) $(SANITIZE) -Ilib $(PKG_CFLAGS) $(DNNL_CFLAGS) $(CUDA_CFLAGS) \
+             -DLC_VERSION='"$(VERSION)"'
+ALL_LIBS   = $(LIBLC) $(PKG_LIBS) $(DNNL_LIBS) $(CUDA_LIBS) -lm -lpthread
+
+.PHONY: FORCE all build deps ensure-deps check check-run check-asan check-cuda check-cuda-run fuzz bench demo \
         install uninstall clean tokenizer gsg-data span-data summaries book-summary
 .SUFFIXES:
 
@@ -123,7 +134,7 @@ deps:
 	fi
 
 # Rebuild everything when a setting compiled into it changes (flags, version).
-BUILD_ID = $(CC) $(CFLAGS) $(SANITIZE) $(VERSION) dnnl=$(LC_DNNL)
+BUILD_ID = $(CC) $(CFLAGS) $(SANITIZE) $(VERSION) dnnl=$(LC_DNNL) cuda=$(CUDA) $(CUDA_HOME)
 $(O)/.settings: FORCE
 	@mkdir -p $(@D)
 	@echo '$(BUILD_ID)' | cmp -s - $@ || echo '$(BUILD_ID)' >$@
@@ -185,6 +196,28 @@ check-asan:
 	@$(MAKE) --no-print-directory O=build-asan OPT=-O1 \
 	    SANITIZE='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' \
 	    check
+
+# The GPU's tests: a CUDA=1 build in build-cuda/, then the unit tests of
+# the model layer and the suites with oracle goldens (LOCOST, BART, LSG,
+# BART-LS, top-down, fairseq, training), every product on the GPU
+# ($LC_DEVICE=cuda: a program that cannot have it fails rather than run
+# on the CPU).
+CUDA_UNITS = $(addprefix build-cuda/tests/test_,gemm ops ssm xkern parallel locost decoder search \
+               sample pipe_decode bart bart_grads bartls bartls_grads bartlsattn lsg topdown \
+               topdown_grads fairseq train train_grads)
+CUDA_TESTS = $(filter $(addprefix tests/sh/,t6000% t6010% t7000% t7010% t7020% t7100% t7200% \
+               t7300% t7400% t7500% t8000% t8200% t8300%),$(SH_TESTS))
+check-cuda:
+	@if ! nvidia-smi -L >/dev/null 2>&1; then echo "check-cuda: skipped: no GPU"; exit 0; fi; \
+	$(MAKE) --no-print-directory O=build-cuda CUDA=1 all && \
+	$(MAKE) --no-print-directory O=build-cuda CUDA=1 $(CUDA_UNITS) && \
+	$(MAKE) --no-print-directory check-cuda-run
+
+# check-cuda's tests alone, on a build-cuda/ made before (or elsewhere).
+check-cuda-run:
+	@LC_SHARE=$(CURDIR)/share build-cuda/bin/lc-encode -d cuda --info | grep '^device' && \
+	LC_DEVICE=cuda $(MAKE) --no-print-directory O=build-cuda UNITS='$(CUDA_UNITS)' \
+	    SH_TESTS='$(CUDA_TESTS)' MAN_PAGES= check-run
 
 FUZZ_SECONDS = 20
 FUZZ_BIN  = $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)

@@ -86,6 +86,8 @@ void cmp_constant_drop(const float *p)
 {
 	int at;
 
+	/* first, outside rt.mu: a GPU product holds cuda.c's lock, then this one */
+	cmp_cuda_drop(p);
 	pthread_mutex_lock(&rt.mu);
 	at = find(p);
 	if (at >= 0 && rt.r[at].p == p) {
@@ -119,6 +121,18 @@ int cmp_is_constant(const float *x, int64_t n)
 	yes = holding(x, n) != NULL;
 	pthread_mutex_unlock(&rt.mu);
 	return yes;
+}
+
+const float *cmp_constant_base(const float *x, int64_t n, int64_t *len)
+{
+	struct region *r;
+	const float *p = NULL;
+
+	pthread_mutex_lock(&rt.mu);
+	if ((r = holding(x, n)))
+		p = r->p, *len = r->n;
+	pthread_mutex_unlock(&rt.mu);
+	return p;
 }
 
 const uint16_t *cmp_bf16_constant(const float *x, int64_t n)

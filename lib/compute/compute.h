@@ -49,6 +49,20 @@ void cmp_gemm_batch(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, 
                     int64_t ldb, int64_t sB, float beta, float *C, int64_t ldc, int64_t sC,
                     int64_t batch);
 
+/* --- the device ----------------------------------------------------------
+ *
+ * Where the products run: "cpu", or "cuda" (an NVIDIA GPU through cuBLAS,
+ * in a build with CUDA=1: compute/cuda.c; the weights stay on the GPU,
+ * the rest of the work and its data on the CPU). NULL: $LC_DEVICE when
+ * set, else cuda where this lc has CUDA and a GPU answers, else cpu.
+ * Asked for and absent, or a bad name: -1 saying why. warn(ctx, msg)
+ * (NULL: nothing) says the first product the GPU failed, which then runs
+ * on the CPU, as does every later failed one. Call before the first
+ * product and before cmp_set_compute.
+ */
+int cmp_set_device(const char *name, void (*warn)(void *ctx, const char *msg), void *ctx,
+                   lc_err *err);
+
 /* --- the products' library and precision ------------------------------
  *
  * cpu.c picks OpenBLAS or oneDNN per shape class (one table there);

@@ -3,7 +3,8 @@
  * (compute/dnnl.c, when built with it) for the products, chosen per shape
  * class by one table below; FFTW3 single precision for the transforms
  * (FFTW without its threads library: every transform on the calling
- * thread).
+ * thread). With the device cuda (cmp_set_device), every product goes to
+ * cuBLAS (compute/cuda.c) first, and comes back here only if it fails.
  */
 /* fftw3.h first: with <complex.h> before it, fftwf_complex would be a C99 complex. */
 #include <fftw3.h>
@@ -72,6 +73,7 @@ static void blas_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N
 /* ------------------------------------------------- choice and settings */
 
 enum { LIB_TABLE, LIB_BLAS, LIB_DNNL };
+enum { DEV_CPU, DEV_CUDA };
 enum { PREC_F32, PREC_BF16, PREC_BF16_EMULATED };
 
 /* Which library runs an fp32 product, by shape class: the first row whose
@@ -102,7 +104,13 @@ static struct {
 	int prec;                       /* set by cmp_set_compute before threads start */
 	int dnnl;                       /* this build has oneDNN */
 	char dnnl_ver[48];
-} cs = { PTHREAD_ONCE_INIT, LIB_TABLE, 0, PREC_F32, 0, "" };
+	int dev;                        /* DEV_CUDA: the products on the GPU */
+	char gpu[256];                  /* its name, or why there is none */
+} cs = { PTHREAD_ONCE_INIT, LIB_TABLE, 0, PREC_F32, 0, "", DEV_CPU, "" };
+
+/* The device cmp_set_device chose (-1: none chose), read by settings_init:
+ * a program run with -d cpu never opens the GPU. */
+static int dev_chosen = -1;
 
 static void settings_init(void)
 {
@@ -114,6 +122,34 @@ static void settings_init(void)
 	else if (g && !strcmp(g, "onednn") && cs.dnnl)
 		cs.lib = LIB_DNNL;
 	cs.emulate = e && !strcmp(e, "1");
+	/* the default device: the GPU where this lc has CUDA and one answers,
+	 * unless $LC_DEVICE says otherwise (cmp_set_device checks its value) */
+	if (dev_chosen >= 0)
+		cs.dev = dev_chosen;
+	else if ((e = getenv("LC_DEVICE")) && *e && strcmp(e, "cuda"))
+		cs.dev = DEV_CPU;
+	else
+		cs.dev = cmp_cuda_open(cs.gpu, sizeof cs.gpu) ? DEV_CUDA : DEV_CPU;
+}
+
+int cmp_set_device(const char *name, void (*warn)(void *ctx, const char *msg), void *ctx,
+                   lc_err *err)
+{
+	const char *what = "-d/--device", *env = getenv("LC_DEVICE"), *sep = " ";
+
+	if (!name && env && *env)
+		name = env, what = "$LC_DEVICE", sep = "=";
+	if (name && strcmp(name, "cpu") && strcmp(name, "cuda"))
+		return lc_fail(err, "%s: '%s' is not cpu or cuda", what, name);
+	if (name && !strcmp(name, "cuda") && !cmp_cuda_open(cs.gpu, sizeof cs.gpu))
+		return lc_fail(err, "%s%scuda: %s", what, sep, cs.gpu);
+	if (name)
+		dev_chosen = strcmp(name, "cpu") ? DEV_CUDA : DEV_CPU;
+	cmp_cuda_on_fail(warn, ctx);
+	pthread_once(&cs.once, settings_init);
+	if (name)               /* settings_init may have run before */
+		cs.dev = dev_chosen;
+	return 0;
 }
 
 int cmp_set_compute(const char *name, char *note, size_t cap, lc_err *err)
@@ -129,6 +165,7 @@ int cmp_set_compute(const char *name, char *note, size_t cap, lc_err *err)
 		return lc_fail(err, "LC_GEMM=onednn: this lc was built without oneDNN");
 	if (e && *e && strcmp(e, "0") && strcmp(e, "1"))
 		return lc_fail(err, "LC_BF16_EMULATE=%s: expected 0 or 1", e);
+	cs.emulate = e && !strcmp(e, "1");     /* as it is now, not at the first product */
 	if (!name || !strcmp(name, "f32")) {
 		cs.prec = PREC_F32;
 		return 0;
@@ -137,6 +174,8 @@ int cmp_set_compute(const char *name, char *note, size_t cap, lc_err *err)
 		return lc_fail(err, "--compute: '%s' is not f32 or bf16", name);
 	if (cs.emulate)
 		cs.prec = PREC_BF16_EMULATED;
+	else if (cs.dev == DEV_CUDA)
+		cs.prec = PREC_BF16;    /* cuBLAS: every GPU lc runs on has bf16 */
 	else if (!cpu_bf16())
 		snprintf(note, cap, "this processor has no AVX512-BF16 or AMX; running fp32");
 	else if (!cs.dnnl)
@@ -154,12 +193,19 @@ void cmp_info(FILE *f)
 		                      "bf16 emulated (LC_BF16_EMULATE=1: bf16 operands, fp32 products)" };
 
 	pthread_once(&cs.once, settings_init);
+	if (cs.dev == DEV_CUDA)
+		fprintf(f, "device\tcuda: %s: the matrix products (cuBLAS, the weights kept on the "
+		        "GPU); FFTs, cross-attention kernels and element-wise work on the CPU\n",
+		        cs.gpu);
+	else
+		fprintf(f, "device\tcpu\n");
 	if (!cs.dnnl || cs.lib == LIB_BLAS)
 		fprintf(f, "gemm\tOpenBLAS%s\n", cs.dnnl ? " (LC_GEMM=openblas)" : "");
 	else
 		fprintf(f, "gemm\t%s; OpenBLAS for the smallest products and as the fallback%s\n",
 		        cs.dnnl_ver, cs.lib == LIB_DNNL ? " (LC_GEMM=onednn)" : "");
-	fprintf(f, "compute\t%s\n", prec[cs.prec]);
+	fprintf(f, "compute\t%s\n", cs.dev == DEV_CUDA && cs.prec == PREC_BF16 ?
+	        "bf16 (cuBLAS, fp32 accumulation)" : prec[cs.prec]);
 }
 
 static int use_dnnl(int64_t M, int64_t N, int64_t K)
@@ -178,6 +224,9 @@ static void gemm_f32(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N,
                      float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
                      float beta, float *C, int64_t ldc)
 {
+	if (cs.dev == DEV_CUDA && K > 0 &&
+	    !cmp_cuda_gemm(ta, tb, M, N, K, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1, 0))
+		return;
 	if (use_dnnl(M, N, K) &&
 	    !cmp_dnnl_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 0))
 		return;
@@ -231,6 +280,10 @@ void cmp_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_
 				return;
 			}
 			free(a);        /* out of memory: unrounded rather than nothing */
+		} else if (cs.dev == DEV_CUDA) {
+			if (!cmp_cuda_gemm(ta, tb, M, N, K, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0,
+			                   1, 1))
+				return;
 		} else if (!cmp_dnnl_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1)) {
 			return;
 		}
@@ -274,7 +327,9 @@ void cmp_gemm_par(int nth, enum cmp_trans ta, enum cmp_trans tb, int64_t M, int6
 {
 	struct par_job j = { ta, tb, M, N, K, lda, ldb, ldc, alpha, beta, A, B, C, 0 };
 
-	if (M <= PAR_ROWS ? N < 2 * PAR_COLS : nth <= 1 || N < PAR_COLS * (int64_t)nth) {
+	pthread_once(&cs.once, settings_init);
+	if (cs.dev == DEV_CUDA ||       /* the GPU: one call */
+	    (M <= PAR_ROWS ? N < 2 * PAR_COLS : nth <= 1 || N < PAR_COLS * (int64_t)nth)) {
 		cmp_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 		return;
 	}
@@ -287,6 +342,18 @@ void cmp_gemm_batch(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, 
                     int64_t ldb, int64_t sB, float beta, float *C, int64_t ldc, int64_t sC,
                     int64_t batch)
 {
+	int64_t ar = ta ? K : M, ac = ta ? M : K, br = tb ? N : K, bc = tb ? K : N;
+
+	pthread_once(&cs.once, settings_init);
+	/* on the GPU in one call, unless bf16 applies to one of them (a
+	 * constant operand: cmp_gemm decides) */
+	if (cs.dev == DEV_CUDA && batch > 0 && M > 0 && N > 0 && K > 0 &&
+	    (cs.prec == PREC_F32 ||
+	     (!cmp_is_constant(A, (batch - 1) * sA + (ar - 1) * lda + ac) &&
+	      !cmp_is_constant(B, (batch - 1) * sB + (br - 1) * ldb + bc))) &&
+	    !cmp_cuda_gemm(ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, batch,
+	                   0))
+		return;
 	for (int64_t i = 0; i < batch; i++)
 		cmp_gemm(ta, tb, M, N, K, alpha, A + i * sA, lda, B + i * sB, ldb, beta, C + i * sC,
 		         ldc);

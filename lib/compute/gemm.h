@@ -2,7 +2,8 @@
  * gemm.h: inside compute/ only: the libraries' products behind cmp_gemm.
  * cpu.c chooses per product (OpenBLAS or oneDNN, fp32 or bf16); dnnl.c
  * is oneDNN's matmul, the only file that includes dnnl.h. Built without
- * oneDNN (LC_HAVE_DNNL undefined), dnnl.c's functions say it is absent.
+ * oneDNN (LC_HAVE_DNNL undefined), dnnl.c's functions say it is absent;
+ * cuda.c is cuBLAS on a GPU, the only file that includes CUDA's headers.
  */
 #ifndef LC_COMPUTE_GEMM_H
 #define LC_COMPUTE_GEMM_H
@@ -35,5 +36,30 @@ int cmp_is_constant(const float *x, int64_t n);
  * strides), made on first use; NULL when x is not constant or there is no
  * memory for the copy (the caller converts per call). */
 const uint16_t *cmp_bf16_constant(const float *x, int64_t n);
+
+/* The start of the constant region holding [x, x + n) and its length in
+ * *len, or NULL (the GPU keeps its copies by region). */
+const float *cmp_constant_base(const float *x, int64_t n, int64_t *len);
+
+/* --- the GPU (compute/cuda.c, built with CUDA=1; elsewhere it says so) --- */
+
+/* 1 when a GPU answers and cuBLAS runs on it (its name, memory and
+ * cuBLAS version in buf), else 0 with why not in buf. Opens it once. */
+int cmp_cuda_open(char *buf, size_t cap);
+
+/* batch products C_i = alpha op(A_i) op(B_i) + beta C_i (A_i = A + i sA,
+ * and so on) on the GPU; bf16: bf16 operands, fp32 accumulation. 0 when
+ * done; -1 on a CUDA error, the first one said (cmp_cuda_on_fail), with
+ * C untouched (the caller computes it on the CPU). */
+int cmp_cuda_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
+                  float alpha, const float *A, int64_t lda, int64_t sA, const float *B,
+                  int64_t ldb, int64_t sB, float beta, float *C, int64_t ldc, int64_t sC,
+                  int64_t batch, int bf16);
+
+/* Frees the GPU's copies of the constant region that starts at p. */
+void cmp_cuda_drop(const float *p);
+
+/* Where cmp_cuda_gemm says its first failure (NULL: nowhere). */
+void cmp_cuda_on_fail(void (*warn)(void *ctx, const char *msg), void *ctx);
 
 #endif

@@ -1,0 +1,370 @@
+/*
+ * cuda.c: the matrix products on an NVIDIA GPU through cuBLAS, behind
+ * cmp_gemm (compute/gemm.h), when lc is built with `make CUDA=1`.
+ *
+ * What runs here: every product of cmp_gemm, cmp_gemm_par and
+ * cmp_gemm_batch once the device is cuda (cpu.c dispatches). fp32 stays
+ * fp32: cuBLAS's default math mode, which never uses TF32 for sgemm.
+ * --compute bf16: the products with a constant operand (the weights) take
+ * bf16 operands and accumulate in fp32 (cublasGemmEx), as on the CPU.
+ *
+ * What stays where: the model's weights (the regions declared with
+ * cmp_constant) are copied to the GPU on a product's first read of them
+ * and stay there until cmp_constant_drop; every other operand crosses
+ * the bus on each call (the activations are the CPU's: the FFTs, the
+ * cross-attention kernels and the element-wise work run there), copied
+ * as exactly the rows and columns the product reads and writes, so that
+ * threads working on neighbouring columns of one matrix never see each
+ * other's bytes rewritten.
+ *
+ * One lock serialises the GPU work: lc's threads call products on row
+ * blocks at once, and one handle on the default stream with synchronous
+ * copies is simple and never reorders anything. Any CUDA error makes the
+ * call return -1 with C untouched (the caller computes it on the CPU);
+ * the first one is said through the program's callback (cmp_set_device).
+ */
+#include "compute/gemm.h"
+
+#include <stdio.h>
+
+#ifdef LC_HAVE_CUDA
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+struct dcopy {                  /* a constant region's copies on the GPU */
+	const float *p;
+	int64_t n;
+	float *f32;
+	uint16_t *bf16;
+	int failed;             /* no GPU memory for it once: per call from then on */
+};
+
+static struct {
+	pthread_once_t once;
+	pthread_mutex_t mu;
+	int ok;                         /* a GPU answered and cuBLAS started */
+	char why[160];                  /* else why not */
+	char name[256];
+	size_t mem;
+	cublasHandle_t h;
+	void *buf[3];                   /* scratch for A, B, C; grown, never shrunk */
+	size_t cap[3];
+	uint16_t *host16;               /* staging for an operand rounded to bf16 */
+	size_t hcap;
+	struct dcopy *c;
+	int nc, ccap;
+	int warned;
+	void (*warn)(void *ctx, const char *msg);
+	void *ctx;
+} g = { PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER, 0, "", "", 0, NULL, { 0 }, { 0 },
+	NULL, 0, NULL, 0, 0, 0, NULL, NULL };
+
+static void open_once(void)
+{
+	int n = 0;
+	cudaError_t e = cudaGetDeviceCount(&n);
+	struct cudaDeviceProp prop;
+
+	if (e != cudaSuccess || n <= 0) {
+		snprintf(g.why, sizeof g.why, "no GPU (%s)",
+		         e != cudaSuccess ? cudaGetErrorString(e) : "the driver lists none");
+		return;
+	}
+	if ((e = cudaSetDevice(0)) != cudaSuccess ||
+	    (e = cudaGetDeviceProperties(&prop, 0)) != cudaSuccess) {
+		snprintf(g.why, sizeof g.why, "GPU 0: %s", cudaGetErrorString(e));
+		return;
+	}
+	if (cublasCreate(&g.h) != CUBLAS_STATUS_SUCCESS) {
+		snprintf(g.why, sizeof g.why, "cuBLAS could not start on %s", prop.name);
+		return;
+	}
+	/* the default: fp32 products in fp32 (no TF32 unless asked) */
+	cublasSetMathMode(g.h, CUBLAS_DEFAULT_MATH);
+	snprintf(g.name, sizeof g.name, "%s", prop.name);
+	g.mem = prop.totalGlobalMem;
+	g.ok = 1;
+}
+
+int cmp_cuda_open(char *buf, size_t cap)
+{
+	pthread_once(&g.once, open_once);
+	if (g.ok) {
+		int v = 0;
+		cublasGetVersion(g.h, &v);
+		snprintf(buf, cap, "%s, %.0f GiB, cuBLAS %d", g.name, (double)g.mem / (1 << 30), v);
+	} else {
+		snprintf(buf, cap, "%s", g.why);
+	}
+	return g.ok;
+}
+
+void cmp_cuda_on_fail(void (*warn)(void *ctx, const char *msg), void *ctx)
+{
+	g.warn = warn, g.ctx = ctx;
+}
+
+/* Says the first failure; under mu. */
+static int fail(const char *what, const char *why)
+{
+	char msg[320];
+
+	if (!g.warned++ && g.warn) {
+		snprintf(msg, sizeof msg, "CUDA: %s: %s; such products run on the CPU", what, why);
+		g.warn(g.ctx, msg);
+	}
+	return -1;
+}
+
+static int cfail(const char *what, cudaError_t e)
+{
+	return fail(what, cudaGetErrorString(e));
+}
+
+/* Scratch buffer i of at least bytes; NULL when the GPU has no memory. */
+static void *scratch(int i, size_t bytes)
+{
+	if (bytes > g.cap[i]) {
+		size_t want = bytes + bytes / 4;
+		cudaFree(g.buf[i]);
+		g.buf[i] = NULL, g.cap[i] = 0;
+		if (cudaMalloc(&g.buf[i], want) != cudaSuccess) {
+			cudaGetLastError();     /* clear it: not sticky */
+			return NULL;
+		}
+		g.cap[i] = want;
+	}
+	return g.buf[i];
+}
+
+static uint16_t *staging(size_t n)
+{
+	if (n > g.hcap) {
+		free(g.host16);
+		g.hcap = 0;
+		if (!(g.host16 = malloc(n * sizeof *g.host16)))
+			return NULL;
+		g.hcap = n;
+	}
+	return g.host16;
+}
+
+/* The GPU's copy of x (inside a constant region) in fp32 or bf16, made
+ * on first use with the region's layout, so x's row stride holds there;
+ * NULL when x is not constant or the GPU has no memory for it. */
+static const void *resident(const float *x, int64_t n, int bf16)
+{
+	int64_t len;
+	const float *base = cmp_constant_base(x, n, &len);
+	struct dcopy *c = NULL;
+
+	if (!base)
+		return NULL;
+	for (int i = 0; i < g.nc; i++)
+		if (g.c[i].p == base && g.c[i].n == len) {
+			c = &g.c[i];
+			break;
+		}
+	if (!c) {
+		if (g.nc == g.ccap) {
+			int cap = g.ccap ? 2 * g.ccap : 64;
+			struct dcopy *nc = realloc(g.c, (size_t)cap * sizeof *nc);
+			if (!nc)
+				return NULL;
+			g.c = nc, g.ccap = cap;
+		}
+		c = &g.c[g.nc++];
+		*c = (struct dcopy){ base, len, NULL, NULL, 0 };
+	}
+	if (c->failed)
+		return NULL;
+	if (!bf16 && !c->f32) {
+		if (cudaMalloc((void **)&c->f32, (size_t)len * sizeof(float)) != cudaSuccess ||
+		    cudaMemcpy(c->f32, base, (size_t)len * sizeof(float), cudaMemcpyHostToDevice) !=
+		            cudaSuccess) {
+			cudaGetLastError();
+			cudaFree(c->f32);
+			c->f32 = NULL, c->failed = 1;
+			return NULL;
+		}
+	}
+	if (bf16 && !c->bf16) {
+		uint16_t *h = malloc((size_t)len * sizeof *h);
+		if (h)
+			cmp_bf16_pack(base, 1, len, len, h, len);
+		if (!h || cudaMalloc((void **)&c->bf16, (size_t)len * sizeof *h) != cudaSuccess ||
+		    cudaMemcpy(c->bf16, h, (size_t)len * sizeof *h, cudaMemcpyHostToDevice) !=
+		            cudaSuccess) {
+			cudaGetLastError();
+			cudaFree(c->bf16);
+			c->bf16 = NULL, c->failed = 1;
+		}
+		free(h);
+		if (c->failed)
+			return NULL;
+	}
+	return bf16 ? (const void *)(c->bf16 + (x - base)) : (const void *)(c->f32 + (x - base));
+}
+
+void cmp_cuda_drop(const float *p)
+{
+	if (!g.ok)
+		return;
+	pthread_mutex_lock(&g.mu);
+	for (int i = 0; i < g.nc; i++)
+		if (g.c[i].p == p) {
+			cudaFree(g.c[i].f32);
+			cudaFree(g.c[i].bf16);
+			g.c[i] = g.c[--g.nc];
+			break;
+		}
+	pthread_mutex_unlock(&g.mu);
+}
+
+/* One operand of `batch` stored matrices [rows, cols] (row stride ld, the
+ * i-th at x + i * s) on the GPU: the resident copy (*ldd = ld, *sd = s) or
+ * packed into scratch slot (*ldd = cols, *sd = rows * cols). NULL on
+ * failure, with the failure said. */
+static const void *operand(int slot, const float *x, int64_t rows, int64_t cols, int64_t ld,
+                           int64_t s, int64_t batch, int bf16, int64_t *ldd, int64_t *sd)
+{
+	int64_t span = (batch - 1) * s + (rows - 1) * ld + cols;
+	size_t esz = bf16 ? 2 : 4, item = (size_t)(rows * cols);
+	const void *r = resident(x, span, bf16);
+	char *d;
+	cudaError_t e;
+
+	if (r) {
+		*ldd = ld, *sd = s;
+		return r;
+	}
+	*ldd = cols, *sd = rows * cols;
+	if (!(d = scratch(slot, item * (size_t)batch * esz))) {
+		fail("an operand's memory", "out of GPU memory");
+		return NULL;
+	}
+	for (int64_t i = 0; i < batch; i++) {
+		const float *xi = x + i * s;
+		if (bf16) {
+			uint16_t *h = staging(item);
+			if (!h) {
+				fail("bf16 staging", "out of memory");
+				return NULL;
+			}
+			cmp_bf16_pack(xi, rows, cols, ld, h, cols);
+			e = cudaMemcpy(d + (size_t)i * item * esz, h, item * esz, cudaMemcpyHostToDevice);
+		} else {
+			e = cudaMemcpy2D(d + (size_t)i * item * esz, (size_t)cols * esz, xi,
+			                 (size_t)ld * esz, (size_t)cols * esz, (size_t)rows,
+			                 cudaMemcpyHostToDevice);
+		}
+		if (e != cudaSuccess) {
+			cfail("copying an operand to the GPU", e);
+			return NULL;
+		}
+	}
+	return d;
+}
+
+static cublasOperation_t op(enum cmp_trans t)
+{
+	return t == CMP_T ? CUBLAS_OP_T : CUBLAS_OP_N;
+}
+
+/* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: a
+ * row-major matrix read column-major is its transpose, so cuBLAS gets B
+ * first, with the same transpose flags, and the dimensions N, M. */
+static int run(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
+               float alpha, const float *A, int64_t lda, int64_t sA, const float *B,
+               int64_t ldb, int64_t sB, float beta, float *C, int64_t ldc, int64_t sC,
+               int64_t batch, int bf16)
+{
+	int64_t ar = ta ? K : M, ac = ta ? M : K, br = tb ? N : K, bc = tb ? K : N;
+	int64_t la, lb, da, db;
+	const void *dA, *dB;
+	float *dC;
+	cublasStatus_t st;
+	cudaError_t e;
+
+	if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || batch > INT32_MAX)
+		return fail("a product", "a dimension over 2^31");
+	if (!(dA = operand(0, A, ar, ac, lda, sA, batch, bf16, &la, &da)) ||
+	    !(dB = operand(1, B, br, bc, ldb, sB, batch, bf16, &lb, &db)))
+		return -1;
+	if (!(dC = scratch(2, (size_t)(M * N * batch) * sizeof *dC)))
+		return fail("a result's memory", "out of GPU memory");
+	if (beta != 0.0f)
+		for (int64_t i = 0; i < batch; i++)
+			if ((e = cudaMemcpy2D(dC + i * M * N, (size_t)N * sizeof *dC, C + i * sC,
+			                      (size_t)ldc * sizeof *C, (size_t)N * sizeof *C, (size_t)M,
+			                      cudaMemcpyHostToDevice)) != cudaSuccess)
+				return cfail("copying C to the GPU", e);
+	if (bf16)
+		st = cublasGemmStridedBatchedEx(g.h, op(tb), op(ta), (int)N, (int)M, (int)K, &alpha,
+		                                dB, CUDA_R_16BF, (int)lb, db, dA, CUDA_R_16BF,
+		                                (int)la, da, &beta, dC, CUDA_R_32F, (int)N, M * N,
+		                                (int)batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+	else
+		st = cublasSgemmStridedBatched(g.h, op(tb), op(ta), (int)N, (int)M, (int)K, &alpha,
+		                               dB, (int)lb, db, dA, (int)la, da, &beta, dC, (int)N,
+		                               M * N, (int)batch);
+	if (st != CUBLAS_STATUS_SUCCESS)
+		return fail("cuBLAS", cublasGetStatusString(st));
+	for (int64_t i = 0; i < batch; i++)
+		if ((e = cudaMemcpy2D(C + i * sC, (size_t)ldc * sizeof *C, dC + i * M * N,
+		                      (size_t)N * sizeof *dC, (size_t)N * sizeof *C, (size_t)M,
+		                      cudaMemcpyDeviceToHost)) != cudaSuccess)
+			return cfail("copying C from the GPU", e);
+	return 0;
+}
+
+int cmp_cuda_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
+                  float alpha, const float *A, int64_t lda, int64_t sA, const float *B,
+                  int64_t ldb, int64_t sB, float beta, float *C, int64_t ldc, int64_t sC,
+                  int64_t batch, int bf16)
+{
+	int r;
+
+	if (!g.ok)
+		return -1;
+	pthread_mutex_lock(&g.mu);
+	r = run(ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, batch, bf16);
+	pthread_mutex_unlock(&g.mu);
+	return r;
+}
+
+#else /* built without CUDA */
+
+int cmp_cuda_open(char *buf, size_t cap)
+{
+	snprintf(buf, cap, "this lc was built without CUDA (make CUDA=1)");
+	return 0;
+}
+
+void cmp_cuda_drop(const float *p)
+{
+	(void)p;
+}
+
+void cmp_cuda_on_fail(void (*warn)(void *ctx, const char *msg), void *ctx)
+{
+	(void)warn, (void)ctx;
+}
+
+int cmp_cuda_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
+                  float alpha, const float *A, int64_t lda, int64_t sA, const float *B,
+                  int64_t ldb, int64_t sB, float beta, float *C, int64_t ldc, int64_t sC,
+                  int64_t batch, int bf16)
+{
+	(void)ta, (void)tb, (void)M, (void)N, (void)K, (void)alpha, (void)A, (void)lda, (void)sA;
+	(void)B, (void)ldb, (void)sB, (void)beta, (void)C, (void)ldc, (void)sC, (void)batch;
+	(void)bf16;
+	return -1;
+}
+
+#endif
