@@ -23,7 +23,8 @@ static _Noreturn void usage(void)
 	       "                 [--forced-bos ID|none] [--forced-eos ID|none]\n"
 	       "                 [--sample | --no-sample] [--temperature X] [--top-k N]\n"
 	       "                 [--top-p X] [--seed N] [--num-return-sequences N]\n"
-	       "                 [-t TOKENIZER] [-j N] [--batch N] [--compute f32|bf16] [FILE...]\n"
+	       "                 [-t TOKENIZER] [-j N] [--batch N] [-d cpu|cuda] [--compute f32|bf16]\n"
+	       "                 [FILE...]\n"
 	       "       lc-decode [-m MODEL] [options] --info\n"
 	       "\n"
 	       "Reads hidden-state streams (lc-encode's output; standard input when no FILE\n"
@@ -66,6 +67,8 @@ static _Noreturn void usage(void)
 	       "  -j, --threads N           threads (default $LC_THREADS or all cores)\n"
 	       "      --batch N             decode up to N documents together (default 16;\n"
 	       "                            1: one at a time)\n"
+	       "  -d, --device D            cpu, or cuda: the matrix products on the GPU (a\n"
+	       "                            build with CUDA=1; default there when one answers)\n"
 	       "      --compute P           f32 (default) or bf16: the matrix products with\n"
 	       "                            bf16 operands and fp32 accumulation (AVX512-BF16\n"
 	       "                            or AMX; elsewhere says so and runs f32)\n"
@@ -103,32 +106,26 @@ int main(int argc, char **argv)
 	       O_MAXLEN, O_SAMPLE, O_NOSAMPLE, O_TEMP, O_TOPK, O_TOPP, O_SEED, O_NRET, O_BATCH,
 	       O_COMPUTE, O_STATS, O_XCACHE };
 	static const struct option opts[] = {
-		{"model", required_argument, NULL, 'm'},
-		{"format", required_argument, NULL, 'f'},
-		{"null", no_argument, NULL, 'z'},
-		{"beams", required_argument, NULL, 'b'},
+		{"model", required_argument, NULL, 'm'}, {"format", required_argument, NULL, 'f'},
+		{"null", no_argument, NULL, 'z'}, {"beams", required_argument, NULL, 'b'},
 		{"max-new", required_argument, NULL, O_MAXNEW},
 		{"min-new", required_argument, NULL, O_MINNEW},
 		{"length-penalty", required_argument, NULL, O_LP},
 		{"no-repeat-ngram", required_argument, NULL, O_NGRAM},
 		{"repetition-penalty", required_argument, NULL, O_REP},
 		{"early-stopping", required_argument, NULL, O_EARLY},
-		{"forced-bos", required_argument, NULL, O_FBOS},
-		{"forced-eos", required_argument, NULL, O_FEOS},
+		{"forced-bos", required_argument, NULL, O_FBOS}, {"forced-eos", required_argument, NULL, O_FEOS},
 		{"max-length", required_argument, NULL, O_MAXLEN},
 		{"sample", no_argument, NULL, O_SAMPLE}, {"do-sample", no_argument, NULL, O_SAMPLE},
-		{"no-sample", no_argument, NULL, O_NOSAMPLE},
-		{"temperature", required_argument, NULL, O_TEMP},
+		{"no-sample", no_argument, NULL, O_NOSAMPLE}, {"temperature", required_argument, NULL, O_TEMP},
 		{"top-k", required_argument, NULL, O_TOPK}, {"top-p", required_argument, NULL, O_TOPP},
 		{"seed", required_argument, NULL, O_SEED}, {"batch", required_argument, NULL, O_BATCH},
 		{"num-return-sequences", required_argument, NULL, O_NRET},
 		{"info", no_argument, NULL, O_INFO}, {"compute", required_argument, NULL, O_COMPUTE},
 		{"stats", no_argument, NULL, O_STATS}, {"cross-cache", required_argument, NULL, O_XCACHE},
-		{"verbose", no_argument, NULL, 'v'},
-		{"tokenizer", required_argument, NULL, 't'},
-		{"threads", required_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
-		{0, 0, 0, 0},
+		{"verbose", no_argument, NULL, 'v'}, {"device", required_argument, NULL, 'd'},
+		{"tokenizer", required_argument, NULL, 't'}, {"threads", required_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {0, 0, 0, 0},
 	};
 	static char defmodel[4096];
 	summ_opts o = { .format = SUMM_TEXT, .batch = SUMM_BATCH_DOCS, .progress = cli_progress_cb,
@@ -138,7 +135,8 @@ int main(int argc, char **argv)
 	lc_tokenizer *tok = NULL;
 	summarizer *sum;
 	lc_progress pr;
-	const char *mdir = NULL, *topt = NULL, *jopt = NULL, *from, *copt = NULL, *xopt = NULL;
+	const char *mdir = NULL, *topt = NULL, *jopt = NULL, *from, *copt = NULL, *xopt = NULL,
+	           *dopt = NULL;
 	char note[200];
 	double t0 = clock_now();
 	int c, i, force = 0, info = 0, verbose = 0, quiet = 0, cl_maxlen = 0, rc;
@@ -149,7 +147,7 @@ int main(int argc, char **argv)
 
 	cli_init("lc-decode");
 	search_opts_default(&cl);
-	while ((c = cli_getopt(argc, argv, "m:f:zb:t:j:Fqv", opts)) != -1) {
+	while ((c = cli_getopt(argc, argv, "m:f:zb:t:j:d:Fqv", opts)) != -1) {
 		switch (c) {
 		case 'm': mdir = optarg; break;
 		case 'f':
@@ -236,6 +234,7 @@ int main(int argc, char **argv)
 		case O_STATS: o.stats = 1; break;
 		case O_XCACHE: xopt = optarg; break;
 		case 'v': verbose = 1; break;
+		case 'd': dopt = optarg; break;
 		case 't': topt = optarg; break;
 		case 'j': jopt = optarg; cli_threads_arg(optarg); break;
 		case 'F': force = 1; break;
@@ -253,7 +252,8 @@ int main(int argc, char **argv)
 	if (o.format == SUMM_STREAM && !info)
 		cli_binary_stdout(force);
 	o.threads = cli_threads(jopt);
-	if (cmp_set_compute(copt, note, sizeof note, &err) < 0)
+	if (cmp_set_device(dopt, cli_warn_cb, NULL, &err) < 0 ||
+	    cmp_set_compute(copt, note, sizeof note, &err) < 0)
 		cli_usage_error("%s", err.msg);
 	if (*note)
 		cli_warn("--compute %s: %s", copt, note);

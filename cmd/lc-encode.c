@@ -14,7 +14,7 @@
 static void usage(void)
 {
 	printf("usage: lc-encode [-Fq] [-m MODEL] [-j THREADS] [--batch N] [--dtype f32|bf16] [--truncate]\n"
-	       "                 [--compute f32|bf16] [FILE...]\n"
+	       "                 [-d cpu|cuda] [--compute f32|bf16] [FILE...]\n"
 	       "       lc-encode -m MODEL --info\n"
 	       "       lc-encode -m MODEL --gemm-only [FILE...]\n"
 	       "       lc-encode -m MODEL --random-weights [--seed N]\n"
@@ -31,6 +31,8 @@ static void usage(void)
 	       "      --batch N      at most N short documents at a time (default 64;\n"
 	       "                     1: one at a time on all threads)\n"
 	       "      --dtype T      f32 (default) or bf16 output\n"
+	       "  -d, --device D     cpu, or cuda: the matrix products on the GPU (a build\n"
+	       "                     with CUDA=1; the default there when one answers)\n"
 	       "      --compute P    f32 (default) or bf16: the matrix products with bf16\n"
 	       "                     operands and fp32 accumulation (AVX512-BF16 or AMX;\n"
 	       "                     elsewhere says so and runs f32)\n"
@@ -60,12 +62,12 @@ int main(int argc, char **argv)
 		{ "gemm-only", no_argument, 0, OPT_GEMM }, { "stats", no_argument, 0, OPT_STATS },
 		{ "random-weights", no_argument, 0, OPT_RANDOM }, { "seed", required_argument, 0, OPT_SEED },
 		{ "truncate", no_argument, 0, OPT_TRUNC }, { "batch", required_argument, 0, OPT_BATCH },
-		{ "compute", required_argument, 0, OPT_COMPUTE },
+		{ "compute", required_argument, 0, OPT_COMPUTE }, { "device", required_argument, 0, 'd' },
 		{ "force", no_argument, 0, 'F' }, { "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, OPT_HELP }, { "version", no_argument, 0, OPT_VERSION },
 		{ 0, 0, 0, 0 }
 	};
-	const char *mopt = NULL, *mdir, *from, *jopt = NULL, *copt = NULL;
+	const char *mopt = NULL, *mdir, *from, *jopt = NULL, *copt = NULL, *dopt = NULL;
 	char mdirbuf[4096], note[200];
 	int force = 0, quiet = 0, info = 0, random_w = 0, threads, nshort, c;
 	uint64_t seed = 1;
@@ -80,10 +82,11 @@ int main(int argc, char **argv)
 	double t0;
 
 	cli_init("lc-encode");
-	while ((c = cli_getopt(argc, argv, "m:j:Fq", opts)) != -1) {
+	while ((c = cli_getopt(argc, argv, "m:j:d:Fq", opts)) != -1) {
 		switch (c) {
 		case 'm': mopt = optarg; break;
 		case 'j': jopt = optarg; cli_threads_arg(optarg); break;
+		case 'd': dopt = optarg; break;
 		case 'F': force = 1; break;
 		case 'q': quiet = 1; break;
 		case OPT_DTYPE:
@@ -110,7 +113,8 @@ int main(int argc, char **argv)
 	if (info + !!o.gemm + random_w > 1)
 		cli_usage_error("--info, --gemm-only and --random-weights exclude each other");
 	threads = cli_threads(jopt);
-	if (cmp_set_compute(copt, note, sizeof note, &err) < 0)
+	if (cmp_set_device(dopt, cli_warn_cb, NULL, &err) < 0 ||
+	    cmp_set_compute(copt, note, sizeof note, &err) < 0)
 		cli_usage_error("%s", err.msg);
 	if (*note)
 		cli_warn("--compute %s: %s", copt, note);

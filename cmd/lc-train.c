@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/cli.h"
+#include "compute/compute.h"
 #include "train/adamw.h"
 #include "train/trainjob.h"
 
@@ -74,6 +75,8 @@ static void usage(void)
 	       "      --skip-bad        with --jsonl: skip bad lines, and say how many\n"
 	       "  -j, --threads N       threads, 1..1024 (default $LC_THREADS, else the number\n"
 	       "                        of cores)\n"
+	       "  -d, --device D        cpu, or cuda: the matrix products on the GPU (a build\n"
+	       "                        with CUDA=1; the default there when one answers)\n"
 	       "  -q, --quiet           no progress or log lines on standard error\n"
 	       "      --help, --version\n");
 }
@@ -137,13 +140,13 @@ int main(int argc, char **argv)
 		{ "target", required_argument, NULL, O_TARGET },
 		{ "id", required_argument, NULL, O_ID },
 		{ "skip-bad", no_argument, NULL, O_SKIPBAD },
-		{ "threads", required_argument, NULL, 'j' },
+		{ "threads", required_argument, NULL, 'j' }, { "device", required_argument, NULL, 'd' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, O_HELP },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *jopt = NULL, *jsonl_opt = NULL;
+	const char *jopt = NULL, *jsonl_opt = NULL, *dopt = NULL;
 	train_job job;
 	lc_progress pr = { 0 };
 	lc_err err;
@@ -158,7 +161,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	train_job_init(&job);
-	while ((c = cli_getopt(argc, argv, "m:o:t:j:q", lo)) != -1) {
+	while ((c = cli_getopt(argc, argv, "m:o:t:j:d:q", lo)) != -1) {
 		switch (c) {
 		case 'm': job.init = optarg; break;
 		case O_CONFIG: job.config = optarg; break;
@@ -198,6 +201,7 @@ int main(int argc, char **argv)
 		case O_SKIPBAD: job.js.skip_bad = 1; jsonl_opt = "--skip-bad"; break;
 		case 'j': jopt = optarg; cli_threads_arg(optarg); break;
 		case 'q': job.quiet = 1; break;
+		case 'd': dopt = optarg; break;
 		case O_HELP: usage(); return cli_finish(LC_EXIT_OK);
 		case O_VERSION: cli_version();
 		default: cli_usage_error("unknown option");
@@ -214,6 +218,8 @@ int main(int argc, char **argv)
 	if (jsonl_opt && !job.jsonl)
 		cli_usage_error("%s goes with --jsonl", jsonl_opt);
 	job.threads = cli_threads(jopt);
+	if (cmp_set_device(dopt, cli_warn_cb, NULL, &err) < 0)
+		cli_usage_error("%s", err.msg);
 	job.inputs = argv + optind;
 	job.ninputs = argc - optind;
 	job.stop = &stop_signal;
