@@ -1,0 +1,94 @@
+#!/bin/sh
+# bench/gpu.sh: lc with its products on an NVIDIA GPU (a CUDA=1 build:
+# `make bench O=build-cuda CUDA=1 BENCH=gpu`). Full-size random LOCOST
+# (bench/locost-base.json), random ids, every thread of the machine:
+#   encode 16K and 64K tokens on the GPU and on the same machine's CPU,
+#     and $BENCH_GPU_LONG (default 600,000) on the GPU (wall, peak RSS,
+#     peak GPU memory in use as nvidia-smi reads it every 0.2 s);
+#   greedy decode of that long encoding (lc-decode --stats: the first
+#     step, then a step after it), GPU and CPU;
+#   lc-train tokens/s on the demo configuration (bench/train.sh's), GPU
+#     and CPU;
+#   PyTorch's float32 LOCOST encoder (bench/locost_torch.py) on the same
+#     GPU at 16K, where python3 has torch with CUDA: first run and second.
+# Prints numbers, asserts nothing; says "skipped" without a GPU.
+set -eu
+SHARE=${LC_SHARE:-share}
+J=${LC_THREADS:-$(nproc)}
+D=$(mktemp -d "${TMPDIR:-/tmp}/lc-bench-gpu.XXXXXX")
+MON=
+trap '[ -z "$MON" ] || kill $MON 2>/dev/null; rm -rf "$D"' EXIT INT TERM
+cp bench/locost-base.json "$D/config.json"
+lc-encode -d cpu -m "$D" --random-weights >/dev/null
+if ! lc-encode -d cuda --info -m "$D" >/dev/null 2>&1; then
+	echo "gpu: skipped: $(lc-encode -d cuda --info -m "$D" 2>&1 | head -1)"
+	exit 0
+fi
+lc-encode -d cuda --info -m "$D" | grep '^device' | sed 's/^/  /'
+echo "  threads: $J; $(nproc) processors"
+ids() { awk -v n="$1" -v s="$2" 'BEGIN { srand(s); for (i = 1; i < n; i++) printf "%d ", 3 + int(rand() * 32000); print 1 }' | lc-cat -i ids; }
+
+# the peak of nvidia-smi's memory.used (MiB) while a command runs
+mon_start() {
+	nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 >"$D/mem" 2>/dev/null &
+	MON=$!
+}
+mon_stop() {
+	kill $MON 2>/dev/null || true
+	wait $MON 2>/dev/null || true
+	MON=
+	sort -n "$D/mem" | tail -1
+}
+stats() { # FILE -> "WALL RSS" from --stats
+	sed -n 's/.*stats: wall \([0-9.]*\) s, peak RSS \([0-9.]*\) MiB.*/\1 \2/p' "$1" | tail -1
+}
+
+# encode LEN DEVICE [OUT]
+enc() {
+	ids "$1" 7 >"$D/in"
+	mon_start
+	lc-encode -q -j "$J" -d "$2" --stats -m "$D" <"$D/in" >"${3:-/dev/null}" 2>"$D/err"
+	mem=$(mon_stop)
+	set -- "$1" "$2" $(stats "$D/err")
+	printf "encode %7d tokens, %-4s: %7.1f s, peak RSS %6.0f MiB, GPU memory %s MiB\n" \
+		"$1" "$2" "$3" "$4" "$mem"
+}
+LONG=${BENCH_GPU_LONG:-600000}
+# BENCH_GPU_SHORT=0: only the long encoding and its decode
+if [ "${BENCH_GPU_SHORT:-1}" != 0 ]; then
+enc 16384 cuda
+enc 16384 cpu
+
+if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+	printf "PyTorch float32 LOCOST encoder, 16384 tokens, cuda: %s\n" \
+		"$(python3 bench/locost_torch.py "$D" 16384 "$J" cuda | tr '\n' ' ')"
+else
+	echo "PyTorch with CUDA: absent"
+fi
+
+# training, as bench/train.sh
+lc-chunk -q -p "^CHAPTER [0-9]+" "$SHARE/samples/kjv.txt.xz" |
+	lc-gsg-split -q -m "$SHARE/spiece.model" >"$D/all.lc" 2>/dev/null
+for dev in cuda cpu; do
+	rm -rf "$D/m"
+	lc-train --config "$SHARE/models/demo-config.json" -o "$D/m" --steps 4 \
+		--batch-tokens 4096 --max-src 512 --max-tgt 128 -t "$SHARE/spiece.model" \
+		-j "$J" -d "$dev" -q "$D/all.lc"
+	awk -F'\t' -v d="$dev" 'NR > 1 { last = $6 } END {
+		printf "lc-train demo config, %s: %.0f tokens/s\n", d, last }' "$D/m/loss.tsv"
+done
+
+enc 65536 cuda
+enc 65536 cpu
+fi
+
+enc "$LONG" cuda "$D/long"
+
+# decode the long encoding: --stats prints the first step's time and a step's
+for dev in cuda cpu; do
+	lc-decode -q -j "$J" -d "$dev" -m "$D" -f ids --max-new 4 --min-new 4 --stats \
+		<"$D/long" >/dev/null 2>"$D/err"
+	printf "decode %d tokens, %-4s, greedy: %s\n" "$LONG" "$dev" \
+		"$(grep -v 'stats: wall' "$D/err" | sed 's/^lc-decode: //' | tail -1)"
+done
+rm -f "$D/long"
