@@ -9,6 +9,9 @@
 #
 # Each script runs in its own scratch directory $T, removed on success.
 set -u
+# sort and the other tools order and classify bytes as in the C locale,
+# whatever the caller's (a UTF-8 locale sorts "_name" after "max")
+LC_ALL=C; export LC_ALL
 t_pass=0 t_fail=0 t_skip=0
 T=$(mktemp -d "${TMPDIR:-/tmp}/lc-test.XXXXXX")
 DATA=${LC_TESTDATA:-$(pwd)/tests/data}
