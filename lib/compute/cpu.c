@@ -174,8 +174,8 @@ int cmp_set_compute(const char *name, char *note, size_t cap, lc_err *err)
 		return lc_fail(err, "--compute: '%s' is not f32 or bf16", name);
 	if (cs.emulate)
 		cs.prec = PREC_BF16_EMULATED;
-	else if (cs.dev == DEV_CUDA)
-		cs.prec = PREC_BF16;    /* cuBLAS: every GPU lc runs on has bf16 */
+	else if (cs.dev == DEV_CUDA)    /* cuda.c has fp32 products only */
+		snprintf(note, cap, "not on the GPU yet; running fp32 (-d cpu: bf16 on the CPU)");
 	else if (!cpu_bf16())
 		snprintf(note, cap, "this processor has no AVX512-BF16 or AMX; running fp32");
 	else if (!cs.dnnl)
@@ -204,8 +204,7 @@ void cmp_info(FILE *f)
 	else
 		fprintf(f, "gemm\t%s; OpenBLAS for the smallest products and as the fallback%s\n",
 		        cs.dnnl_ver, cs.lib == LIB_DNNL ? " (LC_GEMM=onednn)" : "");
-	fprintf(f, "compute\t%s\n", cs.dev == DEV_CUDA && cs.prec == PREC_BF16 ?
-	        "bf16 (cuBLAS, fp32 accumulation)" : prec[cs.prec]);
+	fprintf(f, "compute\t%s\n", prec[cs.prec]);
 }
 
 static int use_dnnl(int64_t M, int64_t N, int64_t K)
@@ -225,7 +224,7 @@ static void gemm_f32(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N,
                      float beta, float *C, int64_t ldc)
 {
 	if (cs.dev == DEV_CUDA && K > 0 &&
-	    !cmp_cuda_gemm(ta, tb, M, N, K, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1, 0))
+	    !cmp_cuda_gemm(ta, tb, M, N, K, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1))
 		return;
 	if (use_dnnl(M, N, K) &&
 	    !cmp_dnnl_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 0))
@@ -280,10 +279,6 @@ void cmp_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_
 				return;
 			}
 			free(a);        /* out of memory: unrounded rather than nothing */
-		} else if (cs.dev == DEV_CUDA) {
-			if (!cmp_cuda_gemm(ta, tb, M, N, K, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0,
-			                   1, 1))
-				return;
 		} else if (!cmp_dnnl_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1)) {
 			return;
 		}
@@ -345,14 +340,13 @@ void cmp_gemm_batch(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, 
 	int64_t ar = ta ? K : M, ac = ta ? M : K, br = tb ? N : K, bc = tb ? K : N;
 
 	pthread_once(&cs.once, settings_init);
-	/* on the GPU in one call, unless bf16 applies to one of them (a
-	 * constant operand: cmp_gemm decides) */
+	/* on the GPU in one call, unless bf16 (emulated) applies to one of
+	 * them (a constant operand: cmp_gemm decides) */
 	if (cs.dev == DEV_CUDA && batch > 0 && M > 0 && N > 0 && K > 0 &&
 	    (cs.prec == PREC_F32 ||
 	     (!cmp_is_constant(A, (batch - 1) * sA + (ar - 1) * lda + ac) &&
 	      !cmp_is_constant(B, (batch - 1) * sB + (br - 1) * ldb + bc))) &&
-	    !cmp_cuda_gemm(ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, batch,
-	                   0))
+	    !cmp_cuda_gemm(ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, batch))
 		return;
 	for (int64_t i = 0; i < batch; i++)
 		cmp_gemm(ta, tb, M, N, K, alpha, A + i * sA, lda, B + i * sB, ldb, beta, C + i * sC,

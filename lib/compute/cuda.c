@@ -5,8 +5,8 @@
  * What runs here: every product of cmp_gemm, cmp_gemm_par and
  * cmp_gemm_batch once the device is cuda (cpu.c dispatches). fp32 stays
  * fp32: cuBLAS's default math mode, which never uses TF32 for sgemm.
- * --compute bf16: the products with a constant operand (the weights) take
- * bf16 operands and accumulate in fp32 (cublasGemmEx), as on the CPU.
+ * bf16 products are not here yet (cpu.c says so and runs fp32): they
+ * were never run on a GPU, so they are not written.
  *
  * What stays where: the model's weights (the regions declared with
  * cmp_constant) are copied to the GPU on a product's first read of them
@@ -40,7 +40,6 @@ struct dcopy {                  /* a constant region's copies on the GPU */
 	const float *p;
 	int64_t n;
 	float *f32;
-	uint16_t *bf16;
 	int failed;             /* no GPU memory for it once: per call from then on */
 };
 
@@ -54,15 +53,13 @@ static struct {
 	cublasHandle_t h;
 	void *buf[3];                   /* scratch for A, B, C; grown, never shrunk */
 	size_t cap[3];
-	uint16_t *host16;               /* staging for an operand rounded to bf16 */
-	size_t hcap;
 	struct dcopy *c;
 	int nc, ccap;
 	int warned;
 	void (*warn)(void *ctx, const char *msg);
 	void *ctx;
 } g = { PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER, 0, "", "", 0, NULL, { 0 }, { 0 },
-	NULL, 0, NULL, 0, 0, 0, NULL, NULL };
+	NULL, 0, 0, 0, NULL, NULL };
 
 static void open_once(void)
 {
@@ -142,22 +139,10 @@ static void *scratch(int i, size_t bytes)
 	return g.buf[i];
 }
 
-static uint16_t *staging(size_t n)
-{
-	if (n > g.hcap) {
-		free(g.host16);
-		g.hcap = 0;
-		if (!(g.host16 = malloc(n * sizeof *g.host16)))
-			return NULL;
-		g.hcap = n;
-	}
-	return g.host16;
-}
-
-/* The GPU's copy of x (inside a constant region) in fp32 or bf16, made
- * on first use with the region's layout, so x's row stride holds there;
- * NULL when x is not constant or the GPU has no memory for it. */
-static const void *resident(const float *x, int64_t n, int bf16)
+/* The GPU's copy of x (inside a constant region), made on first use
+ * with the region's layout, so x's row stride holds there; NULL when x is
+ * not constant or the GPU has no memory for it. */
+static const float *resident(const float *x, int64_t n)
 {
 	int64_t len;
 	const float *base = cmp_constant_base(x, n, &len);
@@ -179,36 +164,20 @@ static const void *resident(const float *x, int64_t n, int bf16)
 			g.c = nc, g.ccap = cap;
 		}
 		c = &g.c[g.nc++];
-		*c = (struct dcopy){ base, len, NULL, NULL, 0 };
+		*c = (struct dcopy){ base, len, NULL, 0 };
 	}
 	if (c->failed)
 		return NULL;
-	if (!bf16 && !c->f32) {
-		if (cudaMalloc((void **)&c->f32, (size_t)len * sizeof(float)) != cudaSuccess ||
-		    cudaMemcpy(c->f32, base, (size_t)len * sizeof(float), cudaMemcpyHostToDevice) !=
-		            cudaSuccess) {
-			cudaGetLastError();
-			cudaFree(c->f32);
-			c->f32 = NULL, c->failed = 1;
-			return NULL;
-		}
+	if (!c->f32 &&
+	    (cudaMalloc((void **)&c->f32, (size_t)len * sizeof(float)) != cudaSuccess ||
+	     cudaMemcpy(c->f32, base, (size_t)len * sizeof(float), cudaMemcpyHostToDevice) !=
+	             cudaSuccess)) {
+		cudaGetLastError();     /* clear it: not sticky */
+		cudaFree(c->f32);
+		c->f32 = NULL, c->failed = 1;
+		return NULL;
 	}
-	if (bf16 && !c->bf16) {
-		uint16_t *h = malloc((size_t)len * sizeof *h);
-		if (h)
-			cmp_bf16_pack(base, 1, len, len, h, len);
-		if (!h || cudaMalloc((void **)&c->bf16, (size_t)len * sizeof *h) != cudaSuccess ||
-		    cudaMemcpy(c->bf16, h, (size_t)len * sizeof *h, cudaMemcpyHostToDevice) !=
-		            cudaSuccess) {
-			cudaGetLastError();
-			cudaFree(c->bf16);
-			c->bf16 = NULL, c->failed = 1;
-		}
-		free(h);
-		if (c->failed)
-			return NULL;
-	}
-	return bf16 ? (const void *)(c->bf16 + (x - base)) : (const void *)(c->f32 + (x - base));
+	return c->f32 + (x - base);
 }
 
 void cmp_cuda_drop(const float *p)
@@ -219,7 +188,6 @@ void cmp_cuda_drop(const float *p)
 	for (int i = 0; i < g.nc; i++)
 		if (g.c[i].p == p) {
 			cudaFree(g.c[i].f32);
-			cudaFree(g.c[i].bf16);
 			g.c[i] = g.c[--g.nc];
 			break;
 		}
@@ -230,13 +198,13 @@ void cmp_cuda_drop(const float *p)
  * i-th at x + i * s) on the GPU: the resident copy (*ldd = ld, *sd = s) or
  * packed into scratch slot (*ldd = cols, *sd = rows * cols). NULL on
  * failure, with the failure said. */
-static const void *operand(int slot, const float *x, int64_t rows, int64_t cols, int64_t ld,
-                           int64_t s, int64_t batch, int bf16, int64_t *ldd, int64_t *sd)
+static const float *operand(int slot, const float *x, int64_t rows, int64_t cols, int64_t ld,
+                            int64_t s, int64_t batch, int64_t *ldd, int64_t *sd)
 {
 	int64_t span = (batch - 1) * s + (rows - 1) * ld + cols;
-	size_t esz = bf16 ? 2 : 4, item = (size_t)(rows * cols);
-	const void *r = resident(x, span, bf16);
-	char *d;
+	size_t item = (size_t)(rows * cols);
+	const float *r = resident(x, span);
+	float *d;
 	cudaError_t e;
 
 	if (r) {
@@ -244,30 +212,17 @@ static const void *operand(int slot, const float *x, int64_t rows, int64_t cols,
 		return r;
 	}
 	*ldd = cols, *sd = rows * cols;
-	if (!(d = scratch(slot, item * (size_t)batch * esz))) {
+	if (!(d = scratch(slot, item * (size_t)batch * sizeof *d))) {
 		fail("an operand's memory", "out of GPU memory");
 		return NULL;
 	}
-	for (int64_t i = 0; i < batch; i++) {
-		const float *xi = x + i * s;
-		if (bf16) {
-			uint16_t *h = staging(item);
-			if (!h) {
-				fail("bf16 staging", "out of memory");
-				return NULL;
-			}
-			cmp_bf16_pack(xi, rows, cols, ld, h, cols);
-			e = cudaMemcpy(d + (size_t)i * item * esz, h, item * esz, cudaMemcpyHostToDevice);
-		} else {
-			e = cudaMemcpy2D(d + (size_t)i * item * esz, (size_t)cols * esz, xi,
-			                 (size_t)ld * esz, (size_t)cols * esz, (size_t)rows,
-			                 cudaMemcpyHostToDevice);
-		}
-		if (e != cudaSuccess) {
+	for (int64_t i = 0; i < batch; i++)
+		if ((e = cudaMemcpy2D(d + (size_t)i * item, (size_t)cols * sizeof *d, x + i * s,
+		                      (size_t)ld * sizeof *x, (size_t)cols * sizeof *x, (size_t)rows,
+		                      cudaMemcpyHostToDevice)) != cudaSuccess) {
 			cfail("copying an operand to the GPU", e);
 			return NULL;
 		}
-	}
 	return d;
 }
 
@@ -282,19 +237,19 @@ static cublasOperation_t op(enum cmp_trans t)
 static int run(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
                float alpha, const float *A, int64_t lda, int64_t sA, const float *B,
                int64_t ldb, int64_t sB, float beta, float *C, int64_t ldc, int64_t sC,
-               int64_t batch, int bf16)
+               int64_t batch)
 {
 	int64_t ar = ta ? K : M, ac = ta ? M : K, br = tb ? N : K, bc = tb ? K : N;
 	int64_t la, lb, da, db;
-	const void *dA, *dB;
+	const float *dA, *dB;
 	float *dC;
 	cublasStatus_t st;
 	cudaError_t e;
 
 	if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || batch > INT32_MAX)
 		return fail("a product", "a dimension over 2^31");
-	if (!(dA = operand(0, A, ar, ac, lda, sA, batch, bf16, &la, &da)) ||
-	    !(dB = operand(1, B, br, bc, ldb, sB, batch, bf16, &lb, &db)))
+	if (!(dA = operand(0, A, ar, ac, lda, sA, batch, &la, &da)) ||
+	    !(dB = operand(1, B, br, bc, ldb, sB, batch, &lb, &db)))
 		return -1;
 	if (!(dC = scratch(2, (size_t)(M * N * batch) * sizeof *dC)))
 		return fail("a result's memory", "out of GPU memory");
@@ -304,15 +259,9 @@ static int run(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64
 			                      (size_t)ldc * sizeof *C, (size_t)N * sizeof *C, (size_t)M,
 			                      cudaMemcpyHostToDevice)) != cudaSuccess)
 				return cfail("copying C to the GPU", e);
-	if (bf16)
-		st = cublasGemmStridedBatchedEx(g.h, op(tb), op(ta), (int)N, (int)M, (int)K, &alpha,
-		                                dB, CUDA_R_16BF, (int)lb, db, dA, CUDA_R_16BF,
-		                                (int)la, da, &beta, dC, CUDA_R_32F, (int)N, M * N,
-		                                (int)batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-	else
-		st = cublasSgemmStridedBatched(g.h, op(tb), op(ta), (int)N, (int)M, (int)K, &alpha,
-		                               dB, (int)lb, db, dA, (int)la, da, &beta, dC, (int)N,
-		                               M * N, (int)batch);
+	st = cublasSgemmStridedBatched(g.h, op(tb), op(ta), (int)N, (int)M, (int)K, &alpha, dB,
+	                               (int)lb, db, dA, (int)la, da, &beta, dC, (int)N, M * N,
+	                               (int)batch);
 	if (st != CUBLAS_STATUS_SUCCESS)
 		return fail("cuBLAS", cublasGetStatusString(st));
 	for (int64_t i = 0; i < batch; i++)
@@ -326,14 +275,14 @@ static int run(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64
 int cmp_cuda_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
                   float alpha, const float *A, int64_t lda, int64_t sA, const float *B,
                   int64_t ldb, int64_t sB, float beta, float *C, int64_t ldc, int64_t sC,
-                  int64_t batch, int bf16)
+                  int64_t batch)
 {
 	int r;
 
 	if (!g.ok)
 		return -1;
 	pthread_mutex_lock(&g.mu);
-	r = run(ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, batch, bf16);
+	r = run(ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, batch);
 	pthread_mutex_unlock(&g.mu);
 	return r;
 }
@@ -359,11 +308,10 @@ void cmp_cuda_on_fail(void (*warn)(void *ctx, const char *msg), void *ctx)
 int cmp_cuda_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
                   float alpha, const float *A, int64_t lda, int64_t sA, const float *B,
                   int64_t ldb, int64_t sB, float beta, float *C, int64_t ldc, int64_t sC,
-                  int64_t batch, int bf16)
+                  int64_t batch)
 {
 	(void)ta, (void)tb, (void)M, (void)N, (void)K, (void)alpha, (void)A, (void)lda, (void)sA;
 	(void)B, (void)ldb, (void)sB, (void)beta, (void)C, (void)ldc, (void)sC, (void)batch;
-	(void)bf16;
 	return -1;
 }
 

@@ -47,14 +47,14 @@ const float *cmp_constant_base(const float *x, int64_t n, int64_t *len);
  * cuBLAS version in buf), else 0 with why not in buf. Opens it once. */
 int cmp_cuda_open(char *buf, size_t cap);
 
-/* batch products C_i = alpha op(A_i) op(B_i) + beta C_i (A_i = A + i sA,
- * and so on) on the GPU; bf16: bf16 operands, fp32 accumulation. 0 when
- * done; -1 on a CUDA error, the first one said (cmp_cuda_on_fail), with
- * C untouched (the caller computes it on the CPU). */
+/* batch fp32 products C_i = alpha op(A_i) op(B_i) + beta C_i (A_i = A +
+ * i sA, and so on) on the GPU. 0 when done; -1 on a CUDA error, the
+ * first one said (cmp_cuda_on_fail), with C untouched (the caller
+ * computes it on the CPU). */
 int cmp_cuda_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
                   float alpha, const float *A, int64_t lda, int64_t sA, const float *B,
                   int64_t ldb, int64_t sB, float beta, float *C, int64_t ldc, int64_t sC,
-                  int64_t batch, int bf16);
+                  int64_t batch);
 
 /* Frees the GPU's copies of the constant region that starts at p. */
 void cmp_cuda_drop(const float *p);
