@@ -22,6 +22,9 @@
  * copies is simple and never reorders anything. Any CUDA error makes the
  * call return -1 with C untouched (the caller computes it on the CPU);
  * the first one is said through the program's callback (cmp_set_device).
+ * (Untouched but for one case: copying a batch's results back failing
+ * after the first item, which CUDA's sticky errors make all but
+ * impossible: the first failure fails every later call.)
  */
 #include "compute/gemm.h"
 
