@@ -49,7 +49,8 @@
 #   clean        remove build directories
 #
 # Knobs (config.mk, or on the command line): PREFIX, MANPREFIX, SHAREDIR,
-# DESTDIR, CC, OPT, CFLAGS, LDFLAGS, O (build directory), SANITIZE, CUDA, LC_DNNL (0: no oneDNN),
+# DESTDIR, CC, OPT, CFLAGS, LDFLAGS, O (build directory), SANITIZE, CUDA, CUDA_HOME,
+# LC_DNNL (0: no oneDNN),
 # FUZZ_SECONDS, LC_THREADS (used by tests and benchmarks).
 #
 # `make`, `make check` and `make demo` run `make deps` themselves when
@@ -95,8 +96,7 @@ DNNL_CFLAGS = $(if $(filter 1,$(LC_DNNL)),-DLC_HAVE_DNNL)
 DNNL_LIBS   = $(if $(filter 1,$(LC_DNNL)),-ldnnl -lgomp)
 
 # CUDA=1: lib/compute/cuda.c with cuBLAS from the CUDA Toolkit in CUDA_HOME
-# (C only: no nvcc needed), the library path recorded in the programs.
-CUDA_HOME   = /usr/local/cuda
+# (config.mk; C only, no nvcc), the library path recorded in the programs.
 CUDA_CFLAGS = $(if $(filter 1,$(CUDA)),-DLC_HAVE_CUDA -isystem $(CUDA_HOME)/include)
 CUDA_RPATH  = -Wl,-rpath,$(CUDA_HOME)/lib64
 CUDA_LIBS   = $(if $(filter 1,$(CUDA)),-L$(CUDA_HOME)/lib64 $(CUDA_RPATH) -lcublas -lcudart)
@@ -391,4 +391,4 @@ book-summary: all
 
 # The default build directories, and O= when it names another.
 clean:
-	rm -rf build build-asan build-fuzz build-clang $(O)
+	rm -rf build build-asan build-cuda build-fuzz build-clang $(O)

@@ -22,5 +22,7 @@ O         = build
 # Extra flags for a build variant (sanitizers, coverage).
 SANITIZE  =
 
-# CUDA=1 builds the optional cuBLAS/cuFFT backend (needs the CUDA Toolkit).
+# CUDA=1 builds the optional GPU backend: the matrix products on cuBLAS
+# (lib/compute/cuda.c; needs the CUDA Toolkit in CUDA_HOME, not nvcc).
 CUDA      =
+CUDA_HOME = /usr/local/cuda
