@@ -1,4 +1,13 @@
-# bench/cc.sh, sourced by the benchmarks: bench_cc OUT SOURCE compiles a
+# bench/cc.sh, sourced by the benchmarks: their shared helpers.
+#
+# bench_ids N SEED: an lc stream of one document of N random ids (3..32002,
+# T5's vocabulary, then eos 1), the same for the same N and SEED.
+bench_ids() {
+	awk -v n="$1" -v s="$2" 'BEGIN { srand(s); for (i = 1; i < n; i++) printf "%d ", 3 + int(rand() * 32000); print 1 }' |
+		lc-cat -i ids
+}
+
+# bench_cc OUT SOURCE compiles a
 # benchmark's helper program against the built library, with the link
 # line `make bench` passes in LC_LIBS (the same libraries as the programs:
 # with oneDNN when the build found it); run by hand, build/ and

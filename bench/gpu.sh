@@ -7,12 +7,13 @@
 #     peak GPU memory in use as nvidia-smi reads it every 0.2 s);
 #   greedy decode of that long encoding (lc-decode --stats: the first
 #     step, then a step after it), GPU and CPU;
-#   lc-train tokens/s on the demo configuration (bench/train.sh's), GPU
-#     and CPU;
+#   bench/train.sh (lc-train on the demo configuration, 1 thread and
+#     all), GPU and CPU;
 #   PyTorch's float32 LOCOST encoder (bench/locost_torch.py) on the same
 #     GPU at 16K, where python3 has torch with CUDA: first run and second.
 # Prints numbers, asserts nothing; says "skipped" without a GPU.
 set -eu
+. bench/cc.sh
 SHARE=${LC_SHARE:-share}
 J=${LC_THREADS:-$(nproc)}
 D=$(mktemp -d "${TMPDIR:-/tmp}/lc-bench-gpu.XXXXXX")
@@ -26,7 +27,6 @@ if ! lc-encode -d cuda --info -m "$D" >/dev/null 2>&1; then
 fi
 lc-encode -d cuda --info -m "$D" | grep '^device' | sed 's/^/  /'
 echo "  threads: $J; $(nproc) processors"
-ids() { awk -v n="$1" -v s="$2" 'BEGIN { srand(s); for (i = 1; i < n; i++) printf "%d ", 3 + int(rand() * 32000); print 1 }' | lc-cat -i ids; }
 
 # the peak of nvidia-smi's memory.used (MiB) while a command runs
 mon_start() {
@@ -45,7 +45,7 @@ stats() { # FILE -> "WALL RSS" from --stats
 
 # encode LEN DEVICE [OUT]
 enc() {
-	ids "$1" 7 >"$D/in"
+	bench_ids "$1" 7 >"$D/in"
 	mon_start
 	lc-encode -q -j "$J" -d "$2" --stats -m "$D" <"$D/in" >"${3:-/dev/null}" 2>"$D/err"
 	mem=$(mon_stop)
@@ -66,16 +66,8 @@ else
 	echo "PyTorch with CUDA: absent"
 fi
 
-# training, as bench/train.sh
-lc-chunk -q -p "^CHAPTER [0-9]+" "$SHARE/samples/kjv.txt.xz" |
-	lc-gsg-split -q -m "$SHARE/spiece.model" >"$D/all.lc" 2>/dev/null
 for dev in cuda cpu; do
-	rm -rf "$D/m"
-	lc-train --config "$SHARE/models/demo-config.json" -o "$D/m" --steps 4 \
-		--batch-tokens 4096 --max-src 512 --max-tgt 128 -t "$SHARE/spiece.model" \
-		-j "$J" -d "$dev" -q "$D/all.lc"
-	awk -F'\t' -v d="$dev" 'NR > 1 { last = $6 } END {
-		printf "lc-train demo config, %s: %.0f tokens/s\n", d, last }' "$D/m/loss.tsv"
+	LC_DEVICE=$dev sh bench/train.sh | sed "s/^/$dev: /"
 done
 
 enc 65536 cuda

@@ -86,10 +86,9 @@ eval "$(awk -F'[:,]' '{ for (i = 1; i < NF; i++) { k = $i; gsub(/[ "{]/, "", k);
 	if (k == "d_model") print "DM=" v; if (k == "d_ff") print "DFF=" v; if (k == "num_layers") print "NL=" v
 	if (k == "num_decoder_layers") print "NDL=" v; if (k == "num_heads") print "NH=" v
 	if (k == "d_kv") print "DKV=" v } }' "$D/config.json")"
-ids() { awk -v n="$1" -v s="$2" 'BEGIN { srand(s); for (i = 1; i < n; i++) printf "%d ", 3 + int(rand() * 32000); print 1 }' | lc-cat -i ids; }
 
 # 2. encode
-ids "$ELEN" 7 >"$D/enc.in"
+bench_ids "$ELEN" 7 >"$D/enc.in"
 encode() { # PRECISION
 	/usr/bin/time -f '%e %M' -o "$D/time" lc-encode -q -j "$J" --stats --compute "$1" -m "$D" \
 		<"$D/enc.in" >/dev/null 2>"$D/stats"
@@ -108,7 +107,7 @@ if [ "$BF16" = 0 ]; then echo "encode L=$ELEN bf16: n/a $BFWHY"; else encode bf1
 # 3. decode: states of 16,384 tokens repeated to each length; fp32, then
 # (where it runs) bf16, timed against fp32 alone: its cross-attention
 # mixes bf16 dot products and fp32 multiply-adds, no one rate is its floor
-ids 16384 9 | lc-encode -q -j "$J" -m "$D" | lc-cat -o raw >"$D/base.raw"
+bench_ids 16384 9 | lc-encode -q -j "$J" -m "$D" | lc-cat -o raw >"$D/base.raw"
 decode_len() { # L: prints s/token greedy and 4 beams
 	L=$1
 	r=$(( (L + 16383) / 16384 ))
@@ -181,7 +180,7 @@ headline() { # PRECISION
 		    p, L, n, w / 60, goal, E[1], DD[1] - E[1], E[2] / 1024, DD[2] / 1024, (E[2] + DD[2]) / 1024 }'
 }
 if [ "$HEAD" = 1 ]; then
-	ids "$HLEN" 13 >"$D/head.in"
+	bench_ids "$HLEN" 13 >"$D/head.in"
 	headline f32 12
 	if [ "$BF16" = 0 ]; then echo "headline bf16: n/a $BFWHY"; else headline bf16 6; fi
 else

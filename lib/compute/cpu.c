@@ -105,8 +105,7 @@ static struct {
 	int dnnl;                       /* this build has oneDNN */
 	char dnnl_ver[48];
 	int dev;                        /* DEV_CUDA: the products on the GPU */
-	char gpu[256];                  /* its name, or why there is none */
-} cs = { PTHREAD_ONCE_INIT, LIB_TABLE, 0, PREC_F32, 0, "", DEV_CPU, "" };
+} cs = { PTHREAD_ONCE_INIT, LIB_TABLE, 0, PREC_F32, 0, "", DEV_CPU };
 
 /* The device cmp_set_device chose (-1: none chose), read by settings_init:
  * a program run with -d cpu never opens the GPU. */
@@ -115,6 +114,7 @@ static int dev_chosen = -1;
 static void settings_init(void)
 {
 	const char *g = getenv("LC_GEMM"), *e = getenv("LC_BF16_EMULATE");
+	char gpu[256];
 
 	cs.dnnl = cmp_dnnl_present(cs.dnnl_ver, sizeof cs.dnnl_ver);
 	if (g && !strcmp(g, "openblas"))
@@ -129,20 +129,21 @@ static void settings_init(void)
 	else if ((e = getenv("LC_DEVICE")) && *e && strcmp(e, "cuda"))
 		cs.dev = DEV_CPU;
 	else
-		cs.dev = cmp_cuda_open(cs.gpu, sizeof cs.gpu) ? DEV_CUDA : DEV_CPU;
+		cs.dev = cmp_cuda_open(gpu, sizeof gpu) ? DEV_CUDA : DEV_CPU;
 }
 
 int cmp_set_device(const char *name, void (*warn)(void *ctx, const char *msg), void *ctx,
                    lc_err *err)
 {
 	const char *what = "-d/--device", *env = getenv("LC_DEVICE"), *sep = " ";
+	char gpu[256];
 
 	if (!name && env && *env)
 		name = env, what = "$LC_DEVICE", sep = "=";
 	if (name && strcmp(name, "cpu") && strcmp(name, "cuda"))
 		return lc_fail(err, "%s: '%s' is not cpu or cuda", what, name);
-	if (name && !strcmp(name, "cuda") && !cmp_cuda_open(cs.gpu, sizeof cs.gpu))
-		return lc_fail(err, "%s%scuda: %s", what, sep, cs.gpu);
+	if (name && !strcmp(name, "cuda") && !cmp_cuda_open(gpu, sizeof gpu))
+		return lc_fail(err, "%s%scuda: %s", what, sep, gpu);
 	if (name)
 		dev_chosen = strcmp(name, "cpu") ? DEV_CUDA : DEV_CPU;
 	cmp_cuda_on_fail(warn, ctx);
@@ -191,12 +192,13 @@ void cmp_info(FILE *f)
 {
 	static const char *prec[] = { "f32", "bf16 (oneDNN, fp32 accumulation)",
 		                      "bf16 emulated (LC_BF16_EMULATE=1: bf16 operands, fp32 products)" };
+	char gpu[256];
 
 	pthread_once(&cs.once, settings_init);
-	if (cs.dev == DEV_CUDA)
+	if (cs.dev == DEV_CUDA && cmp_cuda_open(gpu, sizeof gpu))   /* opened once: its name */
 		fprintf(f, "device\tcuda: %s: the matrix products (cuBLAS, the weights kept on the "
 		        "GPU); FFTs, cross-attention kernels and element-wise work on the CPU\n",
-		        cs.gpu);
+		        gpu);
 	else
 		fprintf(f, "device\tcpu\n");
 	if (!cs.dnnl || cs.lib == LIB_BLAS)
@@ -337,15 +339,10 @@ void cmp_gemm_batch(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, 
                     int64_t ldb, int64_t sB, float beta, float *C, int64_t ldc, int64_t sC,
                     int64_t batch)
 {
-	int64_t ar = ta ? K : M, ac = ta ? M : K, br = tb ? N : K, bc = tb ? K : N;
-
 	pthread_once(&cs.once, settings_init);
-	/* on the GPU in one call, unless bf16 (emulated) applies to one of
-	 * them (a constant operand: cmp_gemm decides) */
-	if (cs.dev == DEV_CUDA && batch > 0 && M > 0 && N > 0 && K > 0 &&
-	    (cs.prec == PREC_F32 ||
-	     (!cmp_is_constant(A, (batch - 1) * sA + (ar - 1) * lda + ac) &&
-	      !cmp_is_constant(B, (batch - 1) * sB + (br - 1) * ldb + bc))) &&
+	/* on the GPU in one call; emulated bf16 goes product by product
+	 * (cmp_gemm rounds the operands of those with weights) */
+	if (cs.dev == DEV_CUDA && cs.prec == PREC_F32 && batch > 0 && M > 0 && N > 0 && K > 0 &&
 	    !cmp_cuda_gemm(ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, batch))
 		return;
 	for (int64_t i = 0; i < batch; i++)
