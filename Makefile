@@ -4,8 +4,9 @@
 #   all          (default) build the programs into $(O)/bin and liblc into $(O)
 #   deps         install the Debian packages lc needs (as root), else print the command
 #   check        build, run the unit tests (tests/unit), the pipeline tests
-#                (tests/sh) and mandoc -Tlint on the man pages; the last line
-#                is "N passed, N failed" and the exit status is non-zero on failure
+#                (tests/sh) and mandoc -Tlint on the man pages, TEST_JOBS at a time
+#                (default: one a processor; logs in $(O)/log); the last line is
+#                "N passed, N failed" and the exit status is non-zero on failure
 #   check-asan   the same, built in build-asan/ with AddressSanitizer and UBSan
 #   check-cuda   on a machine with an NVIDIA GPU: a CUDA=1 build in build-cuda/ and the
 #                unit tests and oracle goldens with every product on the GPU; elsewhere
