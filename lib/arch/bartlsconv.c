@@ -3,20 +3,12 @@
  */
 #include "arch/bartlsconv.h"
 
-#include <errno.h>
-#include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <jansson.h>
 
-#include "arch/arch.h"
 #include "arch/convdir.h"
-#include "arch/model.h"
 #include "base/rng.h"
-#include "weights/config.h"
 #include "weights/params.h"
 
 #define INIT_STD 0.02                /* init_bert_params */
@@ -31,23 +23,15 @@ void bartlsconv_opts_default(bartlsconv_opts *o)
 }
 
 /* The BART-LS config.json: the source's keys, then BART-LS's. */
-static json_t *new_config(const json_t *src, const lc_config *c, const char *dst,
-                          const bartlsconv_opts *o, lc_err *err)
+static json_t *new_config(const convdir *cv, const bartlsconv_opts *o, lc_err *err)
 {
-	json_t *root = json_deep_copy(src), *arch = json_array();
+	json_t *root = convdir_config(cv, "BartLSForConditionalGeneration", o->name, err);
 
-	if (!root || !arch || json_array_append_new(arch, json_string("BartLSForConditionalGeneration"))) {
-		json_decref(root);
-		json_decref(arch);
-		lc_fail(err, "out of memory");
+	if (!root)
 		return NULL;
-	}
-	json_object_set_new(root, "architectures", arch);
 	json_object_set_new(root, "model_type", json_string("bart_ls"));
-	json_object_set_new(root, "_name_or_path", json_string(o->name ? o->name : dst));
-	json_object_set_new(root, "max_position_embeddings", json_integer(o->max_len));
 	json_object_set_new(root, "max_decoder_position_embeddings",
-	                    json_integer(c->max_positions));
+	                    json_integer(cv->sc.max_positions));
 	json_object_set_new(root, "block_size", json_integer(o->block_size));
 	json_object_set_new(root, "pooling_layers", json_integer(o->pooling_layers));
 	json_object_set_new(root, "pool_kernel", json_integer(18));
@@ -56,12 +40,6 @@ static json_t *new_config(const json_t *src, const lc_config *c, const char *dst
 	if (o->vocab_size > 0)
 		json_object_set_new(root, "vocab_size", json_integer(o->vocab_size));
 	return root;
-}
-
-static void note(const bartlsconv_opts *o, const char *what)
-{
-	if (o->progress)
-		o->progress(o->ctx, what);
 }
 
 /* to [rows, d] from from [n, d]: the n rows, then copies of the last. */
@@ -74,77 +52,49 @@ static void grow_rows(const float *from, uint64_t n, float *to, uint64_t rows, u
 
 int bartls_convert(const char *src, const char *dst, const bartlsconv_opts *o, lc_err *err)
 {
-	char path[PATH_MAX], tmp[PATH_MAX];
-	json_t *scfg = NULL, *dcfg = NULL;
-	lc_model *m = NULL;
-	lc_config c, sc;
-	lc_params *p = NULL;
-	void *w = NULL;
-	float *base = NULL;
+	convdir cv;
+	const lc_config *sc = &cv.sc;
 	uint64_t rng = lc_mix64(o->seed ^ 0x424152544c53ull);   /* "BARTLS" */
-	int made = 0, rc = -1;
-	struct stat st;
+	int rc = -1;
 
-	if (o->max_len < 1 || o->max_len > (1 << 24))
-		return lc_fail(err, "--max-len %d is outside 1..%d", o->max_len, 1 << 24);
-	if (stat(dst, &st) == 0)
-		return lc_fail(err, "%s exists; lc-convert writes a new directory", dst);
-	snprintf(path, sizeof path, "%s/config.json", src);
-	if (!(scfg = cfg_load(path, err)))
-		return -1;
-	if (arch_config_json(scfg, path, &sc, err) < 0)
+	if (convdir_open(&cv, src, dst, o->max_len, o->progress, o->ctx, err) < 0)
 		goto out;
-	if (strcmp(sc.arch->name, "bart")) {
-		lc_fail(err, "%s: a %s model; lc-convert --to bart_ls converts BART", path,
-		        sc.arch->name);
+	if (strcmp(sc->arch->name, "bart")) {
+		lc_fail(err, "%s: a %s model; lc-convert --to bart_ls converts BART", cv.cfg_path,
+		        sc->arch->name);
 		goto out;
 	}
-	if (o->max_len % sc.max_positions) {
+	if (o->max_len % sc->max_positions) {
 		lc_fail(err, "--max-len %d is not a multiple of the model's %d positions (the authors' "
-		        "initialisation repeats BART's position table)", o->max_len, sc.max_positions);
+		        "initialisation repeats BART's position table)", o->max_len, sc->max_positions);
 		goto out;
 	}
-	if (o->pooling_layers < 0 || o->pooling_layers > sc.num_layers) {
+	if (o->pooling_layers < 0 || o->pooling_layers > sc->num_layers) {
 		lc_fail(err, "--pooling-layers %d: the model has %d encoder layers", o->pooling_layers,
-		        sc.num_layers);
+		        sc->num_layers);
 		goto out;
 	}
-	if (o->vocab_size > 0 && o->vocab_size < sc.vocab_size) {
+	if (o->vocab_size > 0 && o->vocab_size < sc->vocab_size) {
 		lc_fail(err, "--vocab-size %d is smaller than the model's %d", o->vocab_size,
-		        sc.vocab_size);
+		        sc->vocab_size);
 		goto out;
 	}
-	note(o, "reading the model");
-	if (!(m = model_open(src, err)))
+	if (convdir_read(&cv, err) < 0 || convdir_target(&cv, new_config(&cv, o, err), err) < 0)
 		goto out;
-	if (!(dcfg = new_config(scfg, &sc, dst, o, err)))
-		goto out;
-	if (arch_config_json(dcfg, "the converted config.json", &c, err) < 0)
-		goto out;
-	if (!(w = arch_weights_new(&c, NULL, &p, err)))
-		goto out;
-	if (!(base = malloc((params_total(p) ? params_total(p) : 1) * sizeof *base))) {
-		lc_fail(err, "out of memory for %llu parameters", (unsigned long long)params_total(p));
-		goto out;
-	}
-	note(o, "converting the weights");
-	for (uint32_t k = 0; k < params_count(p); k++) {
-		const lc_param *e = params_at(p, k);
-		const lc_param *se = params_find(model_params(m), e->name);
-		float *to = base + e->off;
+	for (uint32_t k = 0; k < params_count(cv.p); k++) {
+		const lc_param *e = params_at(cv.p, k), *se;
+		float *to = cv.base + e->off;
+		int has;
 
 		if (strstr(e->name, ".pool_attn.")) {
 			for (uint64_t j = 0; j < e->numel; j++)
 				to[j] = e->rank == 2 ? (float)(INIT_STD * lc_rng_normal(&rng)) : 0.0f;
 			continue;
 		}
-		if (!se || !*se->slot) {
-			memset(to, 0, e->numel * sizeof *to);
-			if (e->flags & PARAM_OPTIONAL)
-				continue;
-			lc_fail(err, "%s: no tensor %s", src, e->name);
+		if ((has = convdir_source(&cv, e->name, e, to, &se, err)) < 0)
 			goto out;
-		}
+		if (!has)
+			continue;
 		if (!strcmp(e->name, "model.encoder.embed_positions.weight"))
 			convdir_tile_positions(*se->slot, se->dims[0], to, e->dims[0], e->dims[1]);
 		else if (!strcmp(e->name, "final_logits_bias")) {
@@ -161,26 +111,8 @@ int bartls_convert(const char *src, const char *dst, const bartlsconv_opts *o, l
 		} else
 			memcpy(to, *se->slot, e->numel * sizeof *to);
 	}
-	/* a directory beside dst, renamed into place when whole */
-	snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", dst);
-	if (!mkdtemp(tmp)) {
-		lc_fail(err, "%s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	made = 1;
-	note(o, "writing");
-	if (convdir_commit(p, base, dcfg, src, o->max_len, tmp, dst, err) < 0)
-		goto out;
-	made = 0;
-	rc = 0;
+	rc = convdir_write(&cv, err);
 out:
-	if (made)
-		convdir_remove(tmp);
-	free(base);
-	if (w)
-		arch_weights_free(&c, w, p);
-	model_free(m);
-	json_decref(scfg);
-	json_decref(dcfg);
+	convdir_close(&cv);
 	return rc;
 }

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "arch/model.h"
 #include "base/fileio.h"
 #include "weights/config.h"
 
@@ -62,21 +64,6 @@ static int copy_if(const char *src, const char *dir, const char *name, lc_err *e
 	return lc_copy_file(a, b, err);
 }
 
-int convdir_commit(const lc_params *p, const float *base, const json_t *cfg, const char *src,
-                   int max_len, const char *tmp, const char *dst, lc_err *err)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof path, "%s/model.safetensors", tmp);
-	if (params_write(p, base, path, err) < 0 ||
-	    convdir_write_json(tmp, "config.json", cfg, 1, err) < 0 ||
-	    convdir_tokenizer(src, tmp, max_len, err) < 0)
-		return -1;
-	if (rename(tmp, dst) < 0)
-		return lc_fail(err, "%s: %s", dst, strerror(errno));
-	return 0;
-}
-
 int convdir_tokenizer(const char *src, const char *dir, int max_len, lc_err *err)
 {
 	char path[PATH_MAX];
@@ -99,7 +86,8 @@ int convdir_tokenizer(const char *src, const char *dir, int max_len, lc_err *err
 	return 0;
 }
 
-void convdir_remove(const char *dir)
+/* What a failed conversion wrote into dir, then dir. */
+static void remove_partial(const char *dir)
 {
 	static const char *const written[] = { "config.json", "model.safetensors",
 	                                        "tokenizer_config.json" };
@@ -114,4 +102,114 @@ void convdir_remove(const char *dir)
 		unlink(p);
 	}
 	rmdir(dir);
+}
+
+static void note(const convdir *cv, const char *what)
+{
+	if (cv->progress)
+		cv->progress(cv->ctx, what);
+}
+
+int convdir_open(convdir *cv, const char *src, const char *dst, int max_len,
+                 void (*progress)(void *ctx, const char *what), void *ctx, lc_err *err)
+{
+	struct stat st;
+
+	memset(cv, 0, sizeof *cv);
+	cv->src = src;
+	cv->dst = dst;
+	cv->max_len = max_len;
+	cv->progress = progress;
+	cv->ctx = ctx;
+	if (max_len < 1 || max_len > (1 << 24))
+		return lc_fail(err, "--max-len %d is outside 1..%d", max_len, 1 << 24);
+	if (stat(dst, &st) == 0)
+		return lc_fail(err, "%s exists; lc-convert writes a new directory", dst);
+	snprintf(cv->cfg_path, sizeof cv->cfg_path, "%s/config.json", src);
+	if (!(cv->scfg = cfg_load(cv->cfg_path, err)))
+		return -1;
+	return arch_config_json(cv->scfg, cv->cfg_path, &cv->sc, err);
+}
+
+json_t *convdir_config(const convdir *cv, const char *cls, const char *name, lc_err *err)
+{
+	json_t *root = json_deep_copy(cv->scfg), *arch = json_array();
+
+	if (!root || !arch || json_array_append_new(arch, json_string(cls)) < 0 ||
+	    json_object_set_new(root, "architectures", arch) < 0) {
+		json_decref(root);
+		json_decref(arch);
+		lc_fail(err, "out of memory");
+		return NULL;
+	}
+	json_object_set_new(root, "_name_or_path", json_string(name ? name : cv->dst));
+	json_object_set_new(root, "max_position_embeddings", json_integer(cv->max_len));
+	return root;
+}
+
+int convdir_read(convdir *cv, lc_err *err)
+{
+	note(cv, "reading the model");
+	return (cv->m = model_open(cv->src, err)) ? 0 : -1;
+}
+
+int convdir_target(convdir *cv, json_t *dcfg, lc_err *err)
+{
+	uint64_t n;
+
+	cv->dcfg = dcfg;
+	if (!dcfg || arch_config_json(dcfg, "the converted config.json", &cv->c, err) < 0 ||
+	    !(cv->w = arch_weights_new(&cv->c, NULL, &cv->p, err)))
+		return -1;
+	n = params_total(cv->p);
+	if (!(cv->base = malloc((n ? n : 1) * sizeof *cv->base)))
+		return lc_fail(err, "out of memory for %llu parameters", (unsigned long long)n);
+	note(cv, "converting the weights");
+	return 0;
+}
+
+int convdir_source(const convdir *cv, const char *name, const lc_param *e, float *to,
+                   const lc_param **se, lc_err *err)
+{
+	*se = params_find(model_params(cv->m), name);
+	if (*se && *(*se)->slot)
+		return 1;
+	memset(to, 0, e->numel * sizeof *to);
+	if (e->flags & PARAM_OPTIONAL)
+		return 0;
+	return lc_fail(err, "%s: no tensor %s", cv->src, name);
+}
+
+int convdir_write(convdir *cv, lc_err *err)
+{
+	char tmp[PATH_MAX], path[PATH_MAX];
+
+	note(cv, "writing");
+	snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", cv->dst);
+	if (!mkdtemp(tmp))
+		return lc_fail(err, "%s: %s", tmp, strerror(errno));
+	snprintf(path, sizeof path, "%s/model.safetensors", tmp);
+	if (params_write(cv->p, cv->base, path, err) < 0 ||
+	    convdir_write_json(tmp, "config.json", cv->dcfg, 1, err) < 0 ||
+	    convdir_tokenizer(cv->src, tmp, cv->max_len, err) < 0) {
+		remove_partial(tmp);
+		return -1;
+	}
+	if (rename(tmp, cv->dst) < 0) {
+		lc_fail(err, "%s: %s", cv->dst, strerror(errno));
+		remove_partial(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+void convdir_close(convdir *cv)
+{
+	free(cv->base);
+	if (cv->w)
+		arch_weights_free(&cv->c, cv->w, cv->p);
+	model_free(cv->m);
+	json_decref(cv->scfg);
+	json_decref(cv->dcfg);
+	memset(cv, 0, sizeof *cv);
 }

@@ -1,16 +1,19 @@
 /*
- * convdir: what the model converters (lsgconv.h, bartlsconv.h) share: the
- * tiling of a position table, JSON files written as transformers writes
- * them, the tokenizer files of a converted directory, and the removal of
- * a half-written one.
+ * convdir: what the model converters (lsgconv.h, bartlsconv.h,
+ * topdownconv.h) share: their steps (the source read, the converted
+ * model's parameters made, the new directory written whole), the tiling
+ * of a position table, JSON files written as transformers writes them and
+ * the tokenizer files of a converted directory.
  */
 #ifndef LC_CONVDIR_H
 #define LC_CONVDIR_H
 
+#include <limits.h>
 #include <stdint.h>
 
 #include <jansson.h>
 
+#include "arch/arch.h"
 #include "base/err.h"
 #include "weights/params.h"
 
@@ -28,14 +31,55 @@ int convdir_write_json(const char *dir, const char *name, const json_t *root, in
  * (each when src has it). */
 int convdir_tokenizer(const char *src, const char *dir, int max_len, lc_err *err);
 
-/* The converted model in tmp (model.safetensors from p and base [params_total],
- * config.json from cfg, the tokenizer files of src as convdir_tokenizer),
- * then tmp renamed to dst: 0, or -1 and err (tmp is left to the caller's
- * convdir_remove). */
-int convdir_commit(const lc_params *p, const float *base, const json_t *cfg, const char *src,
-                   int max_len, const char *tmp, const char *dst, lc_err *err);
+/* A conversion under way: the source directory (its config.json, then its
+ * model), the converted configuration and the converted parameters'
+ * values, filled by the converter between convdir_target and
+ * convdir_write. Every step says its failure in err; convdir_close frees
+ * what was made, whatever step failed. */
+typedef struct convdir {
+	const char *src, *dst;
+	int max_len;                        /* the new max_position_embeddings */
+	void (*progress)(void *ctx, const char *what);
+	void *ctx;
+	char cfg_path[PATH_MAX];            /* src/config.json, for messages */
+	json_t *scfg;                       /* src/config.json */
+	lc_config sc;                       /* as lc reads it */
+	lc_model *m;                        /* the source model (convdir_read) */
+	json_t *dcfg;                       /* the converted config.json (convdir_target) */
+	lc_config c;                        /* as lc reads it */
+	lc_params *p;                       /* its parameters */
+	void *w;
+	float *base;                        /* their values [params_total(p)] */
+} convdir;
 
-/* What a failed conversion wrote into dir, then dir. */
-void convdir_remove(const char *dir);
+/* Checks max_len and that dst does not exist yet, and reads src's
+ * config.json (scfg, sc). */
+int convdir_open(convdir *cv, const char *src, const char *dst, int max_len,
+                 void (*progress)(void *ctx, const char *what), void *ctx, lc_err *err);
+
+/* A copy of the source's config.json with architectures [cls],
+ * _name_or_path (name, else dst as given) and max_position_embeddings
+ * max_len: the start of every converted config.json. */
+json_t *convdir_config(const convdir *cv, const char *cls, const char *name, lc_err *err);
+
+/* The source model (m). */
+int convdir_read(convdir *cv, lc_err *err);
+
+/* The converted config.json (dcfg: taken, also on failure), read as c,
+ * and its parameters p with room for their values in base. */
+int convdir_target(convdir *cv, json_t *dcfg, lc_err *err);
+
+/* The source tensor called name, for the converted parameter e whose
+ * values are at to: 1 with *se; 0 when the source lacks it and e is
+ * optional (to zeroed); -1 and err when it lacks a tensor e needs. */
+int convdir_source(const convdir *cv, const char *name, const lc_param *e, float *to,
+                   const lc_param **se, lc_err *err);
+
+/* dst, whole or not at all: model.safetensors from p and base, config.json
+ * from dcfg, the tokenizer files of src (as convdir_tokenizer), written
+ * into a directory beside dst and renamed to it. */
+int convdir_write(convdir *cv, lc_err *err);
+
+void convdir_close(convdir *cv);
 
 #endif
