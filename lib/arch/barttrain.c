@@ -667,20 +667,20 @@ static int tr_enc_bw(void *sh, int part, const void *W, void *G, void *tape, con
 	return bart_train_enc_bw(c, W, G, &sa, tape, dE, err);
 }
 
-static void *tr_dec_fw(void *sh, const void *W, const float *E, int64_t Le, const int32_t *in,
-                       int64_t T, lc_arena *a, double p, uint64_t *rng, float **logits,
-                       lc_err *err)
+void *bart_train_ops_dec_fw(void *sh, const void *W, const float *E, int64_t Le,
+                            const int32_t *in, int64_t T, lc_arena *a, double p, uint64_t *rng,
+                            float **logits, lc_err *err)
 {
 	return bart_train_dec_fw(sh, W, E, Le, in, T, a, p, rng, logits, err);
 }
 
-static int tr_dec_bw(void *sh, const void *W, void *G, void *tape, float *dlogits, float *dE,
-                     lc_err *err)
+int bart_train_ops_dec_bw(void *sh, const void *W, void *G, void *tape, float *dlogits,
+                          float *dE, lc_err *err)
 {
 	return bart_train_dec_bw(sh, W, G, tape, dlogits, dE, err);
 }
 
 const lc_train_ops bart_train_ops = {
 	bart_train_shared_new, bart_train_shared_free, bart_train_step_begin, bart_train_step_end,
-	tr_enc_fw, tr_enc_bw, tr_dec_fw, tr_dec_bw,
+	tr_enc_fw, tr_enc_bw, bart_train_ops_dec_fw, bart_train_ops_dec_bw,
 };

@@ -45,7 +45,7 @@
  *         return t;
  *     }
  *     // enc_bw the same with bart_train_enc_bw (ctx reaching its gradients,
- *     // if its attention has parameters); dec_fw, dec_bw: bart_train_dec_*.
+ *     // if its attention has parameters); dec_fw, dec_bw: bart_train_ops_dec_*.
  *
  * The layer index tells the plug which attention a layer has (BART-LS:
  * pooled attention in the top layers only). Two optional parts of the
@@ -145,6 +145,15 @@ void *bart_train_shared_new(const lc_config *c, int parts, lc_err *err);
 void bart_train_shared_free(void *sh);
 int bart_train_step_begin(void *sh, const void *W, int64_t Lmax, int threads, lc_err *err);
 int bart_train_step_end(void *sh, const void *W, void *G, int threads, lc_err *err);
+
+/* lc_train_ops' decoder halves (bart_train_dec_fw / _bw) for every model
+ * with BART's decoder whose weights begin with a bart_weights and whose
+ * shared state is bart_train_shared_*'s. */
+void *bart_train_ops_dec_fw(void *sh, const void *W, const float *E, int64_t Le,
+                            const int32_t *in, int64_t T, lc_arena *a, double p, uint64_t *rng,
+                            float **logits, lc_err *err);
+int bart_train_ops_dec_bw(void *sh, const void *W, void *G, void *tape, float *dlogits,
+                          float *dE, lc_err *err);
 
 extern const lc_train_ops bart_train_ops;
 
