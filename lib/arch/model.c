@@ -92,17 +92,17 @@ static int read_generation(lc_model *m, lc_err *err)
 	if (!(root = cfg_load(path, err)))
 		return -1;
 	snprintf(src, sizeof m->gen_src, "%s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
-#define INT(key, lo, hi, field) do { if (cfg_int(root, key, -1, lo, hi, &v, path, err) < 0) goto out; \
-	if (v >= 0) { field = v; g->source = src; } } while (0)
+#define INT(key, lo, hi, field) do { if (cfg_int(root, key, CFG_UNSET, lo, hi, &v, path, err) < 0) goto out; \
+	if (v != CFG_UNSET) { field = v; g->source = src; } } while (0)
 #define NUM(key, lo, hi, field) do { if (cfg_num(root, key, NAN, lo, hi, &x, path, err) < 0) goto out; \
 	if (!isnan(x)) { field = x; g->source = src; } } while (0)
 	INT("num_beams", 1, 1024, g->num_beams);
 	INT("max_length", 1, 1 << 24, v);
-	if (v >= 1)
+	if (v != CFG_UNSET)
 		g->max_new = v - 1;
 	INT("max_new_tokens", 1, 1 << 24, g->max_new);
 	INT("min_length", 0, 1 << 24, v);
-	if (v >= 0)
+	if (v != CFG_UNSET)
 		g->min_new = v > 0 ? v - 1 : 0;
 	INT("min_new_tokens", 0, 1 << 24, g->min_new);
 	INT("no_repeat_ngram_size", 0, 1 << 20, g->no_repeat_ngram);

@@ -57,6 +57,9 @@ int cfg_int(const json_t *root, const char *key, int def, int lo, int hi, int *o
 	if (!v) {
 		if (def == CFG_REQUIRED)
 			return lc_fail(err, "%s: \"%s\" is missing", path, key);
+		if (def != CFG_UNSET && (def < lo || def > hi))
+			return lc_fail(err, "%s: \"%s\" is missing, and its default %d is outside [%d, %d]",
+			               path, key, def, lo, hi);
 		*out = def;
 		return 0;
 	}

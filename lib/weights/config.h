@@ -14,13 +14,16 @@
 #include "base/err.h"
 
 #define CFG_REQUIRED INT_MIN   /* as cfg_int's default: the key must be present */
+#define CFG_UNSET (INT_MIN + 1) /* as cfg_int's default: a missing key gives CFG_UNSET */
 
 /* The JSON object in path (duplicate keys refused); NULL and err otherwise. */
 json_t *cfg_load(const char *path, lc_err *err);
 /* The same from buf[len]; label names it in messages. */
 json_t *cfg_parse(const char *buf, size_t len, const char *label, lc_err *err);
 
-/* Each: 0, or -1 and err. A missing key or JSON null takes the default. */
+/* Each: 0, or -1 and err. A missing key or JSON null takes the default;
+ * cfg_int's must lie in [lo, hi] too (defaults derived from other keys
+ * can fall outside), unless it is CFG_REQUIRED or CFG_UNSET. */
 int cfg_int(const json_t *root, const char *key, int def, int lo, int hi, int *out,
             const char *path, lc_err *err);
 int cfg_bool(const json_t *root, const char *key, int def, int *out, const char *path,

@@ -310,6 +310,9 @@ static void test_refusals(void)
 	float *out = malloc(1025 * D * sizeof *out);
 
 	refuse("{\"pooling_layers\": 4}", "pooling_layers");
+	/* the default 4 on fewer layers: found by fuzz_model */
+	refuse("{\"pooling_layers\": null, \"encoder_layers\": 3}",
+	       "\"pooling_layers\" is missing, and its default 4 is outside [0, 3]");
 	refuse("{\"pool_padding\": 10}", "padding");
 	refuse("{\"block_size\": 4, \"pool_padding\": 0}", "block_size 4");
 	refuse("{\"block_size\": 0}", "block_size");
