@@ -3,7 +3,8 @@
  * (at most 2^18 numbers: the target is the shapes, not the arithmetic),
  * gets random weights (model_write_random) and runs as lc-encode and
  * lc-decode run it: the encoder on a few token ids (their number from the
- * input's size), then the decoder's first steps on those states. Whatever
+ * input's size), then the decoder's first steps on those states, greedy
+ * or two beams, with a cross-attention cache or without. Whatever
  * the keys say, each step gives its numbers or an error, never a crash, a
  * hang or memory the shapes do not call for. */
 #include <stdint.h>
@@ -53,14 +54,16 @@ static uint64_t nparams(const uint8_t *data, size_t size)
 	return n;
 }
 
-static void run(lc_model *m, int64_t L)
+/* L ids encoded, then rows decoder rows (beams: a cross-attention cache
+ * when cache, rows reordered after each step). */
+static void run(lc_model *m, int64_t L, int rows, int cache)
 {
 	const lc_config *c = model_config(m);
 	lc_err err;
 	lc_encoder *e = encoder_new(m, 1, &err);
 	lc_decoder *d = NULL;
 	dec_state *s = NULL;
-	int32_t *ids = NULL, tok;
+	int32_t *ids = NULL, tok[2], src[2] = { 1, 0 };
 	float *out = NULL, *logits = NULL;
 	int64_t R;
 
@@ -79,13 +82,20 @@ static void run(lc_model *m, int64_t L)
 		ids[i] = (int32_t)((i * 7 + 3) % c->vocab_size);
 	if (encoder_run(e, ids, L, out, NULL, NULL, &err) < 0 || R < 1)
 		goto out;
-	if (!(d = decoder_new(m, &err)) || !(s = decoder_state_new(d, out, R, 1, 4, &err)))
+	if (!(d = decoder_new(m, &err)) ||
+	    (cache && decoder_set_cross_cache(d, (uint64_t)1 << 24, 1, &err) < 0) ||
+	    !(s = decoder_state_new(d, out, R, rows, 4, &err)))
 		goto out;
-	if (!(logits = malloc((size_t)c->vocab_size * sizeof *logits)))
+	if (!(logits = malloc((size_t)rows * (size_t)c->vocab_size * sizeof *logits)))
 		abort();
-	tok = c->decoder_start_id >= 0 && c->decoder_start_id < c->vocab_size ? c->decoder_start_id : 0;
-	for (int k = 0; k < 3 && decoder_step(s, &tok, logits, &err) == 0; k++)
-		tok = (tok + 1) % c->vocab_size;
+	tok[0] = tok[1] = c->decoder_start_id >= 0 && c->decoder_start_id < c->vocab_size ?
+	                  c->decoder_start_id : 0;
+	for (int k = 0; k < 3 && decoder_step(s, tok, logits, &err) == 0; k++) {
+		tok[0] = (tok[0] + 1) % c->vocab_size;
+		tok[1] = (tok[1] + 2) % c->vocab_size;
+		if (rows > 1 && decoder_reorder(s, src, &err) < 0)
+			break;
+	}
 out:
 	free(logits);
 	decoder_state_free(s);
@@ -112,7 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (model_write_random(dir, size, &err) < 0)
 		return 0;
 	if ((m = model_open(dir, &err))) {
-		run(m, 1 + (int64_t)(size % 41));
+		run(m, 1 + (int64_t)(size % 41), 1 + (int)(size / 41 % 2), (int)(size / 82 % 2));
 		model_free(m);
 	}
 	return 0;

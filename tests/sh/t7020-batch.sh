@@ -8,14 +8,15 @@
 . tests/sh/lib.sh
 B=$DATA/bart/tiny_bart
 
-# 23 documents of the demo model (the default model), uneven lengths
-awk 'BEGIN { srand(5); for (d = 0; d < 23; d++) { n = 5 + int(rand() * 300);
+# 17 documents of the demo model (the default model), uneven lengths: --batch
+# 16 leaves a batch of one after a full one
+awk 'BEGIN { srand(5); for (d = 0; d < 17; d++) { n = 5 + int(rand() * 300);
 	for (i = 0; i < n; i++) printf "%d ", 5 + int(rand() * 31000); print 1 } }' >"$T/ids"
 lc-cat -i ids <"$T/ids" >"$T/ids.lc"
 ok "encode" sh -c "lc-encode -q '$T/ids.lc' >'$T/h.lc'"
 ok "encode bf16" sh -c "lc-encode -q --dtype bf16 '$T/ids.lc' >'$T/h16.lc'"
 ok "one at a time" sh -c "lc-decode -q -f ids --batch 1 '$T/h.lc' >'$T/one'"
-is "one summary per document" "$(wc -l <"$T/one" | tr -d ' ')" 23
+is "one summary per document" "$(wc -l <"$T/one" | tr -d ' ')" 17
 for b in 2 7 16 64; do
 	ok "--batch $b" sh -c "lc-decode -q -f ids --batch $b '$T/h.lc' >'$T/b$b'"
 	same "--batch $b = one at a time" "$T/one" "$T/b$b"
@@ -33,7 +34,7 @@ ok "jsonl, batched" sh -c "lc-decode -q -f jsonl '$T/h.lc' >'$T/b.jsonl'"
 ok "jsonl, one at a time" sh -c "lc-decode -q -f jsonl --batch 1 '$T/h.lc' >'$T/one.jsonl'"
 same "jsonl: batched = one at a time" "$T/one.jsonl" "$T/b.jsonl"
 is "jsonl names in input order" "$(sed -n 's/^{"id": "\([^"]*\)".*/\1/p' "$T/b.jsonl" | tr '\n' ' ')" \
-	"$(seq 1 23 | sed 's/^/stdin:/' | tr '\n' ' ')"
+	"$(seq 1 17 | sed 's/^/stdin:/' | tr '\n' ' ')"
 ok "stream, batched" sh -c "lc-decode -q -f stream '$T/h.lc' | lc-cat -o info >'$T/b.info'"
 ok "stream, one at a time" sh -c "lc-decode -q -f stream --batch 1 '$T/h.lc' | lc-cat -o info >'$T/one.info'"
 same "stream: batched = one at a time" "$T/one.info" "$T/b.info"
