@@ -733,8 +733,11 @@ static void tr_free(void *p)
 
 static void *tr_new(const lc_config *c, int parts, lc_err *err)
 {
-	shared *s = calloc(1, sizeof *s);
+	shared *s;
 
+	if (t5dec_check(c, err) < 0)   /* what decoding refuses, training does too */
+		return NULL;
+	s = calloc(1, sizeof *s);
 	if (!s || !(s->dK = calloc((size_t)parts, sizeof *s->dK)) ||
 	    !(s->cw = calloc((size_t)parts, sizeof *s->cw))) {
 		tr_free(s);

@@ -310,8 +310,10 @@ trainer *trainer_new(lc_model *mdl, const train_opts *o, lc_err *err)
 			goto fail;
 	}
 	t->g = t->tg[0];
-	if (!(t->sh = t->ops->shared_new(&t->cfg, t->nth, err)))
+	if (!(t->sh = t->ops->shared_new(&t->cfg, t->nth, err))) {
+		lc_prefix(err, "%s", model_dir(mdl));
 		goto fail;
+	}
 	return t;
 oom:
 	lc_fail(err, "out of memory for %llu parameters", (unsigned long long)t->n);

@@ -4,7 +4,8 @@
  * gets random weights (model_write_random) and runs as lc-encode and
  * lc-decode run it: the encoder on a few token ids (their number from the
  * input's size), then the decoder's first steps on those states, greedy
- * or two beams, with a cross-attention cache or without. Whatever
+ * or two beams, with a cross-attention cache or without, and on some
+ * inputs one training step (lc-train --config) on those ids. Whatever
  * the keys say, each step gives its numbers or an error, never a crash, a
  * hang or memory the shapes do not call for. */
 #include <stdint.h>
@@ -17,6 +18,7 @@
 #include "arch/decoder.h"
 #include "arch/encoder.h"
 #include "arch/model.h"
+#include "train/train.h"
 #include "weights/config.h"
 
 #define MAX_PARAMS (1u << 18)
@@ -105,6 +107,38 @@ out:
 	encoder_free(e);
 }
 
+/* One training step (lc-train --config) on one pair: ids[L] -> three
+ * tokens, for the architectures that train. */
+static void train(lc_model *m, int64_t L)
+{
+	const lc_config *c = model_config(m);
+	lc_err err;
+	train_opts o;
+	train_stats st;
+	trainer *t;
+	int32_t src[41], tgt[3];
+	train_pair pair = { src, tgt, L, 3, (char *)"fuzz" };
+	train_data d = { &pair, 1, 1, 0, L };
+
+	for (int64_t i = 0; i < L; i++)
+		src[i] = (int32_t)((i * 5 + 1) % c->vocab_size);
+	for (int i = 0; i < 3; i++)
+		tgt[i] = (int32_t)((i + 4) % c->vocab_size);
+	memset(&o, 0, sizeof o);
+	o.lr = 1e-3;
+	o.sched = LR_CONSTANT;
+	o.batch_tokens = 1 << 10;
+	o.clip = 1.0;
+	o.dropout = 0.1;
+	o.adam = (adamw_opts){ 0.9, 0.999, 1e-8, 0.01 };
+	o.threads = 1;
+	o.seed = 1;
+	if ((t = trainer_new(m, &o, &err))) {
+		trainer_step(t, &d, &st, &err);
+		trainer_free(t);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *dir = workdir();
@@ -123,6 +157,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if ((m = model_open(dir, &err))) {
 		run(m, 1 + (int64_t)(size % 41), 1 + (int)(size / 41 % 2), (int)(size / 82 % 2));
+		if (size / 164 % 2)
+			train(m, 1 + (int64_t)(size % 41));
 		model_free(m);
 	}
 	return 0;

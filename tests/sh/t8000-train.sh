@@ -87,4 +87,9 @@ lc-cat -i text "$T/ruth.txt" >"$T/nopairs.lc"
 fails 1 "a stream without pairs" lc-train --config "$T/config.json" -o "$T/np" --steps 1 -q "$T/nopairs.lc"
 head -c 100 "$T/pairs.lc" >"$T/trunc.lc"
 fails 1 "a truncated stream" lc-train --config "$T/config.json" -o "$T/tr" --steps 1 -q "$T/trunc.lc"
+# a model lc cannot decode is not trained either (fuzz_model: no decoder
+# layers read a relative bias that is not there)
+sed 's/"num_decoder_layers": 1/"num_decoder_layers": 0/' "$T/config.json" >"$T/nodec.json"
+fails 1 "no decoder layers" lc-train --config "$T/nodec.json" -o "$T/nd" --steps 1 -q "$T/pairs.lc"
+grep -q 'decoder: unsupported configuration' "$T/err"; _res $? "and says so"
 done_testing
