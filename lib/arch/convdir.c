@@ -135,13 +135,13 @@ json_t *convdir_config(const convdir *cv, const char *cls, const char *name, lc_
 {
 	json_t *root = json_deep_copy(cv->scfg), *arch = json_array();
 
-	if (!root || !arch || json_array_append_new(arch, json_string(cls)) < 0 ||
-	    json_object_set_new(root, "architectures", arch) < 0) {
+	if (!root || !arch || json_array_append_new(arch, json_string(cls)) < 0) {
 		json_decref(root);
 		json_decref(arch);
 		lc_fail(err, "out of memory");
 		return NULL;
 	}
+	json_object_set_new(root, "architectures", arch);   /* takes arch, even when it fails */
 	json_object_set_new(root, "_name_or_path", json_string(name ? name : cv->dst));
 	json_object_set_new(root, "max_position_embeddings", json_integer(cv->max_len));
 	return root;

@@ -62,12 +62,9 @@ static int td_config(const json_t *root, const char *path, lc_config *c, lc_err 
 	if (bart_config(root, path, c, err) < 0)
 		return -1;
 	nl = c->num_layers;
-	if (cfg_int(root, "bottom_up_layers", 8, 0, 1024, &c->td_bottom_up, path, err))
-		return -1;
-	if (c->td_bottom_up > nl)
-		return lc_fail(err, "%s: bottom_up_layers %d is more than encoder_layers %d", path,
-		               c->td_bottom_up, nl);
-	if (cfg_int(root, "top_down_layers", nl - c->td_bottom_up, 0, 1024, &n3, path, err) ||
+	/* top_down_layers' default, the rest, is range-checked as a given value */
+	if (cfg_int(root, "bottom_up_layers", 8, 0, 1024, &c->td_bottom_up, path, err) ||
+	    cfg_int(root, "top_down_layers", nl - c->td_bottom_up, 0, 1024, &n3, path, err) ||
 	    cfg_int(root, "segment_layers", 2, 0, 1024, &c->td_segment_layers, path, err) ||
 	    cfg_int(root, "window_size", 1024, 1, 1 << 20, &c->block_size, path, err) ||
 	    cfg_int(root, "pool_kernel", 32, 1, 1 << 20, &c->pool_kernel, path, err) ||

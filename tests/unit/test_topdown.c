@@ -194,9 +194,9 @@ static void test_refusals(void)
 	refuse("{\"pool_type\": \"max\"}", "pool_type");
 	/* the defaults (8 bottom-up, the rest top-down) on 4 layers: found by fuzz_config */
 	refuse("{\"bottom_up_layers\": null, \"top_down_layers\": null}",
-	       "bottom_up_layers 8 is more than encoder_layers 4");
+	       "\"top_down_layers\" is missing, and its default -4 is outside [0, 1024]");
 	refuse("{\"bottom_up_layers\": 5, \"top_down_layers\": 0}",
-	       "bottom_up_layers 5 is more than encoder_layers 4");
+	       "encoder_layers 4 is not bottom_up_layers 5 + top_down_layers 0");
 	refuse("{\"window_size\": 0}", "window_size");
 	refuse("{\"pool_stride\": 0}", "pool_stride");
 	if (T_OK(root != NULL, "config")) {
