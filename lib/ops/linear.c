@@ -13,7 +13,10 @@ static void add_bias_rows(float *y, const float *b, int64_t R, int dout)
 void linear_fw(float *y, const float *x, const float *W, const float *b, int64_t R, int dout,
                int din, float beta, int nth)
 {
-	cmp_gemm_par(nth, CMP_N, CMP_T, R, dout, din, 1.0f, x, din, W, din, beta, y, dout);
+	if (nth == 0)
+		cmp_gemm(CMP_N, CMP_T, R, dout, din, 1.0f, x, din, W, din, beta, y, dout);
+	else
+		cmp_gemm_par(nth, CMP_N, CMP_T, R, dout, din, 1.0f, x, din, W, din, beta, y, dout);
 	add_bias_rows(y, b, R, dout);
 }
 

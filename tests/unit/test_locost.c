@@ -63,7 +63,13 @@ static void cmp(const char *cs, const char *name, const float *got, uint64_t n)
 	free(g);
 }
 
-static const char *cases[] = { "L0001", "L0002", "L0007", "L0064", "L0300", "L1000" };
+/* L1024 (encoder outputs only; made by the oracle's make-goldens
+ * --lengths 1024 on the same model): a length whose channel-major arrays
+ * get a padded row stride (locost.c chan_ld: a multiple of 1024 floats). */
+static const struct { const char *name; int layer0; } cases[] = {
+	{ "L0001", 1 }, { "L0002", 1 }, { "L0007", 1 }, { "L0064", 1 }, { "L0300", 1 },
+	{ "L1000", 1 }, { "L1024", 0 },
+};
 
 static void run_model(const char *what, int threads)
 {
@@ -84,7 +90,7 @@ static void run_model(const char *what, int threads)
 	const lc_config *c = model_config(m);
 	int d = c->d_model;
 	for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
-		const char *cs = cases[ci];
+		const char *cs = cases[ci].name;
 		uint64_t L = 0;
 		int32_t *ids = golden(cs, "input_ids", &L);
 		if (!T_OK(ids != NULL, "%s input_ids", cs))
@@ -99,7 +105,7 @@ static void run_model(const char *what, int threads)
 			cmp(cs, nm, out, L * (uint64_t)d);
 		}
 		/* layer 0 intermediates from the embeddings */
-		{
+		if (cases[ci].layer0) {
 			uint64_t n = L * (uint64_t)d;
 			float *x = malloc(n * 4), *buf[9];
 			locost_trace tr;
