@@ -15,6 +15,7 @@
 
 #include "base/arena.h"
 #include "base/crc32c.h"
+#include "base/dtype.h"
 #include "base/fault.h"
 #include "base/fileio.h"
 #include "base/parallel.h"
@@ -357,9 +358,9 @@ static int make_order(trainer *t, size_t n, lc_err *err)
 	uint64_t s = lc_mix64(t->o.seed ^ lc_mix64((uint64_t)t->epoch + 1));
 
 	if (t->order_n != n) {
-		size_t *o = realloc(t->order, (n ? n : 1) * sizeof *o);
+		size_t *o = n <= SIZE_MAX / sizeof(size_t) ? realloc(t->order, (n ? n : 1) * sizeof *o) : NULL;
 		if (!o)
-			return lc_fail(err, "out of memory");
+			return lc_fail(err, "out of memory for the order of %zu pairs", n);
 		t->order = o;
 		t->order_n = n;
 	}
@@ -950,6 +951,22 @@ int trainer_resume(trainer *t, const char *dir, lc_err *err)
 	memcpy(t->m, m->data, 4 * t->n);
 	memcpy(t->v, v->data, 4 * t->n);
 	st_close(f);
+	/* a NaN moment would make every weight NaN at the first update, and
+	 * the next save would write them over the checkpoint; v, a mean of
+	 * squares, is never negative (its square root divides the step) */
+	for (int k = 0; k < 2; k++) {
+		const float *x = k ? t->v : t->m;
+		const char *what;
+		int64_t bad = lc_first_nonfinite(x, t->n, &what);
+		for (uint64_t i = 0; k && bad < 0 && i < t->n; i++)
+			if (x[i] < 0) {
+				bad = (int64_t)i;
+				what = "negative";
+			}
+		if (bad >= 0)
+			return lc_fail(err, "%s: tensor \"%s\": element %lld is %s", path,
+			               k ? "adam.v" : "adam.m", (long long)bad, what);
+	}
 	snprintf(path, sizeof path, "%s/trainer_state.json", dir);
 	if (!(j = json_load_file(path, 0, &je)))
 		return lc_fail(err, "%s: %s", path, je.text);
@@ -963,15 +980,24 @@ int trainer_resume(trainer *t, const char *dir, lc_err *err)
 		return lc_fail(err, "%s: an impossible state (step %lld, epoch %lld, position %lld of "
 		               "%lld pairs)", path, (long long)step, (long long)epoch, (long long)pos,
 		               (long long)pairs);
+	/* The order is rebuilt from (seed, epoch) over the data trained on
+	 * now, as the next step would rebuild it (a save before that step
+	 * writes it back): the state's own count may be another data set's
+	 * (--force-resume; a position past its end starts the next epoch) or
+	 * a damaged file's, which must not size an allocation. The count is
+	 * the state's only where the caller does not say (data_pairs 0). */
+	if (t->o.data_pairs > 0 && (uint64_t)pairs != t->o.data_pairs) {
+		pairs = (json_int_t)t->o.data_pairs;
+		pos = pos < pairs ? pos : pairs;
+	}
 	t->step = step;
 	t->epoch = epoch;
 	t->pos = (size_t)pos;
-	/* the order is rebuilt from (seed, epoch) on the next step */
 	free(t->order);
 	t->order = NULL;
 	t->order_n = 0;
 	if (pairs > 0 && make_order(t, (size_t)pairs, err) < 0)
-		return -1;
+		return lc_prefix(err, path);
 	return 0;
 }
 

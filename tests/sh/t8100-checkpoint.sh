@@ -79,4 +79,22 @@ grep -q 'an impossible state (step 2, epoch .*, position 1000000000 of' "$T/err"
 sed 's/"step": [0-9]*/"step": -4/' "$T/ref/trainer_state.json" >"$T/pos/trainer_state.json"
 fails 1 "a negative step" train "$T/pos" --steps 3
 grep -q 'an impossible state (step -4' "$T/err"; _res $? "says so (not an empty message)"
+# the state's pair count is another data set's or absurd: the order is the
+# data's now (it once sized an allocation: 2^62 pairs overflowed it)
+rm -rf "$T/pos" && cp -r "$T/ref" "$T/pos" && rm "$T/pos/checkpoint.json"
+sed 's/"pairs": [0-9]*/"pairs": 4611686018427387904/' "$T/ref/trainer_state.json" \
+	>"$T/pos/trainer_state.json"
+ok "a state naming 2^62 pairs resumes on the data's" train "$T/pos" --steps 3
+grep -q '"step": 3' "$T/pos/trainer_state.json"; _res $? "and trains on"
+# optimizer moments a resume would turn into NaN weights at the first update
+sz=$(wc -c <"$T/ref/optimizer.safetensors")
+for v in 'NaN:\000\000\300\177' 'negative:\000\000\200\277'; do
+	rm -rf "$T/pos" && cp -r "$T/ref" "$T/pos" && rm "$T/pos/checkpoint.json"
+	printf "${v#*:}" | dd of="$T/pos/optimizer.safetensors" bs=1 seek=$((sz - 4)) conv=notrunc \
+		2>/dev/null
+	fails 1 "a ${v%%:*} adam.v in optimizer.safetensors" train "$T/pos" --steps 3
+	grep -q "optimizer.safetensors: tensor \"adam.v\": element [0-9]* is ${v%%:*}" "$T/err"
+	_res $? "is named"
+	cmp -s "$T/pos/model.safetensors" "$T/ref/model.safetensors"; _res $? "the weights are untouched"
+done
 done_testing
