@@ -997,7 +997,7 @@ int trainer_resume(trainer *t, const char *dir, lc_err *err)
 	t->order = NULL;
 	t->order_n = 0;
 	if (pairs > 0 && make_order(t, (size_t)pairs, err) < 0)
-		return lc_prefix(err, path);
+		return lc_prefix(err, "%s", path);
 	return 0;
 }
 
