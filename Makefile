@@ -246,6 +246,7 @@ fuzz: ensure-deps
 		seeds=tests/fuzz/seeds/$$n; [ -d $$seeds ] || seeds=; \
 		echo "fuzz: $$n for $(FUZZ_SECONDS)s"; \
 		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 \
+		    -artifact_prefix=build-fuzz/$$n- \
 		    build-fuzz/corpus/$$n $$seeds 2>build-fuzz/$$n.log || \
 		    { tail -40 build-fuzz/$$n.log; exit 1; }; \
 		tail -1 build-fuzz/$$n.log; \

@@ -498,13 +498,14 @@ static int encode(enc *e, const int32_t *ids, int64_t L, float *out, int nlayers
 	memset(&r, 0, sizeof r);
 	if (check_ids(e, ids, L, err) < 0)
 		return -1;
+	r.ld = chan_ld(L);
 	embed_fw(e->W->dec.shared, d, ids, L, 1.0f, out);
 	cmp_init();
 	/* kernel supports and FFT sizes of every layer, up front */
 	if (nl > 0) {
 		T = malloc((size_t)nl * (size_t)d * sizeof *T);
 		plans = calloc((size_t)nl, sizeof *plans);
-		kT = malloc((size_t)chan_ld(L) * (size_t)d * sizeof *kT);
+		kT = malloc((size_t)r.ld * (size_t)d * sizeof *kT);
 		if (!T || !plans || !kT) {
 			lc_fail(err, "out of memory (%lld tokens)", (long long)L);
 			goto out;
@@ -531,7 +532,6 @@ static int encode(enc *e, const int32_t *ids, int64_t L, float *out, int nlayers
 	r.h = out;
 	r.kT = r.yT = kT;
 	r.len = L;
-	r.ld = chan_ld(L);
 	r.nblk = (L + LOCOST_ROWS - 1) / LOCOST_ROWS;
 	if (!(r.ts = new_scratch(e, threads, Tmax, nmax, err)))
 		goto out;
@@ -577,9 +577,12 @@ static int enc_gemm_only(void *p, int64_t L, double *seconds, lc_err *err)
 
 	if (L < 1)
 		return lc_fail(err, "empty input");
+	if (L > INT32_MAX / 2)          /* as check_ids */
+		return lc_fail(err, "input of %lld tokens is too long", (long long)L);
 	memset(&r, 0, sizeof r);
+	r.ld = chan_ld(L);
 	h = calloc((size_t)L * (size_t)e->d, sizeof *h);
-	kT = calloc((size_t)chan_ld(L) * (size_t)e->d, sizeof *kT);
+	kT = calloc((size_t)r.ld * (size_t)e->d, sizeof *kT);
 	if (!h || !kT) {
 		lc_fail(err, "out of memory (%lld tokens)", (long long)L);
 		goto out;
@@ -588,7 +591,6 @@ static int enc_gemm_only(void *p, int64_t L, double *seconds, lc_err *err)
 	r.h = h;
 	r.kT = r.yT = kT;
 	r.len = L;
-	r.ld = chan_ld(L);
 	r.nblk = (L + LOCOST_ROWS - 1) / LOCOST_ROWS;
 	r.gemm_only = 1;
 	if (!(r.ts = new_scratch(e, e->threads, 0, 0, err)))
