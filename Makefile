@@ -96,11 +96,13 @@ endif
 DNNL_CFLAGS = $(if $(filter 1,$(LC_DNNL)),-DLC_HAVE_DNNL)
 DNNL_LIBS   = $(if $(filter 1,$(LC_DNNL)),-ldnnl -lgomp)
 
-# CUDA=1: lib/compute/cuda.c with cuBLAS from the CUDA Toolkit in CUDA_HOME
-# (config.mk; C only, no nvcc), the library path recorded in the programs.
+# CUDA=1: lib/compute/cuda.c and cudadev.c against the CUDA Toolkit in
+# CUDA_HOME (config.mk), and the kernels of lib/compute/cudak.cu built by
+# its nvcc; the library path recorded in the programs.
 CUDA_CFLAGS = $(if $(filter 1,$(CUDA)),-DLC_HAVE_CUDA -isystem $(CUDA_HOME)/include)
 CUDA_RPATH  = -Wl,-rpath,$(CUDA_HOME)/lib64
-CUDA_LIBS   = $(if $(filter 1,$(CUDA)),-L$(CUDA_HOME)/lib64 $(CUDA_RPATH) -lcublas -lcudart)
+CUDA_LIBS   = $(if $(filter 1,$(CUDA)),-L$(CUDA_HOME)/lib64 $(CUDA_RPATH) -lcufft -lcublas -lcudart -lstdc++)
+CUDA_OBJ    = $(if $(filter 1,$(CUDA)),$(O)/lib/compute/cudak.o)
 
 ALL_CFLAGS = $(CFLAGS) $(SANITIZE) -Ilib $(PKG_CFLAGS) $(DNNL_CFLAGS) $(CUDA_CFLAGS) \
              -DLC_VERSION='"$(VERSION)"'
@@ -135,7 +137,7 @@ deps:
 	fi
 
 # Rebuild everything when a setting compiled into it changes (flags, version).
-BUILD_ID = $(CC) $(CFLAGS) $(SANITIZE) $(VERSION) dnnl=$(LC_DNNL) cuda=$(CUDA) $(CUDA_HOME)
+BUILD_ID = $(CC) $(CFLAGS) $(SANITIZE) $(VERSION) dnnl=$(LC_DNNL) cuda=$(CUDA) $(CUDA_HOME) $(NVCC_ARCH)
 $(O)/.settings: FORCE
 	@mkdir -p $(@D)
 	@echo '$(BUILD_ID)' | cmp -s - $@ || echo '$(BUILD_ID)' >$@
@@ -169,10 +171,15 @@ $(O)/lib/%.o: lib/%.c config.mk $(O)/.settings
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(LIBLC): $(LIB_OBJ)
+$(O)/lib/compute/cudak.o: lib/compute/cudak.cu lib/compute/cudak.h config.mk $(O)/.settings
+	@mkdir -p $(@D)
+	@echo "  NVCC    $<"
+	@$(CUDA_HOME)/bin/nvcc -O3 $(NVCC_ARCH) -Ilib -Xcompiler -fPIC -c -o $@ $<
+
+$(LIBLC): $(LIB_OBJ) $(CUDA_OBJ)
 	@rm -f $@
 	@echo "  AR      $@"
-	@ar rcs $@ $(LIB_OBJ)
+	@ar rcs $@ $(LIB_OBJ) $(CUDA_OBJ)
 
 $(O)/bin/%: cmd/%.c $(LIBLC) $(O)/.settings
 	@mkdir -p $(@D)
@@ -203,7 +210,7 @@ check-asan:
 # BART-LS, top-down, fairseq, training), every product on the GPU
 # ($LC_DEVICE=cuda: a program that cannot have it fails rather than run
 # on the CPU).
-CUDA_UNITS = $(addprefix build-cuda/tests/test_,gemm ops ssm xkern parallel locost decoder search \
+CUDA_UNITS = $(addprefix build-cuda/tests/test_,dev gemm ops ssm xkern parallel locost decoder search \
                sample pipe_decode bart bart_grads bartls bartls_grads bartlsattn lsg topdown \
                topdown_grads fairseq train train_grads)
 CUDA_TESTS = $(filter $(addprefix tests/sh/,t6000% t6010% t7000% t7010% t7020% t7100% t7200% \

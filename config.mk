@@ -22,7 +22,9 @@ O         = build
 # Extra flags for a build variant (sanitizers, coverage).
 SANITIZE  =
 
-# CUDA=1 builds the optional GPU backend: the matrix products on cuBLAS
-# (lib/compute/cuda.c; needs the CUDA Toolkit in CUDA_HOME, not nvcc).
+# CUDA=1 builds the optional GPU backend (lib/compute/cuda*.c, cudak.cu):
+# the CUDA Toolkit in CUDA_HOME (nvcc, cuBLAS, cuFFT); NVCC_ARCH the GPUs
+# it compiles for (machine code for Ampere and Hopper, PTX for newer).
 CUDA      =
 CUDA_HOME = /usr/local/cuda
+NVCC_ARCH = -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]

@@ -13,6 +13,7 @@
 #include "base/clock.h"
 #include "base/parallel.h"
 #include "compute/compute.h"
+#include "compute/dev.h"
 #include "ops/dropout.h"
 #include "ops/embed.h"
 #include "ops/linear.h"
@@ -503,17 +504,27 @@ static int encode(enc *e, const int32_t *ids, int64_t L, float *out, int nlayers
 	cmp_init();
 	/* kernel supports and FFT sizes of every layer, up front */
 	if (nl > 0) {
-		T = malloc((size_t)nl * (size_t)d * sizeof *T);
-		plans = calloc((size_t)nl, sizeof *plans);
-		kT = malloc((size_t)r.ld * (size_t)d * sizeof *kT);
-		if (!T || !plans || !kT) {
+		struct support_job sj = { e, L, NULL };
+		if (!(T = sj.T = malloc((size_t)nl * (size_t)d * sizeof *T))) {
 			lc_fail(err, "out of memory (%lld tokens)", (long long)L);
 			goto out;
 		}
-	}
-	if (nl > 0) {
-		struct support_job sj = { e, L, T };
 		par_for(threads, (int64_t)nl * d, support_one, &sj);
+		/* the whole encoder on the GPU where there is one (and memory) */
+		if (cmp_dev_on()) {
+			int g = locost_gpu_encode(e->c, e->W, L, out, nl, nlayers < 0, T, threads,
+			                          progress, ctx, err);
+			if (g <= 0) {
+				rc = g;
+				goto out;
+			}
+		}
+		plans = calloc((size_t)nl, sizeof *plans);
+		kT = malloc((size_t)r.ld * (size_t)d * sizeof *kT);
+		if (!plans || !kT) {
+			lc_fail(err, "out of memory (%lld tokens)", (long long)L);
+			goto out;
+		}
 	}
 	for (int i = 0; i < nl; i++) {
 		int64_t tl = 1, n;

@@ -72,4 +72,14 @@ typedef struct locost_trace {
 int locost_trace_layer(lc_model *m, int layer, const float *x, int64_t L, locost_trace *t,
                        lc_err *err);
 
+/* Inference on the GPU (arch/locost_gpu.c): the first nl blocks of the
+ * encoder over out [L, d] (the embedded input; the states on return),
+ * then the final norm when final. T [nl][d] are the kernels' supports.
+ * 0 when done; 1 when the GPU has no memory for it (said once on
+ * standard error; out untouched: the caller encodes on the CPU); -1 on a
+ * CUDA error. Only where cmp_dev_on(). */
+int locost_gpu_encode(const lc_config *c, const locost_weights *W, int64_t L, float *out,
+                      int nl, int final, const int64_t *T, int threads,
+                      void (*progress)(void *, int, int), void *ctx, lc_err *err);
+
 #endif

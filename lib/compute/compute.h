@@ -53,7 +53,8 @@ void cmp_gemm_batch(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, 
  *
  * Where the products run: "cpu", or "cuda" (an NVIDIA GPU through cuBLAS,
  * in a build with CUDA=1: compute/cuda.c; the weights stay on the GPU,
- * the rest of the work and its data on the CPU). NULL: $LC_DEVICE when
+ * the rest of the work and its data on the CPU, except what model layers
+ * run whole there through compute/dev.h). NULL: $LC_DEVICE when
  * set, else cuda where this lc has CUDA and a GPU answers, else cpu.
  * Asked for and absent, or a bad name: -1 saying why. warn(ctx, msg)
  * (NULL: nothing) says the first product the GPU failed, which then runs

@@ -153,6 +153,12 @@ int cmp_set_device(const char *name, void (*warn)(void *ctx, const char *msg), v
 	return 0;
 }
 
+int cmp_device_cuda(void)
+{
+	pthread_once(&cs.once, settings_init);
+	return cs.dev == DEV_CUDA;
+}
+
 int cmp_set_compute(const char *name, char *note, size_t cap, lc_err *err)
 {
 	const char *g = getenv("LC_GEMM"), *e = getenv("LC_BF16_EMULATE");
@@ -196,8 +202,9 @@ void cmp_info(FILE *f)
 
 	pthread_once(&cs.once, settings_init);
 	if (cs.dev == DEV_CUDA && cmp_cuda_open(gpu, sizeof gpu))   /* opened once: its name */
-		fprintf(f, "device\tcuda: %s: the matrix products (cuBLAS, the weights kept on the "
-		        "GPU); FFTs, cross-attention kernels and element-wise work on the CPU\n",
+		fprintf(f, "device\tcuda: %s: LOCOST's encoder whole and the decoders' "
+		        "cross-attention over the states (cuBLAS, cuFFT, lc's kernels); every other "
+		        "matrix product on cuBLAS (the weights kept on the GPU), the rest on the CPU\n",
 		        gpu);
 	else
 		fprintf(f, "device\tcpu\n");

@@ -183,6 +183,44 @@ static const float *resident(const float *x, int64_t n)
 	return c->f32 + (x - base);
 }
 
+const float *cmp_cuda_resident(const float *x, int64_t n)
+{
+	const float *r;
+
+	if (!g.ok)
+		return NULL;
+	pthread_mutex_lock(&g.mu);
+	r = resident(x, n);
+	pthread_mutex_unlock(&g.mu);
+	return r;
+}
+
+void *cmp_cuda_blas_lock(void)
+{
+	if (!g.ok)
+		return NULL;
+	pthread_mutex_lock(&g.mu);
+	return g.h;
+}
+
+void cmp_cuda_blas_unlock(void)
+{
+	pthread_mutex_unlock(&g.mu);
+}
+
+void cmp_cuda_say(const char *what, const char *why)
+{
+	static int said;
+	char msg[320];
+
+	pthread_mutex_lock(&g.mu);
+	if (!said++ && g.warn) {
+		snprintf(msg, sizeof msg, "CUDA: %s: %s", what, why);
+		g.warn(g.ctx, msg);
+	}
+	pthread_mutex_unlock(&g.mu);
+}
+
 void cmp_cuda_drop(const float *p)
 {
 	if (!g.ok)
@@ -301,6 +339,26 @@ int cmp_cuda_open(char *buf, size_t cap)
 void cmp_cuda_drop(const float *p)
 {
 	(void)p;
+}
+
+const float *cmp_cuda_resident(const float *x, int64_t n)
+{
+	(void)x, (void)n;
+	return NULL;
+}
+
+void *cmp_cuda_blas_lock(void)
+{
+	return NULL;
+}
+
+void cmp_cuda_blas_unlock(void)
+{
+}
+
+void cmp_cuda_say(const char *what, const char *why)
+{
+	(void)what, (void)why;
 }
 
 void cmp_cuda_on_fail(void (*warn)(void *ctx, const char *msg), void *ctx)

@@ -62,4 +62,17 @@ void cmp_cuda_drop(const float *p);
 /* Where cmp_cuda_gemm says its first failure (NULL: nowhere). */
 void cmp_cuda_on_fail(void (*warn)(void *ctx, const char *msg), void *ctx);
 
+/* Says "CUDA: what: why" through that callback (the first time only). */
+void cmp_cuda_say(const char *what, const char *why);
+
+/* For compute/cudadev.c: the GPU's copy of a constant region's [x, x + n)
+ * (cmp_dev_weight), and cuBLAS's handle under the lock that serialises
+ * its use (NULL without a GPU; unlock after the call). */
+const float *cmp_cuda_resident(const float *x, int64_t n);
+void *cmp_cuda_blas_lock(void);
+void cmp_cuda_blas_unlock(void);
+
+/* 1 when the device in force is cuda (cpu.c; a GPU answered then). */
+int cmp_device_cuda(void);
+
 #endif

@@ -105,6 +105,22 @@ static double tail_bound(const double *mag, const double *r, const double *den, 
 	return s;
 }
 
+void ssm_modes(const ssm_params *p, int h, double *dtA, double *coef)
+{
+	int N2 = p->N2 > 0 ? p->N2 : 1;
+	double complex a[N2], k[N2 * (p->nch > 0 ? p->nch : 1)];
+
+	discretize(p, h, a, k, NULL, NULL);
+	for (int n = 0; n < p->N2; n++) {
+		dtA[2 * n] = creal(a[n]);
+		dtA[2 * n + 1] = cimag(a[n]);
+	}
+	for (int i = 0; i < p->N2 * p->nch; i++) {
+		coef[2 * i] = creal(k[i]);
+		coef[2 * i + 1] = cimag(k[i]);
+	}
+}
+
 int64_t ssm_support(const ssm_params *p, int h, int64_t L)
 {
 	int N2 = p->N2 > 0 ? p->N2 : 1;

@@ -62,6 +62,12 @@ void ssm_kwork_free(ssm_kwork *w);
 /* The support T of channel h's kernels for a length-L input (1 <= T <= L). */
 int64_t ssm_support(const ssm_params *p, int h, int64_t L);
 
+/* Channel h's discretised modes, as the kernels use them (in double):
+ * dtA [N2] and coef [nch][N2], complex as (re, im) pairs, so that
+ * K_c[h, l] = 2 Re sum_n coef[c, n] exp(dtA[n] l) (for devices that
+ * evaluate the kernels themselves: arch/locost_gpu.c). */
+void ssm_modes(const ssm_params *p, int h, double *dtA, double *coef);
+
 /* K[c*ldk + l] = K_c[h, l] for l < T, c < nch. ldk >= T. */
 int ssm_kernel(const ssm_params *p, int h, int64_t T, float *K, int64_t ldk, ssm_kwork *w,
                lc_err *err);
