@@ -154,6 +154,7 @@ typedef struct dec_group {
 	const uint16_t *E16;        /* bf16 states (--compute bf16), or NULL */
 	uint16_t *own16;            /* E16 when it is the state's own copy */
 	xcache *xc;                 /* its cross-attention cache (first xlayers layers), or NULL */
+	float *Edev;                /* E on the GPU (compute/dev.h), or NULL */
 } dec_group;
 
 struct dec_groups {
@@ -170,6 +171,12 @@ struct dec_groups {
 
 /* From checked inputs; -1 and err when out of memory. */
 int dec_groups_init(dec_groups *gs, const dec_input *in, int n, lc_err *err);
+/* Each document's float32 states (of width d) copied to the GPU (Edev)
+ * where the device is one and --compute is f32, so that their
+ * cross-attention runs there (ops/xattn.h's xattn_fw_any; no caches are
+ * built then); where the GPU has no memory for them, said once, they stay
+ * the CPU's alone. */
+void dec_groups_to_device(dec_groups *gs, int d);
 /* Drops the groups with !keep[i], fills src [the new nrow] with the old row
  * of each row kept, and returns the new number of rows. */
 int dec_groups_keep(dec_groups *gs, const int *keep, int32_t *src);

@@ -135,6 +135,7 @@ void *bartdec_state_new(const void *dp, const dec_input *in, int n, int max_step
 		if (in[i].nrow > s->gmax)
 			s->gmax = in[i].nrow;
 	}
+	dec_groups_to_device(&s->gs, (int)d);   /* after mask_first's copies */
 	s->nrow = s->rcap = s->gs.nrow;
 	nr = (uint64_t)s->nrow;
 	s->max_steps = max_steps;
@@ -200,8 +201,8 @@ static void cross_folded(bstate *s, const bart_dec_layer *Ly)
 	for (int g = 0; g < s->gs.n; g++) {
 		const dec_group *gr = &s->gs.g[g];
 		int64_t r0 = (int64_t)gr->row0 * H;
-		xattn_fw(s->xw, s->qp + r0 * d, (int64_t)gr->nrow * H, gr->E, gr->L, d,
-		         s->ctx + r0 * d, NULL);
+		xattn_fw_any(s->xw, s->qp + r0 * d, (int64_t)gr->nrow * H, gr->E, gr->Edev, gr->L,
+		             d, s->ctx + r0 * d, NULL);
 	}
 	cmp_gemm_batch(CMP_N, CMP_T, n, dk, d, 1.0f, s->ctx, (int64_t)H * d, d, Ly->ca.wv, d,
 	               (int64_t)dk * d, 0.0f, s->o, d, dk, H);

@@ -6,6 +6,7 @@
 
 #include "base/dtype.h"
 #include "compute/compute.h"
+#include "compute/dev.h"
 
 struct lc_decoder {
 	const lc_dec_ops *ops;
@@ -185,6 +186,28 @@ int decoder_cross_cached(const dec_state *s)
 
 /* ------------------------------------------------ the documents of a state */
 
+static void states_up(dec_group *g, int d)
+{
+	lc_err err;
+	int64_t n = g->L * d;
+
+	if (!g->E || g->L < 1)
+		return;
+	cmp_dev_lock();
+	if ((g->Edev = cmp_dev_alloc(n))) {
+		cmp_dev_put(g->Edev, g->E, n);
+		if (cmp_dev_check(&err) < 0) {
+			cmp_dev_say("the decoder's states", err.msg);
+			cmp_dev_free(g->Edev);
+			g->Edev = NULL;
+		}
+	} else {
+		cmp_dev_say("the decoder", "no GPU memory for the encoder states; the "
+		            "cross-attention on the CPU");
+	}
+	cmp_dev_unlock();
+}
+
 int dec_groups_init(dec_groups *gs, const dec_input *in, int n, lc_err *err)
 {
 	memset(gs, 0, sizeof *gs);
@@ -202,6 +225,12 @@ int dec_groups_init(dec_groups *gs, const dec_input *in, int n, lc_err *err)
 	return 0;
 }
 
+void dec_groups_to_device(dec_groups *gs, int d)
+{
+	for (int i = 0; i < gs->n && cmp_dev_on() && !cmp_bf16_active(); i++)
+		states_up(&gs->g[i], d);
+}
+
 int dec_groups_keep(dec_groups *gs, const int *keep, int32_t *src)
 {
 	int n = 0, rows = 0;
@@ -211,6 +240,7 @@ int dec_groups_keep(dec_groups *gs, const int *keep, int32_t *src)
 		if (!keep[i]) {
 			free(g.own);
 			free(g.own16);
+			cmp_dev_free(g.Edev);
 			xcache_free(g.xc);
 			continue;
 		}
@@ -231,6 +261,7 @@ void dec_groups_free(dec_groups *gs)
 		free(gs->g[i].own);
 		free(gs->g[i].own16);
 		xcache_free(gs->g[i].xc);
+		cmp_dev_free(gs->g[i].Edev);
 	}
 	free(gs->g);
 	memset(gs, 0, sizeof *gs);
@@ -244,6 +275,9 @@ int dec_groups_xcache(dec_groups *gs, int nl, int nh, int dk, int d, const xcach
 
 	if (!gs->xbudget || gs->xlayers)
 		return 0;
+	for (int i = 0; i < gs->n; i++)
+		if (gs->g[i].Edev)      /* the GPU reads the states faster than a cache helps */
+			return 0;
 	for (int i = 0; i < gs->n; i++) {
 		per += xcache_layer_bytes(gs->g[i].L, nh, dk, bf16);
 		many |= gs->g[i].nrow > 1;

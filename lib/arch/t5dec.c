@@ -228,8 +228,8 @@ static void cross_folded(const t5dec *t, fwd *f, const t5dec_layer *L, tape_laye
 		if (gr->E16)
 			xattn_fw_bf16(f->xw, qp + r0 * d, nr, gr->E16, gr->L, d, ctx + r0 * d, NULL);
 		else
-			xattn_fw(f->xw, qp + r0 * d, nr, gr->E, gr->L, d, ctx + r0 * d,
-			         tl ? tl->lse + r0 : NULL);
+			xattn_fw_any(f->xw, qp + r0 * d, nr, gr->E, gr->Edev, gr->L, d, ctx + r0 * d,
+			             tl ? tl->lse + r0 : NULL);
 	}
 	/* values: co[r, h dkv..] = W_v,h . ctx[r, h]: (N x d) . (d x dkv) per head */
 	cmp_gemm_batch(CMP_N, CMP_T, N, dkv, d, 1.0f, ctx, (int64_t)nh * d, d, L->ca_v, d,
@@ -400,6 +400,7 @@ void *t5dec_state_new(const void *dp, const dec_input *in, int n, int max_steps,
 		free(s);
 		return NULL;
 	}
+	dec_groups_to_device(&s->gs, t->d);
 	for (int i = 0; i < n; i++)
 		if (in[i].nrow > s->gmax)
 			s->gmax = in[i].nrow;

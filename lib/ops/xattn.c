@@ -7,6 +7,7 @@
 #include "base/arena.h"
 #include "base/parallel.h"
 #include "compute/compute.h"
+#include "compute/dev.h"
 #include "ops/vmath.h"
 
 /* The rows of E are split into parts by L alone, never by the thread
@@ -30,6 +31,8 @@ struct xattn_work {
 	float *pacc;                /* [nslot, R, d] each part's unnormalised context */
 	uint16_t *q16;              /* [R, d] the queries in bf16 (bf16 states) */
 	uint16_t *p16;              /* [nth, R, XATTN_CHUNK] chunk weights in bf16, by thread */
+	float *dq, *ds, *dc, *dl;   /* the GPU's (xattn_fw_any): qp, scores, ctx, lse */
+	int64_t dcap_r, dcap_s;     /* their sizes: rows (of width d), scores */
 	float *fm;                  /* [R] the fold: max so far */
 	double *ftot;               /* [R] the fold: sum so far */
 	/* the call's arguments, for the threads: head h's query row r at
@@ -98,6 +101,10 @@ void xattn_work_free(xattn_work *w)
 	free(w->ftot);
 	free(w->q16);
 	free(w->p16);
+	cmp_dev_free(w->dq);
+	cmp_dev_free(w->ds);
+	cmp_dev_free(w->dc);
+	cmp_dev_free(w->dl);
 	free(w);
 }
 
@@ -344,4 +351,62 @@ int xattn_bw(const float *qp, int64_t R, const float *E, int64_t L, int d, const
 	free(dP);
 	free(D);
 	return 0;
+}
+
+/* ------------------------------------------------------------ on the GPU */
+
+/* The GPU's scratch for R rows of width d and R x L scores; 0 when there. */
+static int dev_scratch(xattn_work *w, int64_t R, int d, int64_t L)
+{
+	if (R * d > w->dcap_r) {
+		cmp_dev_free(w->dq), cmp_dev_free(w->dc), cmp_dev_free(w->dl);
+		w->dq = cmp_dev_alloc(R * d);
+		w->dc = cmp_dev_alloc(R * d);
+		w->dl = cmp_dev_alloc(R);
+		w->dcap_r = w->dq && w->dc && w->dl ? R * d : 0;
+	}
+	if (R * L > w->dcap_s) {
+		cmp_dev_free(w->ds);
+		w->ds = cmp_dev_alloc(R * L);
+		w->dcap_s = w->ds ? R * L : 0;
+	}
+	return w->dcap_r && w->dcap_s ? 0 : -1;
+}
+
+/* Both products by cuBLAS over all L states at once, the softmax by a
+ * kernel between them (the scores of R rows fit the GPU's memory). */
+static int fw_dev(xattn_work *w, const float *qp, int64_t R, const float *Edev, int64_t L,
+                  int d, float *ctx, float *lse)
+{
+	lc_err err;
+	int rc = -1;
+
+	cmp_dev_lock();
+	if (dev_scratch(w, R, d, L) < 0) {
+		cmp_dev_say("the cross-attention", "no GPU memory for its scores; on the CPU");
+		goto out;
+	}
+	cmp_dev_put(w->dq, qp, R * d);
+	cmp_dev_gemm(CMP_N, CMP_T, R, L, d, 1.0f, w->dq, d, Edev, d, 0.0f, w->ds, L);
+	cmp_dev_softmax_rows(w->ds, R, L, lse ? w->dl : NULL);
+	cmp_dev_gemm(CMP_N, CMP_N, R, d, L, 1.0f, w->ds, L, Edev, d, 0.0f, w->dc, d);
+	cmp_dev_get(ctx, w->dc, R * d);
+	if (lse)
+		cmp_dev_get(lse, w->dl, R);
+	if (cmp_dev_check(&err) < 0) {
+		cmp_dev_say("the cross-attention", err.msg);
+		goto out;
+	}
+	rc = 0;
+out:
+	cmp_dev_unlock();
+	return rc;
+}
+
+void xattn_fw_any(xattn_work *w, const float *qp, int64_t R, const float *E, const float *Edev,
+                  int64_t L, int d, float *ctx, float *lse)
+{
+	if (Edev && L > 0 && R > 0 && fw_dev(w, qp, R, Edev, L, d, ctx, lse) == 0)
+		return;
+	xattn_fw(w, qp, R, E, L, d, ctx, lse);
 }

@@ -48,6 +48,14 @@ int xattn_work_renew(xattn_work **w, int64_t R, int d, int nth, lc_err *err);
 void xattn_fw(xattn_work *w, const float *qp, int64_t R, const float *E, int64_t L, int d,
               float *ctx, float *lse);
 
+/* xattn_fw where the states may also be on the GPU: Edev their copy there
+ * (compute/dev.h; NULL: none). There, both products are cuBLAS's over all
+ * L rows at once with a softmax kernel between (fp32; scores [R, L] in
+ * the GPU's memory); a CUDA error (said once) or no memory for the
+ * scores makes it xattn_fw on E. */
+void xattn_fw_any(xattn_work *w, const float *qp, int64_t R, const float *E, const float *Edev,
+                  int64_t L, int d, float *ctx, float *lse);
+
 /* The same over bf16 states (--compute bf16): qp and each chunk's softmax
  * weights rounded to bf16 for the bf16 kernels of compute/xkern.c (the
  * context then within 2^-9 of the largest |E| of fp32's on the same

@@ -1,0 +1,397 @@
+/*
+ * test_dev: the GPU's side of the compute seam (compute/dev.h) against
+ * the CPU's operations on the same random data, the cross-attention over
+ * states kept on the GPU (ops/xattn.h's xattn_fw_any), then LOCOST's whole
+ * encoder on the GPU (arch/locost_gpu.c) against the CPU's for model
+ * shapes the oracle's tiny model does not have (one direction, no
+ * gating, an ungated relu feed-forward) and for a long input. The oracle
+ * goldens themselves run on the GPU through test_locost under make
+ * check-cuda. Without a GPU (or a build without CUDA), only that the
+ * device says it is absent.
+ */
+#include "t.h"
+#include "t_dec.h"
+#include "t_oracle.h"
+
+#include "arch/encoder.h"
+#include "arch/locost.h"
+#include "arch/model.h"
+#include "base/rng.h"
+#include "compute/compute.h"
+#include "compute/dev.h"
+#include "ops/act.h"
+#include "ops/norm.h"
+#include "ops/ssm.h"
+#include "ops/xattn.h"
+
+static uint64_t rng = 12345;
+
+/* A GPU failure makes lc say so and compute on the CPU: here it fails. */
+static int said;
+
+static void on_warn(void *ctx, const char *msg)
+{
+	(void)ctx;
+	said++;
+	printf("# %s\n", msg);
+}
+
+static float *rnd(int64_t n, double scale)
+{
+	float *x = malloc((size_t)n * sizeof *x);
+
+	for (int64_t i = 0; i < n; i++)
+		x[i] = (float)(scale * lc_rng_normal(&rng));
+	return x;
+}
+
+/* max |a - b| / max |b| */
+static double rel(const float *a, const float *b, int64_t n)
+{
+	double num = 0, den = 0;
+
+	for (int64_t i = 0; i < n; i++) {
+		double e = fabs((double)a[i] - b[i]), m = fabs((double)b[i]);
+		if (!(e <= num))
+			num = e;        /* NaN propagates */
+		if (m > den)
+			den = m;
+	}
+	return den > 0 ? num / den : num;
+}
+
+static float *up(const float *h, int64_t n)
+{
+	float *d = cmp_dev_alloc(n);
+
+	if (d)
+		cmp_dev_put(d, h, n);
+	return d;
+}
+
+static float *down(const float *d, int64_t n)
+{
+	float *h = malloc((size_t)n * sizeof *h);
+
+	cmp_dev_get(h, d, n);
+	return h;
+}
+
+static void check_ok(const char *what)
+{
+	lc_err err;
+
+	T_OK(cmp_dev_check(&err) == 0, "%s: %s", what, err.msg);
+}
+
+static void test_absent(void)
+{
+	if (cmp_dev_on())
+		return;
+	T_OK(cmp_dev_alloc(16) == NULL, "no device, yet memory");
+}
+
+static void test_elementwise(void)
+{
+	int64_t R = 37, d = 300, n = R * d;
+	float *x = rnd(n, 2.0), *w = rnd(d, 1.0), *b = rnd(n, 1.0), *bias = rnd(d, 1.0);
+	float *y = malloc((size_t)n * sizeof *y), *dx = up(x, n), *dw = up(w, d), *db = up(b, n);
+	float *dy = cmp_dev_alloc(n), *dbias = up(bias, d), *g;
+
+	rmsnorm_fw(x, R, (int)d, w, 1e-6f, y, NULL);
+	cmp_dev_rmsnorm(dx, R, (int)d, dw, 1e-6f, dy);
+	g = down(dy, n);
+	check_ok("rmsnorm");
+	T_OK(rel(g, y, n) < 1e-6, "rmsnorm: %g", rel(g, y, n));
+	free(g);
+	for (int k = ACT_GELU_TANH; k <= ACT_SILU; k++)
+		for (int gated = 0; gated < 2; gated++) {
+			act_fw((enum lc_act)k, x, gated ? b : NULL, n, y);
+			cmp_dev_act(k, dx, gated ? db : NULL, n, dy);
+			g = down(dy, n);
+			check_ok("act");
+			T_OK(rel(g, y, n) < 1e-6, "%s gated %d: %g", act_name((enum lc_act)k), gated,
+			     rel(g, y, n));
+			free(g);
+		}
+	/* biases by column and by row on a [R, 250] block of a [R, d] matrix */
+	memcpy(y, x, (size_t)n * sizeof *y);
+	for (int64_t r = 0; r < R; r++)
+		for (int64_t c = 0; c < 250; c++)
+			y[r * d + c] += bias[c];
+	cmp_dev_put(dy, x, n);
+	cmp_dev_bias_cols(dy, R, 250, d, dbias);
+	g = down(dy, n);
+	check_ok("bias");
+	T_OK(memcmp(g, y, (size_t)n * sizeof *y) == 0, "bias by column");
+	free(g);
+	for (int64_t r = 0; r < R; r++)
+		for (int64_t c = 0; c < 250; c++)
+			y[r * d + c] += bias[r];
+	cmp_dev_bias_rows(dy, R, 250, d, dbias);
+	g = down(dy, n);
+	check_ok("bias");
+	T_OK(memcmp(g, y, (size_t)n * sizeof *y) == 0, "bias by row");
+	free(g);
+	/* y[:, :250] *= b[:, 50:300] */
+	for (int64_t r = 0; r < R; r++)
+		for (int64_t c = 0; c < 250; c++)
+			y[r * d + c] *= b[r * d + 50 + c];
+	cmp_dev_mul(dy, d, db + 50, d, R, 250);
+	g = down(dy, n);
+	check_ok("mul");
+	T_OK(memcmp(g, y, (size_t)n * sizeof *y) == 0, "mul");
+	free(g);
+	free(x), free(w), free(b), free(bias), free(y);
+	cmp_dev_free(dx), cmp_dev_free(dw), cmp_dev_free(db), cmp_dev_free(dy), cmp_dev_free(dbias);
+}
+
+/* the four transpose combinations, with row strides wider than the rows */
+static void test_gemm(void)
+{
+	int64_t M = 70, N = 45, K = 33, ld = 80;
+	float *A = rnd(ld * ld, 1.0), *B = rnd(ld * ld, 1.0), *C = rnd(ld * ld, 1.0);
+	float *dA = up(A, ld * ld), *dB = up(B, ld * ld), *dC = cmp_dev_alloc(ld * ld);
+
+	for (int ta = 0; ta < 2; ta++)
+		for (int tb = 0; tb < 2; tb++) {
+			float *ref = malloc((size_t)(ld * ld) * sizeof *ref), *g;
+			memcpy(ref, C, (size_t)(ld * ld) * sizeof *ref);
+			for (int64_t i = 0; i < M; i++)
+				for (int64_t j = 0; j < N; j++) {
+					double s = 0;
+					for (int64_t k = 0; k < K; k++)
+						s += (double)(ta ? A[k * ld + i] : A[i * ld + k]) *
+						     (tb ? B[j * ld + k] : B[k * ld + j]);
+					ref[i * ld + j] = (float)(0.5 * s + 2.0 * C[i * ld + j]);
+				}
+			cmp_dev_put(dC, C, ld * ld);
+			cmp_dev_gemm(ta, tb, M, N, K, 0.5f, dA, ld, dB, ld, 2.0f, dC, ld);
+			g = down(dC, ld * ld);
+			check_ok("gemm");
+			T_OK(rel(g, ref, ld * ld) < 1e-6, "gemm ta %d tb %d: %g", ta, tb,
+			     rel(g, ref, ld * ld));
+			free(ref), free(g);
+		}
+	free(A), free(B), free(C);
+	cmp_dev_free(dA), cmp_dev_free(dB), cmp_dev_free(dC);
+}
+
+/* The S4D convolution of channels [g0, g0 + cnt) of the oracle model's
+ * first layer, on the GPU and by ops/ssm.c, one or both directions. */
+static void conv_case(lc_model *m, int nch, int64_t L, int g0, int cnt, int G)
+{
+	const lc_config *c = model_config(m);
+	const locost_weights *W = model_weights(m);
+	const locost_layer *Lw = &W->enc[0];
+	int d = c->d_model, N2 = c->d_state / 2;
+	ssm_params sp = { d, N2, nch, Lw->log_dt, Lw->inv_A_real, Lw->A_imag, Lw->B, Lw->C };
+	float *x = rnd((int64_t)cnt * L, 1.0), *y = malloc((size_t)(cnt * L) * sizeof *y);
+	double *dtA = malloc((size_t)(cnt * N2 * 2) * sizeof *dtA);
+	double *coef = malloc((size_t)(cnt * nch * N2 * 2) * sizeof *coef);
+	int64_t *T = malloc((size_t)cnt * sizeof *T), Tmax = 1, n;
+	cmp_fftcache *fc;
+	const cmp_fft *pl;
+	lc_err err;
+
+	for (int h = 0; h < cnt; h++) {
+		T[h] = ssm_support(&sp, g0 + h, L);
+		if (T[h] > Tmax)
+			Tmax = T[h];
+		ssm_modes(&sp, g0 + h, dtA + h * N2 * 2, coef + h * nch * N2 * 2);
+	}
+	n = ssm_fft_size(L, Tmax);
+	fc = cmp_fftcache_new(&err);
+	pl = cmp_fft_get(fc, n, &err);
+	{
+		ssm_kwork *kw = ssm_kwork_new(N2, nch, Tmax, &err);
+		ssm_cwork *cw = ssm_cwork_new(n, &err);
+		float *K = malloc((size_t)(nch * Tmax) * sizeof *K);
+		for (int h = 0; h < cnt; h++) {
+			ssm_kernel(&sp, g0 + h, T[h], K, T[h], kw, &err);
+			ssm_conv(pl, cw, x + h * L, L, K, nch > 1 ? K + T[h] : NULL, T[h],
+			         Lw->D[g0 + h], y + h * L);
+		}
+		free(K);
+		ssm_kwork_free(kw);
+		ssm_cwork_free(cw);
+	}
+	{
+		cmp_dev_conv *cv = cmp_dev_conv_new(n, G);
+		float *dx = up(x, (int64_t)cnt * L), *g, *dD = up(Lw->D + g0, cnt);
+		double *ddt = (double *)cmp_dev_alloc(cnt * N2 * 4);
+		double *dco = (double *)cmp_dev_alloc(cnt * nch * N2 * 4);
+		int64_t *dT = (int64_t *)cmp_dev_alloc(cnt * 2);
+		T_OK(cv && dx && ddt && dco && dT, "GPU memory");
+		cmp_dev_put_bytes(ddt, dtA, cnt * N2 * 2 * (int64_t)sizeof *dtA);
+		cmp_dev_put_bytes(dco, coef, cnt * nch * N2 * 2 * (int64_t)sizeof *coef);
+		cmp_dev_put_bytes(dT, T, cnt * (int64_t)sizeof *T);
+		cmp_dev_conv_run(cv, dx, L, L, cnt, ddt, dco, N2, nch, dT, Tmax, dD);
+		g = down(dx, (int64_t)cnt * L);
+		check_ok("conv");
+		T_OK(rel(g, y, (int64_t)cnt * L) < 1e-5, "conv nch %d L %lld (n %lld, T %lld): %g",
+		     nch, (long long)L, (long long)n, (long long)Tmax, rel(g, y, (int64_t)cnt * L));
+		free(g);
+		cmp_dev_conv_free(cv);
+		cmp_dev_free(dx), cmp_dev_free(dD), cmp_dev_free(ddt), cmp_dev_free(dco);
+		cmp_dev_free(dT);
+	}
+	cmp_fftcache_free(fc);
+	free(x), free(y), free(dtA), free(coef), free(T);
+}
+
+static void test_conv(void)
+{
+	lc_err err;
+	lc_model *m = model_open(t_data("locost"), &err);
+
+	if (!T_OK(m != NULL, "%s", err.msg))
+		return;
+	conv_case(m, 2, 300, 0, 64, 64);
+	conv_case(m, 1, 300, 5, 20, 32);
+	conv_case(m, 2, 1, 3, 7, 8);
+	conv_case(m, 2, 5000, 10, 50, 50);
+	model_free(m);
+}
+
+/* The cross-attention over states on the GPU and ops/xattn.c's, each
+ * against the same attention in double; the GPU within the oracles'
+ * 1e-4 relative (both sum tens of thousands of fp32 products, in other
+ * orders: 1.3e-5 apart at 70,000 states on an H200). */
+static void xattn_case(int64_t R, int64_t L, int d)
+{
+	lc_err err;
+	xattn_work *w = xattn_work_new(R, d, 1, &err);
+	float *qp = rnd(R * d, 0.2), *E = rnd(L * d, 1.0), *Ed = up(E, L * d);
+	float *c0 = malloc((size_t)(R * d) * sizeof *c0), *c1 = malloc((size_t)(R * d) * sizeof *c1);
+	float *l0 = malloc((size_t)R * sizeof *l0), *l1 = malloc((size_t)R * sizeof *l1);
+	float *cr = malloc((size_t)(R * d) * sizeof *cr), *lr = malloc((size_t)R * sizeof *lr);
+	double *s = malloc((size_t)L * sizeof *s), *acc = malloc((size_t)d * sizeof *acc);
+
+	if (!T_OK(w && Ed, "memory"))
+		return;
+	for (int64_t r = 0; r < R; r++) {       /* the reference, in double */
+		double mx = -INFINITY, z = 0;
+		for (int64_t j = 0; j < L; j++) {
+			double v = 0;
+			for (int k = 0; k < d; k++)
+				v += (double)qp[r * d + k] * E[j * d + k];
+			s[j] = v;
+			mx = v > mx ? v : mx;
+		}
+		memset(acc, 0, (size_t)d * sizeof *acc);
+		for (int64_t j = 0; j < L; j++) {
+			double p = exp(s[j] - mx);
+			z += p;
+			for (int k = 0; k < d; k++)
+				acc[k] += p * E[j * d + k];
+		}
+		for (int k = 0; k < d; k++)
+			cr[r * d + k] = (float)(acc[k] / z);
+		lr[r] = (float)(mx + log(z));
+	}
+	xattn_fw(w, qp, R, E, L, d, c0, l0);
+	for (int64_t i = 0; i < R * d; i++)
+		c1[i] = NAN;
+	xattn_fw_any(w, qp, R, E, Ed, L, d, c1, l1);
+	check_ok("xattn");
+	T_OK(rel(c1, cr, R * d) < 1e-4, "%lld rows over %lld states of %d: ctx %g (the CPU's %g)",
+	     (long long)R, (long long)L, d, rel(c1, cr, R * d), rel(c0, cr, R * d));
+	T_OK(rel(l1, lr, R) < 1e-6, "lse %g (the CPU's %g)", rel(l1, lr, R), rel(l0, lr, R));
+	printf("# xattn %lld x %lld x %d: GPU %.3g, CPU %.3g against double\n", (long long)R,
+	       (long long)L, d, rel(c1, cr, R * d), rel(c0, cr, R * d));
+	xattn_work_free(w);
+	cmp_dev_free(Ed);
+	free(qp), free(E), free(c0), free(c1), free(l0), free(l1), free(cr), free(lr), free(s);
+	free(acc);
+}
+
+static void test_xattn(void)
+{
+	xattn_case(12, 1, 64);
+	xattn_case(12, 1000, 64);
+	xattn_case(37, 3001, 96);
+	xattn_case(48, 70000, 768);
+}
+
+/* encoder states of ids on dev ("cpu" or "cuda") */
+static float *encode_on(lc_model *m, const char *dev, const int32_t *ids, int64_t L)
+{
+	lc_err err;
+	lc_encoder *e;
+	float *out = malloc((size_t)(L * model_config(m)->d_model) * sizeof *out);
+
+	T_OK(cmp_set_device(dev, on_warn, NULL, &err) == 0, "%s: %s", dev, err.msg);
+	e = encoder_new(m, 2, &err);
+	if (!T_OK(e != NULL, "%s", err.msg))
+		return out;
+	T_OK(encoder_run(e, ids, L, out, NULL, NULL, &err) == 0, "%s: %s", dev, err.msg);
+	encoder_free(e);
+	return out;
+}
+
+static void encoder_case(const char *dir, int64_t L, double tol)
+{
+	lc_err err;
+	lc_model *m = model_open(dir, &err);
+	int32_t *ids;
+	float *a, *b;
+	int d;
+
+	if (!T_OK(m != NULL, "%s: %s", dir, err.msg))
+		return;
+	d = model_config(m)->d_model;
+	ids = malloc((size_t)L * sizeof *ids);
+	for (int64_t t = 0; t < L; t++)
+		ids[t] = (int32_t)(lc_rng_next(&rng) % (uint64_t)model_config(m)->vocab_size);
+	a = encode_on(m, "cpu", ids, L);
+	b = encode_on(m, "cuda", ids, L);
+	T_OK(rel(b, a, L * d) < tol, "%s, %lld tokens: GPU against CPU %g", dir, (long long)L,
+	     rel(b, a, L * d));
+	free(a), free(b), free(ids);
+	model_free(m);
+}
+
+static void test_encoder(void)
+{
+	static const char cfg[] =
+		"{\"architectures\": [\"LOCOSTForConditionalGeneration\"], \"d_model\": 96, "
+		"\"d_ff\": 160, \"d_kv\": 16, \"d_state\": 24, \"num_layers\": 3, "
+		"\"num_decoder_layers\": 1, \"num_heads\": 4, \"vocab_size\": 300, "
+		"\"layer_norm_epsilon\": 1e-06, \"feed_forward_proj\": \"relu\", "
+		"\"dense_act_fn\": \"relu\", \"is_gated_act\": false, \"is_encoder_decoder\": true, "
+		"\"tie_word_embeddings\": true, \"pad_token_id\": 0, \"eos_token_id\": 1, "
+		"\"decoder_start_token_id\": 0, \"bidirectional\": false, \"gating\": false}";
+	char dir[] = "/tmp/lc-test-dev.XXXXXX", path[4096];
+	lc_err err;
+
+	if (!mkdtemp(dir))
+		return;
+	snprintf(path, sizeof path, "%s/config.json", dir);
+	if (T_OK(t_write_file(path, cfg, sizeof cfg - 1) == 0, "config") &&
+	    T_OK(model_write_random(dir, 7, &err) == 0, "%s", err.msg)) {
+		encoder_case(dir, 1, 1e-5);
+		encoder_case(dir, 777, 1e-5);
+	}
+	t_rm_dir(dir);
+	encoder_case(t_data("locost"), 20000, 1e-5);
+}
+
+int main(void)
+{
+	lc_err err;
+
+	T_OK(cmp_set_device(NULL, on_warn, NULL, &err) == 0, "%s", err.msg);
+	T_RUN(test_absent);
+	if (cmp_dev_on()) {
+		T_RUN(test_elementwise);
+		T_RUN(test_gemm);
+		T_RUN(test_conv);
+		T_RUN(test_xattn);
+		T_RUN(test_encoder);
+		T_OK(said == 0, "the GPU failed %d times (above): the CPU computed instead", said);
+	} else {
+		printf("# no GPU: the device's operations not run\n");
+	}
+	return t_done();
+}
