@@ -66,9 +66,11 @@ else
 	echo "PyTorch with CUDA: absent"
 fi
 
+if [ "${BENCH_GPU_TRAIN:-1}" != 0 ]; then
 for dev in cuda cpu; do
 	LC_DEVICE=$dev sh bench/train.sh | sed "s/^/$dev: /"
 done
+fi
 
 enc 65536 cuda
 enc 65536 cpu
