@@ -362,7 +362,7 @@ static int dev_scratch(xattn_work *w, int64_t R, int d, int64_t L)
 		cmp_dev_free(w->dq), cmp_dev_free(w->dc), cmp_dev_free(w->dl);
 		w->dq = cmp_dev_alloc(R * d);
 		w->dc = cmp_dev_alloc(R * d);
-		w->dl = cmp_dev_alloc(R);
+		w->dl = cmp_dev_alloc(R * d);   /* >= R rows whatever d a later call has */
 		w->dcap_r = w->dq && w->dc && w->dl ? R * d : 0;
 	}
 	if (R * L > w->dcap_s) {
