@@ -153,7 +153,7 @@ static void *locost_declare(const lc_config *c, lc_params *p)
 	return w;
 }
 
-static ssm_params layer_ssm(const lc_config *c, const locost_layer *L)
+ssm_params locost_layer_ssm(const lc_config *c, const locost_layer *L)
 {
 	ssm_params sp = { c->d_model, c->d_state / 2, c->bidirectional ? 2 : 1, L->log_dt,
 	                  L->inv_A_real, L->A_imag, L->B, L->C };
@@ -479,7 +479,7 @@ static void support_one(void *ctx, int64_t k, int tid)
 {
 	const struct support_job *j = ctx;
 	int d = j->e->d, i = (int)(k / d);
-	ssm_params sp = layer_ssm(j->e->c, &j->e->W->enc[i]);
+	ssm_params sp = locost_layer_ssm(j->e->c, &j->e->W->enc[i]);
 
 	(void)tid;
 	j->T[k] = ssm_support(&sp, (int)(k % d), j->L);
@@ -548,7 +548,7 @@ static int encode(enc *e, const int32_t *ids, int64_t L, float *out, int nlayers
 		goto out;
 	for (int i = 0; i < nl; i++) {
 		r.L = &e->W->enc[i];
-		r.sp = layer_ssm(e->c, r.L);
+		r.sp = locost_layer_ssm(e->c, r.L);
 		r.T = T + i * d;
 		r.pl = plans[i];
 		par_for(threads, r.nblk, pass_k, &r);
@@ -655,7 +655,7 @@ int locost_trace_layer(lc_model *m, int layer_ix, const float *x, int64_t L, loc
 	if (L < 1)
 		return lc_fail(err, "empty input");
 	ly = &W->enc[layer_ix];
-	sp = layer_ssm(c, ly);
+	sp = locost_layer_ssm(c, ly);
 	nch = sp.nch;
 	u = malloc((size_t)(L * d) * sizeof *u);
 	kT = malloc((size_t)(L * d) * sizeof *kT);
@@ -808,7 +808,7 @@ static void kernels_one(void *ctx, int64_t i, int tid)
 {
 	shared *s = ctx;
 	int li = (int)(i / s->d), h = (int)(i % s->d);
-	ssm_params sp = layer_ssm(s->c, &s->W->enc[li]);
+	ssm_params sp = locost_layer_ssm(s->c, &s->W->enc[li]);
 	ssm_kwork *kw;
 	lc_err err;
 
@@ -861,7 +861,7 @@ static void kernels_bw_one(void *ctx, int64_t i, int tid)
 {
 	shared *s = ctx;
 	int li = (int)(i / s->d), h = (int)(i % s->d);
-	ssm_params sp = layer_ssm(s->c, &s->W->enc[li]);
+	ssm_params sp = locost_layer_ssm(s->c, &s->W->enc[li]);
 	const locost_layer *G = &s->G->enc[li];
 	ssm_grads g = { G->log_dt, G->inv_A_real, G->A_imag, G->B, G->C };
 
@@ -964,7 +964,7 @@ static void *tr_enc_fw(void *p, int part, const void *Wv, const int32_t *src, in
 		if (!lc_arena_ok(a))
 			break;
 		r.L = &W->enc[i];
-		r.sp = layer_ssm(s->c, r.L);
+		r.sp = locost_layer_ssm(s->c, r.L);
 		r.K = s->K + (size_t)i * s->nch * s->d * s->Lmax;
 		r.tl = l;
 		r.kT = l->kT;

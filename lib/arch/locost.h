@@ -30,6 +30,7 @@
 
 #include "arch/arch.h"
 #include "arch/t5dec.h"
+#include "ops/ssm.h"
 
 #define LOCOST_ROWS 256
 
@@ -71,6 +72,9 @@ typedef struct locost_trace {
 } locost_trace;
 int locost_trace_layer(lc_model *m, int layer, const float *x, int64_t L, locost_trace *t,
                        lc_err *err);
+
+/* Layer L's S4D parameters as ops/ssm.h takes them. */
+ssm_params locost_layer_ssm(const lc_config *c, const locost_layer *L);
 
 /* Inference on the GPU (arch/locost_gpu.c): the first nl blocks of the
  * encoder over out [L, d] (the embedded input; the states on return),

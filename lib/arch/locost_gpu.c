@@ -119,8 +119,7 @@ static int gpu_encode(const lc_config *c, const locost_weights *W, int64_t L, fl
 	cmp_dev_put(b.H, out, L * d);
 	for (int i = 0; i < nl; i++) {
 		const locost_layer *Lw = &W->enc[i];
-		ssm_params sp = { (int)d, (int)N2, (int)nch, Lw->log_dt, Lw->inv_A_real, Lw->A_imag,
-		                  Lw->B, Lw->C };
+		ssm_params sp = locost_layer_ssm(c, Lw);
 		struct modes_job mj = { &sp, b.hdtA, b.hcoef };
 		struct dlayer w;
 		const float *g;

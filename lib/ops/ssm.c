@@ -140,9 +140,8 @@ int64_t ssm_support(const ssm_params *p, int h, int64_t L)
 		mag[n] = 0;
 		for (int c = 0; c < p->nch; c++)
 			mag[n] += 2.0 * cabs(coef[c * p->N2 + n]);
+		S += mag[n];
 	}
-	for (int i = 0; i < p->N2 * p->nch; i++)
-		S += 2.0 * cabs(coef[i]);
 	lim = SSM_TAIL * S;
 	if (!(tail_bound(mag, r, den, p->N2, L) <= lim))
 		return L;
