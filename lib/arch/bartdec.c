@@ -195,8 +195,8 @@ static void cross_folded(bstate *s, const bart_dec_layer *Ly)
 {
 	int n = s->nrow, d = s->b->d, H = s->b->H, dk = s->b->dk;
 
-	cmp_gemm_batch(CMP_N, CMP_N, n, d, dk, 1.0f, s->q, d, dk, Ly->ca.wk, d, (int64_t)dk * d,
-	               0.0f, s->qp, (int64_t)H * d, d, H);
+	cmp_gemm_batch_par(s->nth, CMP_N, CMP_N, n, d, dk, 1.0f, s->q, d, dk, Ly->ca.wk, d,
+	                   (int64_t)dk * d, 0.0f, s->qp, (int64_t)H * d, d, H);
 	/* each document's rows over its own states */
 	for (int g = 0; g < s->gs.n; g++) {
 		const dec_group *gr = &s->gs.g[g];
@@ -204,8 +204,8 @@ static void cross_folded(bstate *s, const bart_dec_layer *Ly)
 		xattn_fw_any(s->xw, s->qp + r0 * d, (int64_t)gr->nrow * H, gr->E, gr->Edev, gr->L,
 		             d, s->ctx + r0 * d, NULL);
 	}
-	cmp_gemm_batch(CMP_N, CMP_T, n, dk, d, 1.0f, s->ctx, (int64_t)H * d, d, Ly->ca.wv, d,
-	               (int64_t)dk * d, 0.0f, s->o, d, dk, H);
+	cmp_gemm_batch_par(s->nth, CMP_N, CMP_T, n, dk, d, 1.0f, s->ctx, (int64_t)H * d, d,
+	                   Ly->ca.wv, d, (int64_t)dk * d, 0.0f, s->o, d, dk, H);
 	for (int r = 0; r < n; r++)
 		for (int j = 0; j < d; j++)
 			s->o[(size_t)r * d + j] += Ly->ca.bv[j];

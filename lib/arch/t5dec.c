@@ -219,8 +219,8 @@ static void cross_folded(const t5dec *t, fwd *f, const t5dec_layer *L, tape_laye
 	float *qp = tl ? tl->qp : f->qp, *ctx = tl ? tl->ctx : f->ctx;
 
 	/* qp[r nh + h] = W_k,h^T q_h: (N x dkv) . (dkv x d) per head */
-	cmp_gemm_batch(CMP_N, CMP_N, N, d, dkv, 1.0f, cq, in, dkv, L->ca_k, d, (int64_t)dkv * d,
-	               0.0f, qp, (int64_t)nh * d, d, nh);
+	cmp_gemm_batch_par(f->nth, CMP_N, CMP_N, N, d, dkv, 1.0f, cq, in, dkv, L->ca_k, d,
+	                   (int64_t)dkv * d, 0.0f, qp, (int64_t)nh * d, d, nh);
 	/* each document's rows over its own states */
 	for (int g = 0; g < f->gs->n; g++) {
 		const dec_group *gr = &f->gs->g[g];
@@ -232,8 +232,8 @@ static void cross_folded(const t5dec *t, fwd *f, const t5dec_layer *L, tape_laye
 			             tl ? tl->lse + r0 : NULL);
 	}
 	/* values: co[r, h dkv..] = W_v,h . ctx[r, h]: (N x d) . (d x dkv) per head */
-	cmp_gemm_batch(CMP_N, CMP_T, N, dkv, d, 1.0f, ctx, (int64_t)nh * d, d, L->ca_v, d,
-	               (int64_t)dkv * d, 0.0f, co, in, dkv, nh);
+	cmp_gemm_batch_par(f->nth, CMP_N, CMP_T, N, dkv, d, 1.0f, ctx, (int64_t)nh * d, d,
+	                   L->ca_v, d, (int64_t)dkv * d, 0.0f, co, in, dkv, nh);
 }
 
 /* Feeds tokens [nrow, T] at positions pos..pos+T-1; logits [nrow T, V]. */

@@ -35,9 +35,9 @@ void cmp_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_
 
 /* The same product split over nth threads by blocks of the columns of C
  * (for few rows and many columns: the decoder's projections). Up to 1024
- * rows, the blocks are 256 columns whatever nth, so the result is the
- * same bits for every thread count; taller products get one block per
- * thread (each at least 256 columns). */
+ * rows, the blocks are 256 columns whatever nth (128 up to XK_GEMM_ROWS
+ * rows), so the result is the same bits for every thread count; taller
+ * products get one block per thread (each at least 256 columns). */
 void cmp_gemm_par(int nth, enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N,
                   int64_t K, float alpha, const float *A, int64_t lda, const float *B,
                   int64_t ldb, float beta, float *C, int64_t ldc);
@@ -48,6 +48,14 @@ void cmp_gemm_batch(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, 
                     float alpha, const float *A, int64_t lda, int64_t sA, const float *B,
                     int64_t ldb, int64_t sB, float beta, float *C, int64_t ldc, int64_t sC,
                     int64_t batch);
+
+/* The same, the products shared out over nth threads (each one whole on
+ * one thread: the same bits for every nth); the GPU takes the batch in
+ * one call as above. */
+void cmp_gemm_batch_par(int nth, enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N,
+                        int64_t K, float alpha, const float *A, int64_t lda, int64_t sA,
+                        const float *B, int64_t ldb, int64_t sB, float beta, float *C,
+                        int64_t ldc, int64_t sC, int64_t batch);
 
 /* --- the device ----------------------------------------------------------
  *
@@ -137,6 +145,20 @@ void cmp_xk_scores_bf16(int64_t R, int64_t c, int64_t d, const uint16_t *Q, int6
                         const uint16_t *E, int64_t lde, float *S, int64_t lds);
 void cmp_xk_accum_bf16(int64_t R, int64_t c, int64_t n, const uint16_t *P, int64_t ldp,
                        const uint16_t *E, int64_t lde, float *C, int64_t ldc);
+
+/* A product of the seam's (cmp_gemm's contract) in these kernels where
+ * they beat the libraries (compute/cpu.c's choice; bench/gemv.c): few rows
+ * (M <= XK_GEMM_ROWS), op(A) = A, alpha 1, beta 0 or 1, and AVX2 or
+ * AVX-512 here. op(B) = B^T runs the scores' tiles (each row of B, a
+ * weight matrix's output row, read once from memory for all M rows: the
+ * decoder's projections at memory speed), op(B) = B the accumulation's.
+ * Each element is summed in one order wherever its column falls in the
+ * call, so a product split by columns has the same bits. 0: done, -1:
+ * not such a product (nothing written). */
+#define XK_GEMM_ROWS 16
+int cmp_xk_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
+                float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                float beta, float *C, int64_t ldc);
 
 /* on 0: the plain C kernels from now on, 1: the widest vectors the CPU has
  * (AVX-512, else AVX2; the default), 2: AVX2 at most, -1: no change;

@@ -41,7 +41,7 @@ static float hsum8(const float v[8])
 }
 
 static void scores_c(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
-                     const float *E, int64_t lde, float *S, int64_t lds)
+                     const float *E, int64_t lde, float *S, int64_t lds, int add)
 {
 	for (int64_t r = 0; r < R; r++)
 		for (int64_t j = 0; j < c; j++) {
@@ -50,7 +50,7 @@ static void scores_c(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ld
 
 			for (int64_t k = 0; k < d; k++)
 				v[k & 7] += q[k] * e[k];
-			S[r * lds + j] = hsum8(v);
+			S[r * lds + j] = add ? S[r * lds + j] + hsum8(v) : hsum8(v);
 		}
 }
 
@@ -176,7 +176,7 @@ TILE float hsum256(__m256 v)
  * each vector of E loaded once and used by every query row. With nr and
  * ne constants at the call, the compiler drops the unused ones. */
 TILE void scores_tile(int nr, int ne, int pf, int64_t d, const float *Q, int64_t ldq,
-                      const float *E, int64_t lde, float *S, int64_t lds)
+                      const float *E, int64_t lde, float *S, int64_t lds, int add)
 {
 	__m256 a[6][2], e0, e1 = _mm256_setzero_ps(), q;
 	int64_t k = 0;
@@ -220,9 +220,14 @@ TILE void scores_tile(int nr, int ne, int pf, int64_t d, const float *Q, int64_t
 	_Pragma("GCC unroll 6")
 	for (int r = 0; r < 6; r++)
 		if (r < nr) {
-			S[r * lds] = hsum256(a[r][0]);
-			if (ne > 1)
-				S[r * lds + 1] = hsum256(a[r][1]);
+			float s0 = hsum256(a[r][0]);
+
+			S[r * lds] = add ? S[r * lds] + s0 : s0;
+			if (ne > 1) {
+				float s1 = hsum256(a[r][1]);
+
+				S[r * lds + 1] = add ? S[r * lds + 1] + s1 : s1;
+			}
 		}
 }
 
@@ -255,13 +260,13 @@ TILE void scores_tile(int nr, int ne, int pf, int64_t d, const float *Q, int64_t
 		__typeof__(Q) Qr = Q + r * ldq;                                          \
 		float *Sr = S + r * lds;                                                 \
 		for (j = 0; j + 2 <= c; j += 2)                                          \
-			scores_tile(nr, 2, !r, d, Qr, ldq, E + j * lde, lde, Sr + j, lds); \
+			scores_tile(nr, 2, !r, d, Qr, ldq, E + j * lde, lde, Sr + j, lds, add); \
 		if (j < c)                                                               \
-			scores_tile(nr, 1, !r, d, Qr, ldq, E + j * lde, lde, Sr + j, lds); \
+			scores_tile(nr, 1, !r, d, Qr, ldq, E + j * lde, lde, Sr + j, lds, add); \
 	} while (0)
 
 AVX2 static void scores_avx2(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
-                             const float *E, int64_t lde, float *S, int64_t lds)
+                             const float *E, int64_t lde, float *S, int64_t lds, int add)
 {
 	int64_t r = 0, j;
 
@@ -387,25 +392,27 @@ TILE512 __m128 hsum4x512(__m512 a0, __m512 a1, __m512 a2, __m512 a3)
 	return _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
 }
 
-/* S[0..ne) of a row from its accumulators (those past ne are zero). */
-TILE512 void store_sums(float *S, int ne, const __m512 a[4])
+/* S[0..ne) of a row from its accumulators (those past ne are zero),
+ * added to S's values where add. */
+TILE512 void store_sums(float *S, int ne, const __m512 a[4], int add)
 {
 	__m128 s = hsum4x512(a[0], a[1], a[2], a[3]);
 
 	if (ne == 4) {
-		_mm_storeu_ps(S, s);
+		_mm_storeu_ps(S, add ? _mm_add_ps(_mm_loadu_ps(S), s) : s);
 	} else {
 		float t[4];
 
 		_mm_storeu_ps(t, s);
-		memcpy(S, t, (size_t)ne * sizeof *S);
+		for (int x = 0; x < ne; x++)
+			S[x] = add ? S[x] + t[x] : t[x];
 	}
 }
 
 /* nr (<= 6) query rows against ne (<= 4) encoder rows: up to 24 of the
  * 32 registers accumulate, 10 loads per 24 multiply-adds. */
 TILE512 void scores_tile512(int nr, int ne, int pf, int64_t d, const float *Q, int64_t ldq,
-                            const float *E, int64_t lde, float *S, int64_t lds)
+                            const float *E, int64_t lde, float *S, int64_t lds, int add)
 {
 	__m512 a[6][4], e[4], q;
 	int64_t k = 0;
@@ -454,7 +461,7 @@ TILE512 void scores_tile512(int nr, int ne, int pf, int64_t d, const float *Q, i
 	_Pragma("GCC unroll 6")
 	for (int r = 0; r < 6; r++)
 		if (r < nr)
-			store_sums(S + r * lds, ne, a[r]);
+			store_sums(S + r * lds, ne, a[r], add);
 }
 
 /* Row tile nr against 4 encoder rows at a time, then the last 1 to 3. */
@@ -463,18 +470,18 @@ TILE512 void scores_tile512(int nr, int ne, int pf, int64_t d, const float *Q, i
 		__typeof__(Q) Qr = Q + r * ldq;                                          \
 		float *Sr = S + r * lds;                                                 \
 		for (j = 0; j + 4 <= c; j += 4)                                          \
-			tile(nr, 4, !r, d, Qr, ldq, E + j * lde, lde, Sr + j, lds);          \
+			tile(nr, 4, !r, d, Qr, ldq, E + j * lde, lde, Sr + j, lds, add);     \
 		switch (c - j) {                                                         \
-		case 3: tile(nr, 3, !r, d, Qr, ldq, E + j * lde, lde, Sr + j, lds); break;   \
-		case 2: tile(nr, 2, !r, d, Qr, ldq, E + j * lde, lde, Sr + j, lds); break;   \
-		case 1: tile(nr, 1, !r, d, Qr, ldq, E + j * lde, lde, Sr + j, lds); break;   \
+		case 3: tile(nr, 3, !r, d, Qr, ldq, E + j * lde, lde, Sr + j, lds, add); break; \
+		case 2: tile(nr, 2, !r, d, Qr, ldq, E + j * lde, lde, Sr + j, lds, add); break; \
+		case 1: tile(nr, 1, !r, d, Qr, ldq, E + j * lde, lde, Sr + j, lds, add); break; \
 		default: break;                                                          \
 		}                                                                        \
 	} while (0)
 #define SCORES_ROWS512(nr) SCORES_BY4(scores_tile512, nr)
 
 AVX512 static void scores_avx512(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
-                                 const float *E, int64_t lde, float *S, int64_t lds)
+                                 const float *E, int64_t lde, float *S, int64_t lds, int add)
 {
 	int64_t r = 0, j;
 
@@ -565,7 +572,7 @@ TILE16 __m512i load32(const uint16_t *p, __mmask32 m, int masked)
 }
 
 TILE16 void scores16_tile(int nr, int ne, int pf, int64_t d, const uint16_t *Q, int64_t ldq,
-                          const uint16_t *E, int64_t lde, float *S, int64_t lds)
+                          const uint16_t *E, int64_t lde, float *S, int64_t lds, int add)
 {
 	__m512 a[6][4];
 	__m512i e[4], q;
@@ -601,7 +608,7 @@ TILE16 void scores16_tile(int nr, int ne, int pf, int64_t d, const uint16_t *Q, 
 	_Pragma("GCC unroll 6")
 	for (int r = 0; r < 6; r++)
 		if (r < nr)
-			store_sums(S + r * lds, ne, a[r]);
+			store_sums(S + r * lds, ne, a[r], add);
 }
 
 #define SCORES16_ROWS(nr) SCORES_BY4(scores16_tile, nr)
@@ -611,6 +618,7 @@ BF16K static void scores16_avx512(int64_t R, int64_t c, int64_t d, const uint16_
                                   int64_t lds)
 {
 	int64_t r = 0, j;
+	const int add = 0;
 
 	BY_SIX(SCORES16_ROWS);
 }
@@ -760,15 +768,15 @@ void cmp_xk_scores(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
 		return;
 #if defined(__x86_64__) && defined(__GNUC__)
 	if (have_avx512()) {
-		scores_avx512(R, c, d, Q, ldq, E, lde, S, lds);
+		scores_avx512(R, c, d, Q, ldq, E, lde, S, lds, 0);
 		return;
 	}
 	if (have_avx2()) {
-		scores_avx2(R, c, d, Q, ldq, E, lde, S, lds);
+		scores_avx2(R, c, d, Q, ldq, E, lde, S, lds, 0);
 		return;
 	}
 #endif
-	scores_c(R, c, d, Q, ldq, E, lde, S, lds);
+	scores_c(R, c, d, Q, ldq, E, lde, S, lds, 0);
 }
 
 void cmp_xk_accum(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
@@ -787,6 +795,37 @@ void cmp_xk_accum(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
 	}
 #endif
 	accum_c(R, c, n, P, ldp, E, lde, C, ldc);
+}
+
+int cmp_xk_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
+                float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                float beta, float *C, int64_t ldc)
+{
+	int add = beta == 1.0f;
+
+	if (ta != CMP_N || M < 1 || M > XK_GEMM_ROWS || N < 1 || K < 1 || alpha != 1.0f ||
+	    !(add || beta == 0.0f))
+		return -1;
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (tb == CMP_T && have_avx512()) {
+		scores_avx512(M, N, K, A, lda, B, ldb, C, ldc, add);
+		return 0;
+	}
+	if (tb == CMP_T && have_avx2()) {
+		scores_avx2(M, N, K, A, lda, B, ldb, C, ldc, add);
+		return 0;
+	}
+	if (tb == CMP_N && have_avx2()) {  /* have_avx512 implies it (cmp_xk_simd) */
+		if (!add)       /* beta 0: C is not read, as in BLAS */
+			for (int64_t r = 0; r < M; r++)
+				memset(C + r * ldc, 0, (size_t)N * sizeof *C);
+		cmp_xk_accum(M, K, N, A, lda, B, ldb, C, ldc);
+		return 0;
+	}
+#else
+	(void)A, (void)lda, (void)B, (void)ldb, (void)C, (void)ldc, (void)tb;
+#endif
+	return -1;
 }
 
 void cmp_xk_scores_bf16(int64_t R, int64_t c, int64_t d, const uint16_t *Q, int64_t ldq,

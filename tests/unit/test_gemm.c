@@ -197,6 +197,63 @@ static void test_openblas(void) { products(0); }
 static void test_onednn(void) { products(0); }
 static void test_table(void) { products(0); }
 
+/* lc's kernels behind the seam (cmp_xk_gemm): what they take and
+ * decline, products at the row bound, both vector widths, and a product
+ * split by columns with the same bits as whole. */
+static void test_xk_gemm(void)
+{
+	float a[4] = { 1, 2, 3, 4 }, b[4] = { 1, 1, 1, 1 }, c[2] = { 5, 5 };
+	int simd = cmp_xk_simd(-1);
+	int here = cmp_xk_gemm(CMP_N, CMP_T, 1, 1, 1, 1.0f, a, 1, b, 1, 0.0f, c, 1) == 0;
+
+	if (!here) {
+		T_OK(!(cpu_avx2_fma() && simd), "declines only without AVX2 or with the kernels off");
+		return;
+	}
+	T_OK(c[0] == 1.0f, "1 x 1 x 1: %g", c[0]);
+	T_OK(cmp_xk_gemm(CMP_T, CMP_T, 1, 1, 1, 1.0f, a, 1, b, 1, 0.0f, c, 1) < 0 &&
+	     cmp_xk_gemm(CMP_N, CMP_T, 1, 1, 1, 0.5f, a, 1, b, 1, 0.0f, c, 1) < 0 &&
+	     cmp_xk_gemm(CMP_N, CMP_T, 1, 1, 1, 1.0f, a, 1, b, 1, 0.5f, c, 1) < 0 &&
+	     cmp_xk_gemm(CMP_N, CMP_N, XK_GEMM_ROWS + 1, 1, 1, 1.0f, a, 1, b, 1, 0.0f, c, 1) < 0 &&
+	     cmp_xk_gemm(CMP_N, CMP_N, 1, 1, 0, 1.0f, a, 1, b, 1, 0.0f, c, 1) < 0 && c[0] == 1.0f,
+	     "declines op(A) = A^T, alpha != 1, beta not 0 or 1, too many rows, K = 0, "
+	     "writing nothing");
+	/* beta 1 adds to C: 2 + (1 2) . (1 1) */
+	c[0] = 2;
+	T_OK(cmp_xk_gemm(CMP_N, CMP_T, 1, 1, 2, 1.0f, a, 2, b, 2, 1.0f, c, 1) == 0 && c[0] == 5.0f,
+	     "beta 1: %g", c[0]);
+	for (int w = 1; w <= 2; w++) {
+		cmp_xk_simd(w);         /* AVX-512 where the processor has it, then AVX2 */
+		for (int t = 0; t < 4; t++) {
+			int64_t M = t < 2 ? XK_GEMM_ROWS : XK_GEMM_ROWS + 1;
+			struct shape sh = { M, 77, 769, CMP_N, t & 1 ? CMP_T : CMP_N, 3, 1.0f,
+			                    t & 2 ? 1.0f : 0.0f };
+			T_OK(check(&sh, 0, 0) == 0, "simd %d, %lld rows, %c, beta %g", w, (long long)M,
+			     "NT"[sh.tb], sh.beta);
+		}
+	}
+	cmp_xk_simd(simd);
+	{       /* split by 128 columns over two threads, and whole */
+		int64_t M = 3, N = 700, K = 768;
+		float *A = malloc((size_t)(M * K) * sizeof *A), *B = malloc((size_t)(N * K) * sizeof *B);
+		float *C1 = malloc((size_t)(M * N) * sizeof *C1), *C2 = malloc((size_t)(M * N) * sizeof *C2);
+		for (int64_t i = 0; i < M * K; i++)
+			A[i] = (float)t_nrand();
+		for (int64_t i = 0; i < N * K; i++)
+			B[i] = (float)t_nrand();
+		cmp_gemm(CMP_N, CMP_T, M, N, K, 1.0f, A, K, B, K, 0.0f, C1, N);
+		cmp_gemm_par(2, CMP_N, CMP_T, M, N, K, 1.0f, A, K, B, K, 0.0f, C2, N);
+		T_OK(memcmp(C1, C2, (size_t)(M * N) * sizeof *C1) == 0, "split by columns: same bits");
+		cmp_gemm_batch_par(2, CMP_N, CMP_T, 1, N / 7, K, 1.0f, A, K, K, B, K, (int64_t)N / 7 * K,
+		                   0.0f, C2, N / 7, N / 7, 3);
+		cmp_gemm_batch(CMP_N, CMP_T, 1, N / 7, K, 1.0f, A, K, K, B, K, (int64_t)N / 7 * K,
+		               0.0f, C1, N / 7, N / 7, 3);
+		T_OK(memcmp(C1, C2, (size_t)(3 * (N / 7)) * sizeof *C1) == 0,
+		     "a batch over two threads: the same bits as on one");
+		free(A), free(B), free(C1), free(C2);
+	}
+}
+
 /* bf16, emulated ($LC_BF16_EMULATE=1, any processor) or the real thing
  * where the processor has it: oneDNN's bf16 matmul must give the numbers
  * of bf16-rounded operands summed in fp32, the same bound as the
@@ -275,5 +332,6 @@ int main(void)
 	else
 		printf("test_bf16_hardware: skipped (no AVX512-BF16/AMX or no oneDNN bf16 here)\n");
 	T_RUN(test_table);
+	T_RUN(test_xk_gemm);
 	return t_done();
 }
