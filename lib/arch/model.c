@@ -68,6 +68,7 @@ static int file_exists(const char *path)
 }
 
 static const st_tensor *at_st(const void *f, uint32_t i) { return st_at(f, i); }
+static void rel_st(const void *f, const st_tensor *t) { st_release(f, t); }
 
 /* transformers' GenerationConfig: generation_config.json when the directory
  * has one, else the same keys of config.json. */
@@ -290,15 +291,15 @@ lc_model *model_open(const char *dir, lc_err *err)
 			goto oom;
 	}
 	if (m->tz) {
-		if (params_bind_tensors(m->params, at_tz, m->tz, tz_count(m->tz), wfile, err) < 0)
+		if (params_bind_tensors(m->params, at_tz, NULL, m->tz, tz_count(m->tz), wfile, err) < 0)
 			goto fail;
 	} else if (is_zip(wfile)) {
 		if (!(m->tz = tz_open(wfile, err)) ||
-		    params_bind_tensors(m->params, at_tz, m->tz, tz_count(m->tz), wfile, err) < 0)
+		    params_bind_tensors(m->params, at_tz, NULL, m->tz, tz_count(m->tz), wfile, err) < 0)
 			goto fail;
 	} else {
 		if (!(m->st = st_open(wfile, err)) ||
-		    params_bind_tensors(m->params, at_st, m->st, st_count(m->st), wfile, err) < 0)
+		    params_bind_tensors(m->params, at_st, rel_st, m->st, st_count(m->st), wfile, err) < 0)
 			goto fail;
 	}
 	for (uint32_t i = 0; i < params_count(m->params); i++) {
@@ -318,7 +319,14 @@ lc_model *model_open(const char *dir, lc_err *err)
 		h = hash_bytes(h, e->name, strlen(e->name));
 		if (e->src) {   /* absent optional parameters are zeros */
 			m->nbytes += e->src->nbytes;
-			h = hash_bytes(h, e->src->data, e->src->nbytes);
+			/* float32's bytes from the copy, the same bytes: the
+			 * mapping's pages stay given back */
+			if (e->src->dtype == ST_F32 && *e->slot)
+				h = hash_bytes(h, *e->slot, e->src->nbytes);
+			else {
+				h = hash_bytes(h, e->src->data, e->src->nbytes);
+				st_release(m->st, e->src);
+			}
 		}
 	}
 	snprintf(m->fp, sizeof m->fp, "%016llx", (unsigned long long)h);

@@ -1,6 +1,26 @@
 #include "base/arena.h"
 
 #include <stdlib.h>
+#include <sys/mman.h>
+
+void *lc_big_alloc(size_t n)
+{
+	void *p = n ? mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+	            : MAP_FAILED;
+
+	if (p == MAP_FAILED)
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	madvise(p, n, MADV_HUGEPAGE);   /* a hint: without it, 4 KiB pages */
+#endif
+	return p;
+}
+
+void lc_big_free(void *p, size_t n)
+{
+	if (p)
+		munmap(p, n);
+}
 
 void *lc_arena_bytes(lc_arena *a, int64_t n)
 {

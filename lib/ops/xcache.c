@@ -2,7 +2,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "base/arena.h"
 #include "base/dtype.h"
@@ -21,22 +20,6 @@ struct xcache {
 	void *kv;                   /* [nl][2][nh][L][dk], float or uint16_t */
 };
 
-/* The cache's memory, in 2 MiB pages where the kernel has them: it is
- * written once, all of it, and a 4 KiB page fault per 4 KiB written took
- * half of filling the cache on a virtual machine (16K rows, 12 layers:
- * 300,000 faults). NULL when out of memory. */
-static void *big_alloc(size_t n)
-{
-	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-		return NULL;
-#ifdef MADV_HUGEPAGE
-	madvise(p, n, MADV_HUGEPAGE);   /* a hint: without it, 4 KiB pages */
-#endif
-	return p;
-}
-
 uint64_t xcache_layer_bytes(int64_t L, int nh, int dk, int bf16)
 {
 	return 2 * (uint64_t)L * (uint64_t)nh * (uint64_t)dk * (bf16 ? 2u : 4u);
@@ -50,7 +33,7 @@ xcache *xcache_new(int nl, int64_t L, int nh, int dk, int bf16, lc_err *err)
 	/* the callers' sizes come from a checked configuration and states
 	 * that are in memory: no product here can overflow 64 bits */
 	if (c && nl > 0 && L > 0 && nh > 0 && dk > 0)
-		c->kv = big_alloc(b);
+		c->kv = lc_big_alloc(b);   /* 4 KiB faults took half of filling it */
 	if (!c || !c->kv) {
 		free(c);
 		lc_fail(err, "out of memory for the cross-attention cache (%d layers of %lld rows, "
@@ -68,7 +51,7 @@ xcache *xcache_new(int nl, int64_t L, int nh, int dk, int bf16, lc_err *err)
 void xcache_free(xcache *c)
 {
 	if (c && c->kv)
-		munmap(c->kv, xcache_layer_bytes(c->L, c->nh, c->dk, c->bf16) * (uint64_t)c->nl);
+		lc_big_free(c->kv, xcache_layer_bytes(c->L, c->nh, c->dk, c->bf16) * (uint64_t)c->nl);
 	free(c);
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/arena.h"
 #include "base/dtype.h"
 #include "base/rng.h"
 
@@ -23,6 +24,8 @@ struct lc_params {
 	uint32_t ni, icap;
 	uint64_t total;
 	float **owned;          /* converted copies, one per parameter (NULL where mapped) */
+	void *region;           /* the copies out of a file mapping, in one (lc_big_alloc) */
+	size_t region_n;
 	char err[256];          /* the first declaration error */
 };
 
@@ -84,6 +87,7 @@ void params_free(lc_params *p)
 		for (uint32_t i = 0; i < p->n; i++)
 			free(p->owned[i]);
 	free(p->owned);
+	lc_big_free(p->region, p->region_n);
 	free(p->p);
 	free(p->a);
 	free(p->ign);
@@ -284,17 +288,17 @@ static int shape_error(const st_tensor *t, const lc_param *e, const char *label,
 	               t->name, a, b);
 }
 
-/* float32 data of t: its own bytes when they are aligned F32, else a copy
- * (*owned, which the caller keeps). */
-static float *as_f32(const st_tensor *t, float **owned)
+/* float32 data of t: into dst when given; else its own bytes when they
+ * are aligned F32, else a copy (*owned, which the caller keeps). */
+static float *as_f32(const st_tensor *t, float *dst, float **owned)
 {
 	const unsigned char *p = t->data;
-	float *o;
+	float *o = dst;
 
 	*owned = NULL;
-	if (t->dtype == ST_F32 && ((uintptr_t)p % sizeof(float)) == 0)
+	if (!dst && t->dtype == ST_F32 && ((uintptr_t)p % sizeof(float)) == 0)
 		return (float *)(uintptr_t)p;   /* read-only pages: weights are never written */
-	if (!(o = malloc((t->numel ? t->numel : 1) * sizeof *o)))
+	if (!o && !(o = *owned = malloc((t->numel ? t->numel : 1) * sizeof *o)))
 		return NULL;
 	switch (t->dtype) {
 	case ST_F32:
@@ -317,7 +321,6 @@ static float *as_f32(const st_tensor *t, float **owned)
 		memset(o, 0, t->numel * sizeof *o);
 		break;
 	}
-	*owned = o;
 	return o;
 }
 
@@ -332,10 +335,12 @@ static int same_tied(const st_tensor *a, const st_tensor *b, const char *label, 
 }
 
 int params_bind_tensors(lc_params *p, const st_tensor *(*at)(const void *file, uint32_t i),
+                        void (*release)(const void *file, const st_tensor *t),
                         const void *file, uint32_t n, const char *label, lc_err *err)
 {
 	const st_tensor **src = calloc(p->n ? p->n : 1, sizeof *src);      /* under its name */
 	const st_tensor **asrc = calloc(p->n ? p->n : 1, sizeof *asrc);    /* under an alias */
+	size_t used = 0;        /* of the region */
 	int rc = -1;
 
 	if (params_status(p, err) < 0)
@@ -391,15 +396,36 @@ shape:
 			goto out;
 		}
 	}
+	lc_big_free(p->region, p->region_n);
+	p->region = NULL;
+	p->region_n = 0;
+	if (release) {  /* the copies' region: each on whole cache lines */
+		size_t n = 0;
+		for (uint32_t k = 0; k < p->n; k++)
+			if (src[k] || asrc[k])
+				n += (p->p[k].numel * sizeof(float) + 63) / 64 * 64;
+		if (n && !(p->region = lc_big_alloc(n))) {
+			lc_fail(err, "%s: out of memory for the weights (%.1f MiB)", label,
+			        (double)n / 1048576.0);
+			goto out;
+		}
+		p->region_n = n;
+	}
 	for (uint32_t k = 0; k < p->n; k++) {
 		const st_tensor *t = src[k] ? src[k] : asrc[k];
-		float *d;
+		float *d, *dst = NULL;
 		free(p->owned[k]);
 		p->owned[k] = NULL;
+		if (t && release) {
+			dst = (float *)((char *)p->region + used);
+			used += (p->p[k].numel * sizeof(float) + 63) / 64 * 64;
+		}
 		if (!t)   /* optional and absent: zeros */
 			d = p->owned[k] = calloc(p->p[k].numel, sizeof *d);
 		else
-			d = as_f32(t, &p->owned[k]);
+			d = as_f32(t, dst, &p->owned[k]);
+		if (d && t && release)
+			release(file, t);
 		if (!d) {
 			lc_fail(err, "%s: out of memory converting \"%s\"", label, p->p[k].name);
 			goto out;

@@ -47,6 +47,20 @@ int st_dtype_parse(const char *s)
 	return -1;
 }
 
+void st_release(const st_file *f, const st_tensor *t)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), a, b;
+
+	if (!f || !t || !f->mapped || !t->nbytes || pg == 0 || pg == (uintptr_t)-1)
+		return;
+	a = ((uintptr_t)t->data + pg - 1) / pg * pg;
+	b = ((uintptr_t)t->data + t->nbytes) / pg * pg;
+	/* a private read-only mapping of a file: its pages drop, the file
+	 * stays (nothing here was ever written) */
+	if (b > a)
+		madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
 void st_close(st_file *f)
 {
 	if (!f)

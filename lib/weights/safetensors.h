@@ -62,6 +62,11 @@ const st_tensor *st_index_find(const st_tensor *t, const uint32_t *byname, uint3
                                const char *name);
 /* The __metadata__ value for key, or NULL. */
 const char *st_meta(const st_file *f, const char *key);
+/* Gives back the pages of t's bytes that this process has read from the
+ * file's mapping (the whole pages inside them): they leave its resident
+ * memory; reading them again reads the file again. Nothing for a file
+ * image held in memory (st_parse). For loaders that copy a tensor out. */
+void st_release(const st_file *f, const st_tensor *t);
 void st_close(st_file *f);
 
 /* Writes n tensors (data taken from t[i].data, nbytes each, little-endian

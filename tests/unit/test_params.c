@@ -127,6 +127,8 @@ static st_file *file_of(const spec *s, int n, const char *path)
 }
 
 static const st_tensor *at_st(const void *f, uint32_t i) { return st_at(f, i); }
+static void rel_st(const void *f, const st_tensor *t) { st_release(f, t); }
+static int copying;      /* bind() binds as lc's loader does: copies, releases */
 
 static st_file *bound;   /* the file of the last bind(), closed by done() */
 
@@ -144,7 +146,7 @@ static int bind(const spec *s, int n, toy *t, lc_params **pp, lc_err *err)
 		unlink(path);
 		return -2;
 	}
-	rc = params_bind_tensors(*pp, at_st, f, st_count(f), path, err);
+	rc = params_bind_tensors(*pp, at_st, copying ? rel_st : NULL, f, st_count(f), path, err);
 	bound = f;   /* the mapping must outlive the bound slots */
 	unlink(path);
 	return rc;
@@ -173,6 +175,19 @@ static void test_bind(void)
 		T_OK(bind(s, 5, &t, &p, &err) == 0, "%s", err.msg);
 		T_OK(t.emb && t.emb[4] == 4.5f && t.w[5] == 105.5f && t.b[1] == 201.5f, "values");
 		T_OK(t.opt && t.opt[0] == 0 && t.opt[4] == 0, "absent optional parameter is zero");
+		done(p);
+	}
+	{	/* bound as a model's file is: copies of the mapping's bytes */
+		spec s[] = { OK_FILE };
+		memset(&t, 0, sizeof t);
+		copying = 1;
+		T_OK(bind(s, 3, &t, &p, &err) == 0, "%s", err.msg);
+		copying = 0;
+		T_OK(t.emb && t.emb[4] == 4.5f && t.w[5] == 105.5f && t.b[1] == 201.5f,
+		     "copied values");
+		T_OK(t.emb != (const float *)st_find(bound, "shared.weight")->data &&
+		     t.w != (const float *)st_find(bound, "layer.0.w")->data,
+		     "copies, not the mapping");
 		done(p);
 	}
 	{	/* the embeddings under their alias only; the optional one present */
@@ -233,6 +248,44 @@ static void test_bind(void)
 	}
 }
 
+/* st_release gives back a tensor's whole pages; the file's bytes read
+ * the same afterwards (from the file again). */
+static void test_release(void)
+{
+	char path[] = "/tmp/lc-params-XXXXXX";
+	int fd = mkstemp(path);
+	enum { N = 5000 };      /* 20,000 bytes: whole pages inside on any 4K or 16K system */
+	float *v = malloc(N * sizeof *v);
+	st_tensor t = { 0 };
+	st_file *f;
+	lc_err err;
+
+	close(fd);
+	for (int i = 0; i < N; i++)
+		v[i] = (float)i * 0.25f;
+	t.name = "big";
+	t.dtype = ST_F32;
+	t.rank = 1;
+	t.dims[0] = N;
+	t.numel = N;
+	t.nbytes = N * sizeof *v;
+	t.data = (const unsigned char *)v;
+	T_OK(st_write(path, &t, 1, &err) == 0, "%s", err.msg);
+	f = st_open(path, &err);
+	T_OK(f != NULL, "%s", f ? "" : err.msg);
+	if (f) {
+		const st_tensor *b = st_find(f, "big");
+		T_OK(b && memcmp(b->data, v, t.nbytes) == 0, "mapped bytes");
+		st_release(f, b);
+		T_OK(b && memcmp(b->data, v, t.nbytes) == 0, "the same bytes after st_release");
+		st_release(f, b);
+		st_release(NULL, b);
+		st_close(f);
+	}
+	unlink(path);
+	free(v);
+}
+
 static void test_flat_init_write(void)
 {
 	toy t, u;
@@ -261,7 +314,8 @@ static void test_flat_init_write(void)
 	T_OK(f && st_count(f) == 4 && st_find(f, "encoder.embed_tokens.weight") == NULL,
 	     "written in declaration order without aliases");
 	if (f) {
-		T_OK(params_bind_tensors(q, at_st, f, st_count(f), path, &err) == 0, "%s", err.msg);
+		T_OK(params_bind_tensors(q, at_st, NULL, f, st_count(f), path, &err) == 0, "%s",
+		     err.msg);
 		T_OK(memcmp(u.w, a + 15, 6 * 4) == 0, "read back");
 		st_close(f);
 	}
@@ -352,6 +406,7 @@ int main(void)
 {
 	T_RUN(test_declare);
 	T_RUN(test_bind);
+	T_RUN(test_release);
 	T_RUN(test_flat_init_write);
 	T_RUN(test_dump_hf);
 	return t_done();
