@@ -136,6 +136,8 @@ int main(int argc, char **argv)
 	static const int64_t Rs[] = { 12, 48 }, cs[] = { 128, 192, 256, 384, 512 };
 	float *Q = randm(48 * D), *E = randm(BIG * D), *S = randm(48 * 512), *C = randm(48 * D);
 
+	/* cmp_gemm's choice would give these shapes to the kernels themselves */
+	setenv("LC_GEMM", "openblas", 1);
 	cmp_init();
 	/* the kernels' paths: 1 the widest (default), 2 AVX2 at most, 0 plain C */
 	cmp_xk_simd(argc > 1 ? atoi(argv[1]) : 1);
