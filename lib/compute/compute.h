@@ -159,6 +159,13 @@ void cmp_xk_accum_bf16(int64_t R, int64_t c, int64_t n, const uint16_t *P, int64
 int cmp_xk_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
                 float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
                 float beta, float *C, int64_t ldc);
+/* The same under --compute bf16 with AVX512-BF16, for A B^T with B a
+ * weight matrix (cmp_constant): its bf16 copy read by the bf16 scores'
+ * tiles, A rounded to bf16 for the call; exact products, fp32 sums (the
+ * numbers of oneDNN's bf16 matmul up to the order of the sums). */
+int cmp_xk_gemm_bf16(int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                     int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                     int64_t ldc);
 
 /* on 0: the plain C kernels from now on, 1: the widest vectors the CPU has
  * (AVX-512, else AVX2; the default), 2: AVX2 at most, -1: no change;

@@ -16,7 +16,10 @@
 #include "compute/compute.h"
 
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "compute/gemm.h"
 
 #include "base/cpu.h"
 
@@ -615,10 +618,9 @@ TILE16 void scores16_tile(int nr, int ne, int pf, int64_t d, const uint16_t *Q, 
 
 BF16K static void scores16_avx512(int64_t R, int64_t c, int64_t d, const uint16_t *Q,
                                   int64_t ldq, const uint16_t *E, int64_t lde, float *S,
-                                  int64_t lds)
+                                  int64_t lds, int add)
 {
 	int64_t r = 0, j;
-	const int add = 0;
 
 	BY_SIX(SCORES16_ROWS);
 }
@@ -828,6 +830,29 @@ int cmp_xk_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int6
 	return -1;
 }
 
+int cmp_xk_gemm_bf16(int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                     int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                     int64_t ldc)
+{
+	int add = beta == 1.0f;
+	const uint16_t *B16;
+	uint16_t *A16;
+
+	if (M < 1 || M > XK_GEMM_ROWS || N < 1 || K < 1 || alpha != 1.0f || !(add || beta == 0.0f) ||
+	    !have_bf16() || !(B16 = cmp_bf16_constant(B, (N - 1) * ldb + K)))
+		return -1;
+	if (!(A16 = malloc((size_t)(M * K) * sizeof *A16)))
+		return -1;
+	cmp_bf16_pack(A, M, K, lda, A16, K);
+#if defined(__x86_64__) && defined(__GNUC__)
+	scores16_avx512(M, N, K, A16, K, B16, ldb, C, ldc, add);
+#else
+	(void)C, (void)ldc;
+#endif
+	free(A16);
+	return 0;
+}
+
 void cmp_xk_scores_bf16(int64_t R, int64_t c, int64_t d, const uint16_t *Q, int64_t ldq,
                         const uint16_t *E, int64_t lde, float *S, int64_t lds)
 {
@@ -835,7 +860,7 @@ void cmp_xk_scores_bf16(int64_t R, int64_t c, int64_t d, const uint16_t *Q, int6
 		return;
 #if defined(__x86_64__) && defined(__GNUC__)
 	if (have_bf16()) {
-		scores16_avx512(R, c, d, Q, ldq, E, lde, S, lds);
+		scores16_avx512(R, c, d, Q, ldq, E, lde, S, lds, 0);
 		return;
 	}
 #endif

@@ -252,6 +252,37 @@ static void test_xk_gemm(void)
 		     "a batch over two threads: the same bits as on one");
 		free(A), free(B), free(C1), free(C2);
 	}
+	{       /* the bf16 form: a constant B only, bf16 operands, fp32 sums */
+		int64_t M = 5, N = 70, K = 300;
+		float *A = malloc((size_t)(M * K) * sizeof *A), *B = malloc((size_t)(N * K) * sizeof *B);
+		float *C = malloc((size_t)(M * N) * sizeof *C);
+		int bad = 0;
+		for (int64_t i = 0; i < M * K; i++)
+			A[i] = (float)t_nrand();
+		for (int64_t i = 0; i < N * K; i++)
+			B[i] = (float)t_nrand();
+		T_OK(cmp_xk_gemm_bf16(M, N, K, 1.0f, A, K, B, K, 0.0f, C, N) < 0,
+		     "bf16: declines a B not declared constant");
+		cmp_constant(B, N * K);
+		if (cmp_xk_gemm_bf16(M, N, K, 1.0f, A, K, B, K, 0.0f, C, N) == 0) {
+			for (int64_t m = 0; m < M; m++)
+				for (int64_t n = 0; n < N; n++) {
+					double acc = 0, mag = 0;
+					for (int64_t k = 0; k < K; k++) {
+						double ab = (double)ref_round(A[m * K + k]) * ref_round(B[n * K + k]);
+						acc += ab, mag += fabs(ab);
+					}
+					bad += !(fabs(C[m * N + n] - acc) <= 2.0 * (K + 2) * ldexp(1, -24) * mag);
+				}
+			T_OK(bad == 0, "bf16 5 x 70 x 300 against rounded operands: %d bad", bad);
+			T_OK(cmp_xk_gemm_bf16(M, N, K, 2.0f, A, K, B, K, 0.0f, C, N) < 0,
+			     "bf16: declines alpha 2");
+		} else {
+			T_OK(!cpu_avx512_bf16(), "bf16 form declined only without AVX512-BF16");
+		}
+		cmp_constant_drop(B);
+		free(A), free(B), free(C);
+	}
 }
 
 /* bf16, emulated ($LC_BF16_EMULATE=1, any processor) or the real thing
