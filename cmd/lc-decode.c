@@ -259,7 +259,7 @@ int main(int argc, char **argv)
 		cli_warn("--compute %s: %s", copt, note);
 
 	cli_check_path(from, mdir);
-	if (!(model = model_open(mdir, &err)))
+	if (!(model = model_open(mdir, MODEL_COPY, &err)))
 		cli_die_source(from, mdir, err.msg);
 	if (!(dec = decoder_new(model, &err))) {
 		if (from)

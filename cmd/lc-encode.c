@@ -130,7 +130,7 @@ int main(int argc, char **argv)
 		return cli_finish(0);
 	}
 	t0 = clock_now();
-	if (!(m = model_open(mdir, &err))) {
+	if (!(m = model_open(mdir, 0, &err))) {
 		if (from)
 			cli_die_source(from, mdir, err.msg);
 		cli_die(LC_EXIT_DATA, "model: %s", err.msg);

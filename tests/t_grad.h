@@ -56,7 +56,7 @@ static inline int rig_open(rig *r, const char *dir)
 	memset(&o, 0, sizeof o);
 	o.threads = 1;
 	o.batch_tokens = 1;
-	if (!(r->m = model_open(dir, &err))) {
+	if (!(r->m = model_open(dir, 0, &err))) {
 		T_OK(0, "%s", err.msg);
 		return -1;
 	}

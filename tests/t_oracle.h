@@ -138,7 +138,7 @@ static inline void t_oracle_hf_names(const char *fairseq_dir, char *tmpl, const 
 {
 	char path[512];
 	lc_err err;
-	lc_model *m = model_open(fairseq_dir, &err), *h = NULL;
+	lc_model *m = model_open(fairseq_dir, 0, &err), *h = NULL;
 	lc_encoder *e = NULL, *eh = NULL;
 	size_t ncfg;
 	char *cfg = t_slurp(t_data(config), &ncfg);
@@ -155,7 +155,7 @@ static inline void t_oracle_hf_names(const char *fairseq_dir, char *tmpl, const 
 		names(f);
 		st_close(f);
 	}
-	h = model_open(tmpl, &err);
+	h = model_open(tmpl, 0, &err);
 	if (!T_OK(h != NULL, "%s", err.msg))
 		goto out;
 	e = encoder_new(m, 1, &err);

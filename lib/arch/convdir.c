@@ -150,7 +150,7 @@ json_t *convdir_config(const convdir *cv, const char *cls, const char *name, lc_
 int convdir_read(convdir *cv, lc_err *err)
 {
 	note(cv, "reading the model");
-	return (cv->m = model_open(cv->src, err)) ? 0 : -1;
+	return (cv->m = model_open(cv->src, 0, err)) ? 0 : -1;
 }
 
 int convdir_target(convdir *cv, json_t *dcfg, lc_err *err)

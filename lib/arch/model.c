@@ -218,7 +218,7 @@ static int open_fairseq(lc_model *m, const char *pt, uint64_t *h, lc_err *err)
 	return 0;
 }
 
-lc_model *model_open(const char *dir, lc_err *err)
+lc_model *model_open(const char *dir, unsigned flags, lc_err *err)
 {
 	lc_model *m = calloc(1, sizeof *m);
 	char *path = NULL, *wfile = NULL;
@@ -299,7 +299,8 @@ lc_model *model_open(const char *dir, lc_err *err)
 			goto fail;
 	} else {
 		if (!(m->st = st_open(wfile, err)) ||
-		    params_bind_tensors(m->params, at_st, rel_st, m->st, st_count(m->st), wfile, err) < 0)
+		    params_bind_tensors(m->params, at_st, flags & MODEL_COPY ? rel_st : NULL, m->st,
+		                        st_count(m->st), wfile, err) < 0)
 			goto fail;
 	}
 	for (uint32_t i = 0; i < params_count(m->params); i++) {

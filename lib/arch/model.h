@@ -24,8 +24,15 @@
 /* Opens DIR, or DIR's weight file given directly (then used whatever else
  * the directory holds; a *.pt file is a fairseq checkpoint). A directory
  * without config.json is opened as its one *.pt file (several: an error
- * listing them). err names the file and the problem. */
-lc_model *model_open(const char *dir, lc_err *err);
+ * listing them). err names the file and the problem. flags:
+ * MODEL_COPY copies a model.safetensors' weights out of the file's
+ * mapping into the process's memory (params_bind_tensors: the decoders,
+ * which read every weight once a token, at half the speed from the
+ * mapping here; it costs the load about a second a GB on this virtual
+ * machine, which an encoder's few passes over the weights do not win
+ * back: 64K tokens encoded in the same time either way). */
+#define MODEL_COPY 1u
+lc_model *model_open(const char *dir, unsigned flags, lc_err *err);
 void model_free(lc_model *m);
 
 /* The model directory to use: opt if given, else $LC_MODEL, else the

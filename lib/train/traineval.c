@@ -35,7 +35,7 @@ int train_eval_rouge(const char *model_dir, const char *spiece, const train_data
 	rouge_doc_init(&rd);
 	if (max_new < 1)
 		max_new = 1;
-	if (!(m = model_open(model_dir, err)) || !(enc = encoder_new(m, threads, err)) ||
+	if (!(m = model_open(model_dir, 0, err)) || !(enc = encoder_new(m, threads, err)) ||
 	    !(dec = decoder_new(m, err)) || !(sp = tok_open(spiece, err)) ||
 	    !(rv = rouge_vocab_new(0, err)) || !(rw = rouge_work_new(err)))
 		goto out;

@@ -262,10 +262,10 @@ static int start(struct run *r, lc_err *err)
 			return -1;
 		if (model_write_random(j->outdir, j->seed, err) < 0)
 			return fail_source(j, "--config", r->config);
-		if (!(r->m = model_open(j->outdir, err)))
+		if (!(r->m = model_open(j->outdir, 0, err)))
 			return -1;
 	} else {
-		if (!(r->m = model_open(init, err)))
+		if (!(r->m = model_open(init, 0, err)))
 			return fail_source(j, r->resume ? NULL : "-m/--model", init);
 		snprintf(r->cfgpath, sizeof r->cfgpath, "%s/config.json", model_dir(r->m));
 		if (model_config_text(r->m)) {

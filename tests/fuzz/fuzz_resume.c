@@ -81,7 +81,7 @@ static void setup(void)
 	opts.seed = 1;
 	opts.data_pairs = td.n;
 	opts.data_crc = train_data_crc(&td);
-	if (model_write_random(dir, 1, &err) < 0 || !(model = model_open(dir, &err)) ||
+	if (model_write_random(dir, 1, &err) < 0 || !(model = model_open(dir, 0, &err)) ||
 	    !(t = trainer_new(model, &opts, &err)) || trainer_step(t, &td, &st, &err) < 0 ||
 	    trainer_save(t, dir, cfg, NULL, 1, &err) < 0) {
 		fprintf(stderr, "fuzz_resume: setup: %s\n", err.msg);

@@ -154,7 +154,7 @@ out:
 static void run_model(const char *what)
 {
 	lc_err err;
-	lc_model *m = model_open(t_data(what), &err);
+	lc_model *m = model_open(t_data(what), 0, &err);
 	lc_encoder *e;
 	lc_decoder *dec;
 	const lc_config *c;
@@ -230,7 +230,7 @@ static void test_bin(void) { run_model("bart/tiny_bart/pytorch_model.bin"); }
 static void test_limits(void)
 {
 	lc_err err;
-	lc_model *m = model_open(t_data("bart/tiny_bart"), &err);
+	lc_model *m = model_open(t_data("bart/tiny_bart"), 0, &err);
 	lc_encoder *e = m ? encoder_new(m, 1, &err) : NULL;
 	lc_decoder *dec = m ? decoder_new(m, &err) : NULL;
 	int32_t *ids = calloc(1030, sizeof *ids);

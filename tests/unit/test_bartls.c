@@ -127,7 +127,7 @@ out:
 static void test_layers(void)
 {
 	lc_err err;
-	lc_model *m = model_open(dir_fs, &err);
+	lc_model *m = model_open(dir_fs, 0, &err);
 
 	if (!T_OK(m != NULL, "%s", err.msg))
 		return;
@@ -199,7 +199,7 @@ out:
 static void test_stack(void)
 {
 	lc_err err;
-	lc_model *m = model_open(dir_fs, &err);
+	lc_model *m = model_open(dir_fs, 0, &err);
 	lc_encoder *e = m ? encoder_new(m, 2, &err) : NULL;
 
 	if (!T_OK(m && e, "%s", err.msg))
@@ -258,7 +258,7 @@ out:
 static void test_train_stack(void)
 {
 	lc_err err;
-	lc_model *m = model_open(dir_fs, &err);
+	lc_model *m = model_open(dir_fs, 0, &err);
 	double w0 = worst;
 
 	if (!T_OK(m != NULL, "%s", err.msg))
@@ -304,7 +304,7 @@ static void refuse(const char *keys, const char *want)
 static void test_refusals(void)
 {
 	lc_err err;
-	lc_model *m = model_open(dir_fs, &err);
+	lc_model *m = model_open(dir_fs, 0, &err);
 	lc_encoder *e = m ? encoder_new(m, 1, &err) : NULL;
 	int32_t ids[1025] = { 0 };
 	float *out = malloc(1025 * D * sizeof *out);
@@ -455,7 +455,7 @@ static void test_convert(void)
 			T_OK(x && mx == 0, "%s is 0", nm);
 		}
 	{
-		lc_model *m = model_open(dst, &err);
+		lc_model *m = model_open(dst, 0, &err);
 		T_OK(m && model_config(m)->pooling_layers == 2 && model_config(m)->block_size == 16,
 		     "the converted directory opens as BART-LS: %s", m ? "" : err.msg);
 		model_free(m);

@@ -178,7 +178,7 @@ static void init_case(const char *config, double std)
 	f = fopen(path, "w");
 	fputs(config, f);
 	fclose(f);
-	if (!T_OK(model_write_random(dir, 7, &err) == 0 && (m = model_open(dir, &err)), "%s",
+	if (!T_OK(model_write_random(dir, 7, &err) == 0 && (m = model_open(dir, 0, &err)), "%s",
 	          err.msg))
 		goto out;
 	for (uint32_t k = 0; k < params_count(model_params(m)); k++) {

@@ -243,7 +243,7 @@ static void conv_case(lc_model *m, int nch, int64_t L, int g0, int cnt, int G)
 static void test_conv(void)
 {
 	lc_err err;
-	lc_model *m = model_open(t_data("locost"), &err);
+	lc_model *m = model_open(t_data("locost"), 0, &err);
 
 	if (!T_OK(m != NULL, "%s", err.msg))
 		return;
@@ -333,7 +333,7 @@ static float *encode_on(lc_model *m, const char *dev, const int32_t *ids, int64_
 static void encoder_case(const char *dir, int64_t L, double tol)
 {
 	lc_err err;
-	lc_model *m = model_open(dir, &err);
+	lc_model *m = model_open(dir, 0, &err);
 	int32_t *ids;
 	float *a, *b;
 	int d;

@@ -79,7 +79,7 @@ static void run_model(const char *what, int threads)
 	lc_encoder *e;
 
 	snprintf(path, sizeof path, "%s", t_data(what));
-	m = model_open(path, &err);
+	m = model_open(path, 0, &err);
 	if (!T_OK(m != NULL, "model_open %s: %s", path, err.msg))
 		return;
 	e = encoder_new(m, threads, &err);
@@ -146,7 +146,7 @@ static void test_bin_parity(void) { run_model("locost/pytorch_model.bin", 1); }
 static void test_independence(void)
 {
 	lc_err err;
-	lc_model *m = model_open(t_data("locost"), &err);
+	lc_model *m = model_open(t_data("locost"), 0, &err);
 	if (!T_OK(m != NULL, "%s", err.msg))
 		return;
 	int d = model_config(m)->d_model;

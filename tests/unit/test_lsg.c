@@ -123,7 +123,7 @@ static void run_type(int ti, const char *weights)
 	const char *type = types[ti];
 	char *dir = tmp_model_dir(type, weights);
 	lc_err err;
-	lc_model *m = dir ? model_open(dir, &err) : NULL;
+	lc_model *m = dir ? model_open(dir, 0, &err) : NULL;
 	lc_encoder *e = NULL;
 	lc_decoder *dec = NULL;
 	const lc_config *c;
@@ -251,7 +251,7 @@ static void run_option(const char *variant, const char *keys, int k0)
 		src[0] = 0;
 	snprintf(path, sizeof path, "%s/model.safetensors", dir);
 	T_OK(symlink(src, path) == 0, "%s", path);
-	m = model_open(dir, &err);
+	m = model_open(dir, 0, &err);
 	if (!T_OK(m != NULL, "%s: %s", variant, err.msg))
 		goto out;
 	c = model_config(m);

@@ -286,7 +286,7 @@ int main(void)
 	lc_err err = { "" };
 	gen_settings gs;
 
-	model = model_open(t_data("locost"), &err);
+	model = model_open(t_data("locost"), MODEL_COPY, &err);
 	if (!T_OK(model != NULL, "model_open: %s", err.msg))
 		return t_done();
 	dec = decoder_new(model, &err);

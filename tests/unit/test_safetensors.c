@@ -174,7 +174,7 @@ static void rewrite(void (*fn)(st_tensor *t, uint32_t *n, void *scratch))
 static const char *open_err(void)
 {
 	static lc_err err;
-	lc_model *m = model_open(tmpdir, &err);
+	lc_model *m = model_open(tmpdir, 0, &err);
 	if (m) {
 		model_free(m);
 		return NULL;
@@ -242,7 +242,7 @@ static void test_model_dirs(void)
 	lc_err err;
 	const char *e;
 	char path[256];
-	lc_model *m = model_open(t_data("locost"), &err), *m2;
+	lc_model *m = model_open(t_data("locost"), 0, &err), *m2;
 
 	if (!T_OK(m != NULL, "%s", err.msg))
 		return;
@@ -263,7 +263,7 @@ static void test_model_dirs(void)
 	     "%s", err.msg);
 	T_OK(model_tensor(m, "nope", 2, dims, &err) == NULL, "unknown name");
 	/* the .bin gives the same weights and fingerprint */
-	m2 = model_open(t_data("locost/pytorch_model.bin"), &err);
+	m2 = model_open(t_data("locost/pytorch_model.bin"), 0, &err);
 	if (T_OK(m2 != NULL, "%s", err.msg)) {
 		const float *sh2 = model_tensor(m2, "shared.weight", 2, dims, &err);
 		T_OK(sh2 && !memcmp(sh, sh2, 512 * 64 * 4), "bin shared.weight");
@@ -294,7 +294,7 @@ static void test_model_dirs(void)
 	e = open_err();
 	T_OK(e == NULL, "shared.weight only under its alias: %s", e ? e : "");
 	rewrite(to_bf16);
-	m2 = model_open(tmpdir, &err);
+	m2 = model_open(tmpdir, 0, &err);
 	if (T_OK(m2 != NULL, "%s", err.msg)) {
 		uint64_t d1[1] = { 64 };
 		const float *a = model_tensor(m, "encoder.final_layer_norm.weight", 1, d1, &err);

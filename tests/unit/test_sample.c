@@ -569,7 +569,7 @@ static void test_nbest_hf(void)
 
 	if (!T_OK(txt != NULL, "tests/data/sampling/bart_nbest.txt"))
 		return;
-	if (!T_OK((m = model_open(t_data("bart/tiny_bart"), &err)) != NULL, "%s", err.msg) ||
+	if (!T_OK((m = model_open(t_data("bart/tiny_bart"), 0, &err)) != NULL, "%s", err.msg) ||
 	    !T_OK((dec = decoder_new(m, &err)) != NULL, "%s", err.msg))
 		goto out;
 	for (line = strtok_r(txt, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -739,7 +739,7 @@ static void test_xattn_threads(void)
 static void decoder_threads(const char *dir, const char *what, int rows)
 {
 	lc_err err;
-	lc_model *m = model_open(dir, &err);
+	lc_model *m = model_open(dir, 0, &err);
 	lc_decoder *dec = m ? decoder_new(m, &err) : NULL;
 	int64_t L = 3000;
 	int steps = 6;

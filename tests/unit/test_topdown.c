@@ -127,7 +127,7 @@ static void short_case(lc_encoder *e, const char *cs, int64_t L)
 static void test_goldens(void)
 {
 	lc_err err;
-	lc_model *m = model_open(dir_fs, &err);
+	lc_model *m = model_open(dir_fs, 0, &err);
 	lc_encoder *e = m ? encoder_new(m, 2, &err) : NULL;
 	static const struct { const char *cs; size_t S; } cases[] = {
 		{ "raw/L32", 1 }, { "raw/L100", 3 }, { "raw/L1000", 41 },
@@ -182,7 +182,7 @@ static void refuse(const char *keys, const char *want)
 static void test_refusals(void)
 {
 	lc_err err;
-	lc_model *m = model_open(dir_fs, &err);
+	lc_model *m = model_open(dir_fs, 0, &err);
 	lc_encoder *e = m ? encoder_new(m, 1, &err) : NULL;
 	int32_t ids[1025] = { 0 };
 	float *out = malloc(1025 * D * sizeof *out);
@@ -263,8 +263,8 @@ static void test_convert(void)
 	o.adapool = 1;
 	if (!T_OK(topdown_convert(src, out, &o, &err) == 0, "%s", err.msg))
 		goto out;
-	s = model_open(src, &err);
-	d = model_open(out, &err);
+	s = model_open(src, 0, &err);
+	d = model_open(out, 0, &err);
 	if (!T_OK(s && d, "%s", err.msg))
 		goto out;
 	T_EQ_S(model_config(d)->arch->name, "bart-topdown");

@@ -139,7 +139,7 @@ static void test_data(void)
 static float *weights_of(const char *mdir, uint64_t *n)
 {
 	lc_err err;
-	lc_model *m = model_open(mdir, &err);
+	lc_model *m = model_open(mdir, 0, &err);
 	char p[256];
 	st_file *f;
 	float *w;
@@ -196,7 +196,7 @@ static void test_loop(void)
 	o.adam = (adamw_opts){ 0.9, 0.999, 1e-8, 0.01 };
 	o.threads = 2;
 	o.seed = 5;
-	m = model_open(dir, &err);
+	m = model_open(dir, 0, &err);
 	T_OK(m != NULL, "%s", err.msg);
 	if (!m)
 		return;
@@ -225,7 +225,7 @@ static void test_loop(void)
 	snprintf(b, sizeof b, "%s/straight", dir);
 	trainer_save(t, b, cpath, NULL, 0, &err);
 	trainer_free(t2);
-	m = model_open(a, &err);
+	m = model_open(a, 0, &err);
 	T_OK(m != NULL, "checkpoint loads: %s", m ? "" : err.msg);
 	if (m) {
 		t2 = trainer_new(m, &o, &err);
