@@ -354,7 +354,6 @@ void cmp_gemm_par(int nth, enum cmp_trans ta, enum cmp_trans tb, int64_t M, int6
                   int64_t ldb, float beta, float *C, int64_t ldc)
 {
 	struct par_job j = { ta, tb, M, N, K, lda, ldb, ldc, alpha, beta, A, B, C, 0 };
-
 	int64_t w = M <= XK_GEMM_ROWS ? PAR_COLS_XK : PAR_COLS;
 
 	pthread_once(&cs.once, settings_init);
