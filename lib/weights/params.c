@@ -404,12 +404,11 @@ shape:
 		for (uint32_t k = 0; k < p->n; k++)
 			if (src[k] || asrc[k])
 				n += (p->p[k].numel * sizeof(float) + 63) / 64 * 64;
-		if (n && !(p->region = lc_big_alloc(n))) {
-			lc_fail(err, "%s: out of memory for the weights (%.1f MiB)", label,
-			        (double)n / 1048576.0);
-			goto out;
-		}
-		p->region_n = n;
+		/* no memory for a copy: the mapping's bytes, as without release */
+		if (n && !(p->region = lc_big_alloc(n)))
+			release = NULL;
+		else
+			p->region_n = n;
 	}
 	for (uint32_t k = 0; k < p->n; k++) {
 		const st_tensor *t = src[k] ? src[k] : asrc[k];
