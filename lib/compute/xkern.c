@@ -12,6 +12,10 @@
  * only by the rounding of the fused multiply-adds). AVX-512 measured 1.4x
  * AVX2 on xattn_fw at 131K states on Zen 5 (bench/xkern.sh, paths 1 and
  * 2). See compute.h for the contracts.
+ *
+ * The same tiles serve the seam's products of few rows (cmp_xk_gemm,
+ * cmp_xk_gemm_bf16: a decoder's projections, each weight read once for
+ * all rows), where oneDNN streamed the weights at about half the speed.
  */
 #include "compute/compute.h"
 
