@@ -304,8 +304,8 @@ void cmp_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_
 				return;
 			}
 			free(a);        /* out of memory: unrounded rather than nothing */
-		} else if (cs.lib == LIB_TABLE && ta == CMP_N && tb == CMP_T &&
-		           !cmp_xk_gemm_bf16(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) {
+		} else if (cs.lib == LIB_TABLE &&
+		           !cmp_xk_gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) {
 			return;
 		} else if (!cmp_dnnl_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1)) {
 			return;

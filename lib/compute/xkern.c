@@ -48,7 +48,7 @@ static float hsum8(const float v[8])
 }
 
 static void scores_c(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
-                     const float *E, int64_t lde, float *S, int64_t lds, int add)
+                     const float *E, int64_t lde, float *S, int64_t lds)
 {
 	for (int64_t r = 0; r < R; r++)
 		for (int64_t j = 0; j < c; j++) {
@@ -57,7 +57,7 @@ static void scores_c(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ld
 
 			for (int64_t k = 0; k < d; k++)
 				v[k & 7] += q[k] * e[k];
-			S[r * lds + j] = add ? S[r * lds + j] + hsum8(v) : hsum8(v);
+			S[r * lds + j] = hsum8(v);
 		}
 }
 
@@ -782,7 +782,7 @@ void cmp_xk_scores(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
 		return;
 	}
 #endif
-	scores_c(R, c, d, Q, ldq, E, lde, S, lds, 0);
+	scores_c(R, c, d, Q, ldq, E, lde, S, lds);
 }
 
 void cmp_xk_accum(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
@@ -834,15 +834,15 @@ int cmp_xk_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int6
 	return -1;
 }
 
-int cmp_xk_gemm_bf16(int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-                     int64_t lda, const float *B, int64_t ldb, float beta, float *C,
-                     int64_t ldc)
+int cmp_xk_gemm_bf16(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
+                     float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                     float beta, float *C, int64_t ldc)
 {
 	int add = beta == 1.0f;
 	const uint16_t *B16;
 	uint16_t *A16;
 
-	if (M < 1 || M > XK_GEMM_ROWS || N < 1 || K < 1 || alpha != 1.0f || !(add || beta == 0.0f) ||
+	if (ta != CMP_N || tb != CMP_T || M < 1 || M > XK_GEMM_ROWS || N < 1 || K < 1 || alpha != 1.0f || !(add || beta == 0.0f) ||
 	    !have_bf16() || !(B16 = cmp_bf16_constant(B, (N - 1) * ldb + K)))
 		return -1;
 	if (!(A16 = malloc((size_t)(M * K) * sizeof *A16)))

@@ -334,6 +334,12 @@ static int same_tied(const st_tensor *a, const st_tensor *b, const char *label, 
 	               "configuration but hold different values", label, a->name, b->name);
 }
 
+/* A copy's bytes in the region: whole cache lines. */
+static size_t region_bytes(const lc_param *e)
+{
+	return (e->numel * sizeof(float) + 63) / 64 * 64;
+}
+
 int params_bind_tensors(lc_params *p, const st_tensor *(*at)(const void *file, uint32_t i),
                         void (*release)(const void *file, const st_tensor *t),
                         const void *file, uint32_t n, const char *label, lc_err *err)
@@ -399,11 +405,11 @@ shape:
 	lc_big_free(p->region, p->region_n);
 	p->region = NULL;
 	p->region_n = 0;
-	if (release) {  /* the copies' region: each on whole cache lines */
+	if (release) {  /* the copies' region */
 		size_t n = 0;
 		for (uint32_t k = 0; k < p->n; k++)
 			if (src[k] || asrc[k])
-				n += (p->p[k].numel * sizeof(float) + 63) / 64 * 64;
+				n += region_bytes(&p->p[k]);
 		/* no memory for a copy: the mapping's bytes, as without release */
 		if (n && !(p->region = lc_big_alloc(n)))
 			release = NULL;
@@ -417,7 +423,7 @@ shape:
 		p->owned[k] = NULL;
 		if (t && release) {
 			dst = (float *)((char *)p->region + used);
-			used += (p->p[k].numel * sizeof(float) + 63) / 64 * 64;
+			used += region_bytes(&p->p[k]);
 		}
 		if (!t)   /* optional and absent: zeros */
 			d = p->owned[k] = calloc(p->p[k].numel, sizeof *d);

@@ -105,10 +105,11 @@ uint64_t params_total(const lc_params *p);                           /* floats i
  * above); label names the file in messages. release (NULL: none) says
  * the file's bytes are a mapping of it: each tensor is then copied into
  * the process's own memory and release(file, t) called once it has been
- * (st_release); where that memory cannot be had, the mapping is used. The decoders read every weight once a generated token,
- * and from the page cache's pages that ran at half the speed of the
- * same bytes copied (lc-decode, 64 states, greedy, one thread: 46-56 ms
- * a step against 24-27; two threads 17-20 against 13-16). */
+ * (st_release); where that memory cannot be had, the mapping is used.
+ * The decoders read every weight once a generated token, and from the
+ * page cache's pages that ran at half the speed of the same bytes copied
+ * (lc-decode, 64 states, greedy, one thread: 46-56 ms a step against
+ * 24-27; two threads 17-20 against 13-16). */
 int params_bind_tensors(lc_params *p, const st_tensor *(*at)(const void *file, uint32_t i),
                         void (*release)(const void *file, const st_tensor *t),
                         const void *file, uint32_t n, const char *label, lc_err *err);

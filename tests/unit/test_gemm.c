@@ -261,10 +261,10 @@ static void test_xk_gemm(void)
 			A[i] = (float)t_nrand();
 		for (int64_t i = 0; i < N * K; i++)
 			B[i] = (float)t_nrand();
-		T_OK(cmp_xk_gemm_bf16(M, N, K, 1.0f, A, K, B, K, 0.0f, C, N) < 0,
+		T_OK(cmp_xk_gemm_bf16(CMP_N, CMP_T, M, N, K, 1.0f, A, K, B, K, 0.0f, C, N) < 0,
 		     "bf16: declines a B not declared constant");
 		cmp_constant(B, N * K);
-		if (cmp_xk_gemm_bf16(M, N, K, 1.0f, A, K, B, K, 0.0f, C, N) == 0) {
+		if (cmp_xk_gemm_bf16(CMP_N, CMP_T, M, N, K, 1.0f, A, K, B, K, 0.0f, C, N) == 0) {
 			for (int64_t m = 0; m < M; m++)
 				for (int64_t n = 0; n < N; n++) {
 					double acc = 0, mag = 0;
@@ -275,8 +275,10 @@ static void test_xk_gemm(void)
 					bad += !(fabs(C[m * N + n] - acc) <= 2.0 * (K + 2) * ldexp(1, -24) * mag);
 				}
 			T_OK(bad == 0, "bf16 5 x 70 x 300 against rounded operands: %d bad", bad);
-			T_OK(cmp_xk_gemm_bf16(M, N, K, 2.0f, A, K, B, K, 0.0f, C, N) < 0,
+			T_OK(cmp_xk_gemm_bf16(CMP_N, CMP_T, M, N, K, 2.0f, A, K, B, K, 0.0f, C, N) < 0,
 			     "bf16: declines alpha 2");
+			T_OK(cmp_xk_gemm_bf16(CMP_N, CMP_N, M, N, K, 1.0f, A, K, B, N, 0.0f, C, N) < 0,
+			     "bf16: declines op(B) = B");
 		} else {
 			T_OK(!cpu_avx512_bf16(), "bf16 form declined only without AVX512-BF16");
 		}
