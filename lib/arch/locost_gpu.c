@@ -132,7 +132,7 @@ static int gpu_encode(const lc_config *c, const locost_weights *W, int64_t L, fl
 		cmp_dev_put_bytes(b.T, T + i * d, d * (int64_t)sizeof *T);
 		/* u = RMSNorm(h); k = Wk u^T + bk, channel-major */
 		cmp_dev_rmsnorm(b.H, L, (int)d, w.prenorm, c->eps, b.U);
-		cmp_dev_gemm(CMP_N, CMP_T, d, L, d, 1.0f, w.wk, d, b.U, d, 0.0f, b.X, L);
+		cmp_dev_gemm_w(CMP_N, CMP_T, d, L, d, 1.0f, w.wk, d, b.U, d, 0.0f, b.X, L);
 		cmp_dev_bias_rows(b.X, d, L, L, w.bk);
 		/* y = conv(k) + D k, by groups of channels */
 		for (int64_t g0 = 0; g0 < d; g0 += G) {
@@ -148,24 +148,24 @@ static int gpu_encode(const lc_config *c, const locost_weights *W, int64_t L, fl
 		/* gating: q = Wq u^T + bq, times y */
 		g = b.X;
 		if (w.wq) {
-			cmp_dev_gemm(CMP_N, CMP_T, d, L, d, 1.0f, w.wq, d, b.U, d, 0.0f, b.Q, L);
+			cmp_dev_gemm_w(CMP_N, CMP_T, d, L, d, 1.0f, w.wq, d, b.U, d, 0.0f, b.Q, L);
 			cmp_dev_bias_rows(b.Q, d, L, L, w.bq);
 			cmp_dev_mul(b.Q, L, b.X, L, d, L);
 			g = b.Q;
 		}
 		/* h += g^T Wo^T + bo */
-		cmp_dev_gemm(CMP_T, CMP_T, L, d, d, 1.0f, g, L, w.wo, d, 1.0f, b.H, d);
+		cmp_dev_gemm_w(CMP_T, CMP_T, L, d, d, 1.0f, g, L, w.wo, d, 1.0f, b.H, d);
 		cmp_dev_bias_cols(b.H, L, d, d, w.bo);
 		/* h += act(n Wi0^T) (* n Wi1^T) Wff^T, n = RMSNorm(h) */
 		cmp_dev_rmsnorm(b.H, L, (int)d, w.ln, c->eps, b.U);
 		for (int64_t r0 = 0; r0 < L; r0 += RB) {
 			int64_t R = L - r0 < RB ? L - r0 : RB;
 			const float *nr = b.U + r0 * d;
-			cmp_dev_gemm(CMP_N, CMP_T, R, ff, d, 1.0f, nr, d, w.wi0, d, 0.0f, b.A, ff);
+			cmp_dev_gemm_w(CMP_N, CMP_T, R, ff, d, 1.0f, nr, d, w.wi0, d, 0.0f, b.A, ff);
 			if (w.wi1)
-				cmp_dev_gemm(CMP_N, CMP_T, R, ff, d, 1.0f, nr, d, w.wi1, d, 0.0f, b.B, ff);
+				cmp_dev_gemm_w(CMP_N, CMP_T, R, ff, d, 1.0f, nr, d, w.wi1, d, 0.0f, b.B, ff);
 			cmp_dev_act((int)c->act, b.A, w.wi1 ? b.B : NULL, R * ff, b.A);
-			cmp_dev_gemm(CMP_N, CMP_T, R, d, ff, 1.0f, b.A, ff, w.wff, ff, 1.0f,
+			cmp_dev_gemm_w(CMP_N, CMP_T, R, d, ff, 1.0f, b.A, ff, w.wff, ff, 1.0f,
 			             b.H + r0 * d, d);
 		}
 		if (cmp_dev_check(err) < 0)

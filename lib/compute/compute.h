@@ -62,7 +62,8 @@ void cmp_gemm_batch_par(int nth, enum cmp_trans ta, enum cmp_trans tb, int64_t M
  * Where the products run: "cpu", or "cuda" (an NVIDIA GPU through cuBLAS,
  * in a build with CUDA=1: compute/cuda.c; the weights stay on the GPU,
  * the rest of the work and its data on the CPU, except what model layers
- * run whole there through compute/dev.h). NULL: $LC_DEVICE when
+ * run whole there through compute/dev.h; products too small to be worth
+ * the bus stay on the CPU, $LC_CUDA_ALL=1 sends them too). NULL: $LC_DEVICE when
  * set, else cuda where this lc has CUDA and a GPU answers, else cpu.
  * Asked for and absent, or a bad name: -1 saying why. warn(ctx, msg)
  * (NULL: nothing) says the first product the GPU failed, which then runs
@@ -79,7 +80,8 @@ int cmp_set_device(const char *name, void (*warn)(void *ctx, const char *msg), v
  * f32 (default), or bf16: the products with a constant operand (a
  * model's weights: the projections, feed-forwards and output layer) with
  * bf16 operands and fp32 accumulation, on AVX512-BF16 or AMX through
- * oneDNN; cmp_gemm's products of two activations (attention) stay fp32
+ * oneDNN and lc's kernels, on a GPU of compute capability 8.0 and up
+ * through cuBLAS; cmp_gemm's products of two activations (attention) stay fp32
  * (the cross-attention over encoder states has its own bf16 kernels,
  * below). With $LC_BF16_EMULATE=1 the same products' operands are
  * rounded to bf16 and multiplied in fp32 on any processor (the same

@@ -76,6 +76,20 @@ enum { LIB_TABLE, LIB_BLAS, LIB_DNNL };
 enum { DEV_CPU, DEV_CUDA };
 enum { PREC_F32, PREC_BF16, PREC_BF16_EMULATED };
 
+/* Whether a product goes to the GPU (the device cuda): each one crosses
+ * the bus both ways (the operands up, unless a weight the GPU keeps, C
+ * down), three synchronous copies that cost more than the CPU's work on
+ * a small product. So the products with a weight of at least 2^16
+ * multiply-adds (the decoders' projections of even one row, whose weights
+ * the CPU would read from memory) and any other of at least GPU_MIN_MACS
+ * (2^21: a 128 x 128 x 128 product) go; the rest (the per-block
+ * products of the LSG and BART-LS attentions, the tests' tiny models)
+ * stay. On an H200 the check-cuda unit test_bart took 175 s with every
+ * product on the GPU. $LC_CUDA_ALL=1 sends every one (check-cuda's tests
+ * of the products on the tests' small models). */
+#define GPU_MIN_MACS (1 << 21)
+#define GPU_MIN_WEIGHT_MACS (1 << 16)
+
 /* Which library runs an fp32 product, by shape class: the first row whose
  * bounds hold. Measured single-threaded on an AVX2 Zen 3 (GFLOP/s,
  * OpenBLAS vs oneDNN 2.6, primitive made once; idle): 4096x768x768 NT 70
@@ -105,7 +119,8 @@ static struct {
 	int dnnl;                       /* this build has oneDNN */
 	char dnnl_ver[48];
 	int dev;                        /* DEV_CUDA: the products on the GPU */
-} cs = { PTHREAD_ONCE_INIT, LIB_TABLE, 0, PREC_F32, 0, "", DEV_CPU };
+	int gpu_all;                    /* $LC_CUDA_ALL=1: every one there, whatever its size */
+} cs = { PTHREAD_ONCE_INIT, LIB_TABLE, 0, PREC_F32, 0, "", DEV_CPU, 0 };
 
 /* The device cmp_set_device chose (-1: none chose), read by settings_init:
  * a program run with -d cpu never opens the GPU. */
@@ -122,6 +137,7 @@ static void settings_init(void)
 	else if (g && !strcmp(g, "onednn") && cs.dnnl)
 		cs.lib = LIB_DNNL;
 	cs.emulate = e && !strcmp(e, "1");
+	cs.gpu_all = (e = getenv("LC_CUDA_ALL")) && !strcmp(e, "1");
 	/* the default device: the GPU where this lc has CUDA and one answers,
 	 * unless $LC_DEVICE says otherwise (cmp_set_device checks its value) */
 	if (dev_chosen >= 0)
@@ -181,8 +197,11 @@ int cmp_set_compute(const char *name, char *note, size_t cap, lc_err *err)
 		return lc_fail(err, "--compute: '%s' is not f32 or bf16", name);
 	if (cs.emulate)
 		cs.prec = PREC_BF16_EMULATED;
-	else if (cs.dev == DEV_CUDA)    /* cuda.c has fp32 products only */
-		snprintf(note, cap, "not on the GPU yet; running fp32 (-d cpu: bf16 on the CPU)");
+	else if (cs.dev == DEV_CUDA && cmp_cuda_bf16_ok())
+		cs.prec = PREC_BF16;
+	else if (cs.dev == DEV_CUDA)
+		snprintf(note, cap, "this GPU has no bf16 products (compute capability under 8.0); "
+		         "running fp32");
 	else if (!cpu_bf16())
 		snprintf(note, cap, "this processor has no AVX512-BF16 or AMX; running fp32");
 	else if (!cs.dnnl)
@@ -205,7 +224,7 @@ static int xk_here(void)
 
 void cmp_info(FILE *f)
 {
-	static const char *prec[] = { "f32", "bf16 (oneDNN, fp32 accumulation)",
+	static const char *prec[] = { "f32", "bf16 (fp32 accumulation)",
 		                      "bf16 emulated (LC_BF16_EMULATE=1: bf16 operands, fp32 products)" };
 	char gpu[256];
 
@@ -213,8 +232,9 @@ void cmp_info(FILE *f)
 	if (cs.dev == DEV_CUDA && cmp_cuda_open(gpu, sizeof gpu))   /* opened once: its name */
 		fprintf(f, "device\tcuda: %s: LOCOST's encoder whole and the decoders' "
 		        "cross-attention over the states (cuBLAS, cuFFT, lc's kernels); every other "
-		        "matrix product on cuBLAS (the weights kept on the GPU), the rest on the CPU\n",
-		        gpu);
+		        "matrix product with a weight, or of %d multiply-adds or more, on cuBLAS (the "
+		        "weights kept on the GPU), the rest on the CPU\n",
+		        gpu, GPU_MIN_MACS);
 	else
 		fprintf(f, "device\tcpu\n");
 	if (!cs.dnnl || cs.lib == LIB_BLAS)
@@ -226,7 +246,8 @@ void cmp_info(FILE *f)
 		fprintf(f, "; lc's kernels for products of up to %d rows (the decoder's)",
 		        XK_GEMM_ROWS);
 	fputc('\n', f);
-	fprintf(f, "compute\t%s\n", prec[cs.prec]);
+	fprintf(f, "compute\t%s%s\n", prec[cs.prec],
+	        cs.prec != PREC_BF16 ? "" : cs.dev == DEV_CUDA ? ": cuBLAS" : ": oneDNN and lc's kernels");
 }
 
 static int use_dnnl(int64_t M, int64_t N, int64_t K)
@@ -241,12 +262,46 @@ static int use_dnnl(int64_t M, int64_t N, int64_t K)
 	return 0;
 }
 
+
+static int weight_operand(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
+                          const float *A, int64_t lda, int64_t sA, const float *B, int64_t ldb,
+                          int64_t sB, int64_t batch)
+{
+	int64_t ar = ta ? K : M, ac = ta ? M : K, br = tb ? N : K, bc = tb ? K : N;
+
+	return cmp_is_constant(A, (batch - 1) * sA + (ar - 1) * lda + ac) ||
+	       cmp_is_constant(B, (batch - 1) * sB + (br - 1) * ldb + bc);
+}
+
+static int to_gpu(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
+                  const float *A, int64_t lda, int64_t sA, const float *B, int64_t ldb,
+                  int64_t sB, int64_t batch)
+{
+	double macs = (double)M * (double)N * (double)K * (double)batch;
+
+	if (cs.dev != DEV_CUDA || M <= 0 || N <= 0 || K <= 0 || batch <= 0)
+		return 0;
+	return cs.gpu_all || macs >= GPU_MIN_MACS ||
+	       (macs >= GPU_MIN_WEIGHT_MACS &&
+	        weight_operand(ta, tb, M, N, K, A, lda, sA, B, ldb, sB, batch));
+}
+
+/* Whether a product is bf16 on the GPU: one with a weight under
+ * --compute bf16, the device cuda, whatever its size. */
+static int bf16_gpu(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
+                    const float *A, int64_t lda, int64_t sA, const float *B, int64_t ldb,
+                    int64_t sB, int64_t batch)
+{
+	return cs.dev == DEV_CUDA && cs.prec == PREC_BF16 && M > 0 && N > 0 && K > 0 &&
+	       batch > 0 && weight_operand(ta, tb, M, N, K, A, lda, sA, B, ldb, sB, batch);
+}
+
 static void gemm_f32(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
                      float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
                      float beta, float *C, int64_t ldc)
 {
-	if (cs.dev == DEV_CUDA && K > 0 &&
-	    !cmp_cuda_gemm(ta, tb, M, N, K, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1))
+	if (to_gpu(ta, tb, M, N, K, A, lda, 0, B, ldb, 0, 1) &&
+	    !cmp_cuda_gemm(ta, tb, M, N, K, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1, 0))
 		return;
 	if (cs.lib == LIB_TABLE &&
 	    !cmp_xk_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
@@ -289,9 +344,13 @@ void cmp_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_
 	if (M <= 0 || N <= 0)
 		return;
 	pthread_once(&cs.once, settings_init);
-	/* bf16 for the products with weights only (compute.h) */
+	/* bf16 for the products with weights only (compute.h); on the GPU
+	 * every one, whatever its size, so that none is fp32 by chance */
 	if (cs.prec != PREC_F32 && K > 0 &&
 	    (cmp_is_constant(A, (ar - 1) * lda + ac) || cmp_is_constant(B, (br - 1) * ldb + bc))) {
+		if (bf16_gpu(ta, tb, M, N, K, A, lda, 0, B, ldb, 0, 1) &&
+		    !cmp_cuda_gemm(ta, tb, M, N, K, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1, 1))
+			return;
 		if (cs.prec == PREC_BF16_EMULATED) {
 			/* bf16 hardware's numbers up to summation order: bf16
 			 * operands, exact products (a bf16 product fits in fp32),
@@ -357,7 +416,8 @@ void cmp_gemm_par(int nth, enum cmp_trans ta, enum cmp_trans tb, int64_t M, int6
 	int64_t w = M <= XK_GEMM_ROWS ? PAR_COLS_XK : PAR_COLS;
 
 	pthread_once(&cs.once, settings_init);
-	if (cs.dev == DEV_CUDA ||       /* the GPU: one call */
+	if (to_gpu(ta, tb, M, N, K, A, lda, 0, B, ldb, 0, 1) ||        /* the GPU: one call */
+	    bf16_gpu(ta, tb, M, N, K, A, lda, 0, B, ldb, 0, 1) ||
 	    (M <= PAR_ROWS ? N < 2 * w : nth <= 1 || N < PAR_COLS * (int64_t)nth)) {
 		cmp_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 		return;
@@ -391,7 +451,8 @@ void cmp_gemm_batch_par(int nth, enum cmp_trans ta, enum cmp_trans tb, int64_t M
 	struct batch_job j = { ta, tb, M, N, K, lda, sA, ldb, sB, ldc, sC, alpha, beta, A, B, C };
 
 	pthread_once(&cs.once, settings_init);
-	if (cs.dev == DEV_CUDA || nth <= 1 || batch < 2) {
+	if (to_gpu(ta, tb, M, N, K, A, lda, sA, B, ldb, sB, batch) ||
+	    bf16_gpu(ta, tb, M, N, K, A, lda, sA, B, ldb, sB, batch) || nth <= 1 || batch < 2) {
 		cmp_gemm_batch(ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC,
 		               batch);
 		return;
@@ -405,10 +466,17 @@ void cmp_gemm_batch(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, 
                     int64_t batch)
 {
 	pthread_once(&cs.once, settings_init);
-	/* on the GPU in one call; emulated bf16 goes product by product
-	 * (cmp_gemm rounds the operands of those with weights) */
-	if (cs.dev == DEV_CUDA && cs.prec == PREC_F32 && batch > 0 && M > 0 && N > 0 && K > 0 &&
-	    !cmp_cuda_gemm(ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, batch))
+	/* on the GPU in one call (bf16 when a weight is an operand); emulated
+	 * bf16 goes product by product (cmp_gemm rounds the operands of
+	 * those with weights) */
+	if (bf16_gpu(ta, tb, M, N, K, A, lda, sA, B, ldb, sB, batch) &&
+	    !cmp_cuda_gemm(ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, batch,
+	                   1))
+		return;
+	if ((cs.prec == PREC_F32 || !weight_operand(ta, tb, M, N, K, A, lda, sA, B, ldb, sB, batch)) &&
+	    to_gpu(ta, tb, M, N, K, A, lda, sA, B, ldb, sB, batch) &&
+	    !cmp_cuda_gemm(ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, batch,
+	                   0))
 		return;
 	for (int64_t i = 0; i < batch; i++)
 		cmp_gemm(ta, tb, M, N, K, alpha, A + i * sA, lda, B + i * sB, ldb, beta, C + i * sC,

@@ -2,11 +2,13 @@
  * cuda.c: the matrix products on an NVIDIA GPU through cuBLAS, behind
  * cmp_gemm (compute/gemm.h), when lc is built with `make CUDA=1`.
  *
- * What runs here: every product of cmp_gemm, cmp_gemm_par and
- * cmp_gemm_batch once the device is cuda (cpu.c dispatches). fp32 stays
+ * What runs here: the products of cmp_gemm, cmp_gemm_par and
+ * cmp_gemm_batch that cpu.c sends once the device is cuda (all but the
+ * smallest), and compute/cudadev.c's products of GPU buffers. fp32 stays
  * fp32: cuBLAS's default math mode, which never uses TF32 for sgemm.
- * bf16 products are not here yet (cpu.c says so and runs fp32): they
- * were never run on a GPU, so they are not written.
+ * Under --compute bf16 the products with a weight round both operands
+ * to bf16 on the GPU (to nearest, ties to even, as the CPU does) and
+ * accumulate in fp32 (cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F).
  *
  * What stays where: the model's weights (the regions declared with
  * cmp_constant) are copied to the GPU on a product's first read of them
@@ -39,6 +41,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include "compute/cudak.h"
+
 struct dcopy {                  /* a constant region's copies on the GPU */
 	const float *p;
 	int64_t n;
@@ -54,15 +58,17 @@ static struct {
 	char name[256];
 	size_t mem;
 	cublasHandle_t h;
-	void *buf[3];                   /* scratch for A, B, C; grown, never shrunk */
-	size_t cap[3];
+	void *buf[5];                   /* scratch for A, B, C and bf16 A, B; grown,
+	                                 * never shrunk */
+	size_t cap[5];
 	struct dcopy *c;
 	int nc, ccap;
 	int warned;
 	void (*warn)(void *ctx, const char *msg);
 	void *ctx;
+	int major;                      /* compute capability: bf16 products from 8 */
 } g = { PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER, 0, "", "", 0, NULL, { 0 }, { 0 },
-	NULL, 0, 0, 0, NULL, NULL };
+	NULL, 0, 0, 0, NULL, NULL, 0 };
 
 static void open_once(void)
 {
@@ -88,6 +94,7 @@ static void open_once(void)
 	cublasSetMathMode(g.h, CUBLAS_DEFAULT_MATH);
 	snprintf(g.name, sizeof g.name, "%s", prop.name);
 	g.mem = prop.totalGlobalMem;
+	g.major = prop.major;
 	g.ok = 1;
 }
 
@@ -102,6 +109,11 @@ int cmp_cuda_open(char *buf, size_t cap)
 		snprintf(buf, cap, "%s", g.why);
 	}
 	return g.ok;
+}
+
+int cmp_cuda_bf16_ok(void)
+{
+	return g.ok && g.major >= 8;
 }
 
 void cmp_cuda_on_fail(void (*warn)(void *ctx, const char *msg), void *ctx)
@@ -131,6 +143,9 @@ static void *scratch(int i, size_t bytes)
 {
 	if (bytes > g.cap[i]) {
 		size_t want = bytes + bytes / 4;
+		/* queued products may still read it (compute/dev.h's work
+		 * returns before it is done) */
+		cudaDeviceSynchronize();
 		cudaFree(g.buf[i]);
 		g.buf[i] = NULL, g.cap[i] = 0;
 		if (cudaMalloc(&g.buf[i], want) != cudaSuccess) {
@@ -272,19 +287,85 @@ static cublasOperation_t op(enum cmp_trans t)
 	return t == CMP_T ? CUBLAS_OP_T : CUBLAS_OP_N;
 }
 
-/* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: a
+/* The product over operands on the GPU, under mu: 0, or -1 with *why.
+ * Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: a
  * row-major matrix read column-major is its transpose, so cuBLAS gets B
- * first, with the same transpose flags, and the dimensions N, M. */
+ * first, with the same transpose flags, and the dimensions N, M. With
+ * bf16, A and B are rounded into scratch with their own layouts (the
+ * span from the first element to the last), so the strides hold. */
+static int gemm_on(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
+                   float alpha, const float *A, int64_t lda, int64_t sA, const float *B,
+                   int64_t ldb, int64_t sB, float beta, float *C, int64_t ldc, int64_t sC,
+                   int64_t batch, int bf16, const char **why)
+{
+	int64_t ar = ta ? K : M, ac = ta ? M : K, br = tb ? N : K, bc = tb ? K : N;
+	cublasStatus_t st;
+
+	if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || batch > INT32_MAX ||
+	    lda > INT32_MAX || ldb > INT32_MAX || ldc > INT32_MAX) {
+		*why = "a dimension over 2^31";
+		return -1;
+	}
+	if (bf16) {
+		int64_t na = (batch - 1) * sA + (ar - 1) * lda + ac;
+		int64_t nb = (batch - 1) * sB + (br - 1) * ldb + bc;
+		void *a16 = scratch(3, (size_t)na * 2), *b16 = a16 ? scratch(4, (size_t)nb * 2) : NULL;
+		if (!b16) {
+			*why = "out of GPU memory";
+			return -1;
+		}
+		if (cudak_to_bf16(A, na, a16) != cudaSuccess ||
+		    cudak_to_bf16(B, nb, b16) != cudaSuccess) {
+			*why = "rounding to bf16";
+			return -1;
+		}
+		st = cublasGemmStridedBatchedEx(g.h, op(tb), op(ta), (int)N, (int)M, (int)K, &alpha,
+		                                b16, CUDA_R_16BF, (int)ldb, sB, a16, CUDA_R_16BF,
+		                                (int)lda, sA, &beta, C, CUDA_R_32F, (int)ldc, sC,
+		                                (int)batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+	} else if (batch == 1) {
+		st = cublasSgemm(g.h, op(tb), op(ta), (int)N, (int)M, (int)K, &alpha, B, (int)ldb, A,
+		                 (int)lda, &beta, C, (int)ldc);
+	} else {
+		st = cublasSgemmStridedBatched(g.h, op(tb), op(ta), (int)N, (int)M, (int)K, &alpha, B,
+		                               (int)ldb, sB, A, (int)lda, sA, &beta, C, (int)ldc, sC,
+		                               (int)batch);
+	}
+	if (st != CUBLAS_STATUS_SUCCESS) {
+		*why = cublasGetStatusString(st);
+		return -1;
+	}
+	return 0;
+}
+
+int cmp_cuda_gemm_dev(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
+                      const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                      float *C, int64_t ldc, int bf16, const char **why)
+{
+	int r;
+
+	if (!g.ok) {
+		*why = "no GPU";
+		return -1;
+	}
+	pthread_mutex_lock(&g.mu);
+	r = gemm_on(ta ? CMP_T : CMP_N, tb ? CMP_T : CMP_N, M, N, K, alpha, A, lda, 0, B, ldb, 0,
+	            beta, C, ldc, 0, 1, bf16, why);
+	pthread_mutex_unlock(&g.mu);
+	return r;
+}
+
+/* Operands up (or the weights' copies), the product, C down. */
 static int run(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
                float alpha, const float *A, int64_t lda, int64_t sA, const float *B,
                int64_t ldb, int64_t sB, float beta, float *C, int64_t ldc, int64_t sC,
-               int64_t batch)
+               int64_t batch, int bf16)
 {
 	int64_t ar = ta ? K : M, ac = ta ? M : K, br = tb ? N : K, bc = tb ? K : N;
 	int64_t la, lb, da, db;
 	const float *dA, *dB;
+	const char *why;
 	float *dC;
-	cublasStatus_t st;
 	cudaError_t e;
 
 	if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || batch > INT32_MAX)
@@ -300,11 +381,9 @@ static int run(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64
 			                      (size_t)ldc * sizeof *C, (size_t)N * sizeof *C, (size_t)M,
 			                      cudaMemcpyHostToDevice)) != cudaSuccess)
 				return cfail("copying C to the GPU", e);
-	st = cublasSgemmStridedBatched(g.h, op(tb), op(ta), (int)N, (int)M, (int)K, &alpha, dB,
-	                               (int)lb, db, dA, (int)la, da, &beta, dC, (int)N, M * N,
-	                               (int)batch);
-	if (st != CUBLAS_STATUS_SUCCESS)
-		return fail("cuBLAS", cublasGetStatusString(st));
+	if (gemm_on(ta, tb, M, N, K, alpha, dA, la, da, dB, lb, db, beta, dC, N, M * N, batch, bf16,
+	            &why) < 0)
+		return fail("a product", why);
 	for (int64_t i = 0; i < batch; i++)
 		if ((e = cudaMemcpy2D(C + i * sC, (size_t)ldc * sizeof *C, dC + i * M * N,
 		                      (size_t)N * sizeof *dC, (size_t)N * sizeof *C, (size_t)M,
@@ -316,14 +395,14 @@ static int run(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64
 int cmp_cuda_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
                   float alpha, const float *A, int64_t lda, int64_t sA, const float *B,
                   int64_t ldb, int64_t sB, float beta, float *C, int64_t ldc, int64_t sC,
-                  int64_t batch)
+                  int64_t batch, int bf16)
 {
 	int r;
 
-	if (!g.ok)
+	if (!g.ok || (bf16 && g.major < 8))
 		return -1;
 	pthread_mutex_lock(&g.mu);
-	r = run(ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, batch);
+	r = run(ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, batch, bf16);
 	pthread_mutex_unlock(&g.mu);
 	return r;
 }
@@ -369,11 +448,17 @@ void cmp_cuda_on_fail(void (*warn)(void *ctx, const char *msg), void *ctx)
 int cmp_cuda_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
                   float alpha, const float *A, int64_t lda, int64_t sA, const float *B,
                   int64_t ldb, int64_t sB, float beta, float *C, int64_t ldc, int64_t sC,
-                  int64_t batch)
+                  int64_t batch, int bf16)
 {
 	(void)ta, (void)tb, (void)M, (void)N, (void)K, (void)alpha, (void)A, (void)lda, (void)sA;
 	(void)B, (void)ldb, (void)sB, (void)beta, (void)C, (void)ldc, (void)sC, (void)batch;
+	(void)bf16;
 	return -1;
+}
+
+int cmp_cuda_bf16_ok(void)
+{
+	return 0;
 }
 
 #endif

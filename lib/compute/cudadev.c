@@ -125,13 +125,11 @@ static int fits(int64_t v)
 	return v >= 0 && v <= INT32_MAX;
 }
 
-/* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T (as
- * compute/cuda.c). */
-void cmp_dev_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-                  int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+static void gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                 int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc,
+                 int bf16)
 {
-	cublasHandle_t h;
-	cublasStatus_t st;
+	const char *why;
 
 	if (bad())
 		return;
@@ -139,15 +137,20 @@ void cmp_dev_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, 
 		snprintf(err_msg, sizeof err_msg, "a product: a dimension over 2^31");
 		return;
 	}
-	if (!(h = cmp_cuda_blas_lock())) {
-		snprintf(err_msg, sizeof err_msg, "a product: no GPU");
-		return;
-	}
-	st = cublasSgemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)N,
-	                 (int)M, (int)K, &alpha, B, (int)ldb, A, (int)lda, &beta, C, (int)ldc);
-	cmp_cuda_blas_unlock();
-	if (st != CUBLAS_STATUS_SUCCESS)
-		snprintf(err_msg, sizeof err_msg, "cuBLAS: %s", cublasGetStatusString(st));
+	if (cmp_cuda_gemm_dev(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, bf16, &why) < 0)
+		snprintf(err_msg, sizeof err_msg, "a product: %s", why);
+}
+
+void cmp_dev_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                  int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+	gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 0);
+}
+
+void cmp_dev_gemm_w(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                    int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+	gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, cmp_bf16_active());
 }
 
 void cmp_dev_rmsnorm(const float *x, int64_t R, int d, const float *w, float eps, float *y)
@@ -325,6 +328,12 @@ void cmp_dev_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, 
 {
 	(void)ta, (void)tb, (void)M, (void)N, (void)K, (void)alpha, (void)A, (void)lda, (void)B;
 	(void)ldb, (void)beta, (void)C, (void)ldc;
+}
+
+void cmp_dev_gemm_w(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                    int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+	cmp_dev_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 void cmp_dev_rmsnorm(const float *x, int64_t R, int d, const float *w, float eps, float *y)

@@ -7,6 +7,7 @@
  * Every kernel walks its elements with a grid-stride loop over 64-bit
  * indices, so any size runs with a bounded grid.
  */
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -305,5 +306,21 @@ extern "C" int cudak_pad(const float *x, int64_t ldx, int64_t L, int cnt, float 
                          int G)
 {
 	k_pad<<<grid((int64_t)G * n), THREADS>>>(x, ldx, L, cnt, xp, n, G);
+	return (int)cudaGetLastError();
+}
+
+/* ------------------------------------------------------------ bf16 */
+
+/* y[i] = x[i] rounded to bf16 (to nearest, ties to even: the CPU's
+ * lc_f32_to_bf16, so both devices' bf16 products read the same operands). */
+__global__ static void k_to_bf16(const float *x, int64_t n, __nv_bfloat16 *y)
+{
+	FOR_EACH(i, n)
+		y[i] = __float2bfloat16_rn(x[i]);
+}
+
+extern "C" int cudak_to_bf16(const float *x, int64_t n, void *y)
+{
+	k_to_bf16<<<grid(n), THREADS>>>(x, n, (__nv_bfloat16 *)y);
 	return (int)cudaGetLastError();
 }

@@ -31,6 +31,8 @@ int cudak_cmul(void *a, const void *b, int64_t n, float s);
 /* x[g, t] = c[g, t] + D[g] x[g, t], g < cnt, t < L */
 int cudak_combine(float *x, int64_t ldx, int64_t L, int cnt, const float *c, int64_t n,
                   const float *D);
+/* y [n] (bf16) = x [n] rounded to nearest, ties to even */
+int cudak_to_bf16(const float *x, int64_t n, void *y);
 
 #ifdef __cplusplus
 }

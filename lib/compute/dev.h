@@ -56,6 +56,11 @@ int cmp_dev_check(lc_err *err);
 /* C = alpha op(A) op(B) + beta C on the GPU (cuBLAS, fp32, no TF32). */
 void cmp_dev_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                   int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+/* The same for a product with one of the model's weights: under
+ * --compute bf16 both operands rounded to bf16 and fp32 accumulation,
+ * as compute.h's bf16 does on the CPU. */
+void cmp_dev_gemm_w(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                    int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
 
 /* y[r] = x[r] / sqrt(mean(x[r]^2) + eps) * w (T5's RMSNorm; y may be x):
  * x, y [R, d]. */

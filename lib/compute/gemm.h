@@ -47,14 +47,18 @@ const float *cmp_constant_base(const float *x, int64_t n, int64_t *len);
  * cuBLAS version in buf), else 0 with why not in buf. Opens it once. */
 int cmp_cuda_open(char *buf, size_t cap);
 
-/* batch fp32 products C_i = alpha op(A_i) op(B_i) + beta C_i (A_i = A +
- * i sA, and so on) on the GPU. 0 when done; -1 on a CUDA error, the
- * first one said (cmp_cuda_on_fail), with C untouched (the caller
- * computes it on the CPU). */
+/* batch products C_i = alpha op(A_i) op(B_i) + beta C_i (A_i = A + i sA,
+ * and so on) on the GPU, fp32, or with bf16 operands and fp32
+ * accumulation. 0 when done; -1 on a CUDA error, the first one said
+ * (cmp_cuda_on_fail), with C untouched (the caller computes it on the
+ * CPU), or for bf16 on a GPU without it (said by cmp_set_compute). */
 int cmp_cuda_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
                   float alpha, const float *A, int64_t lda, int64_t sA, const float *B,
                   int64_t ldb, int64_t sB, float beta, float *C, int64_t ldc, int64_t sC,
-                  int64_t batch);
+                  int64_t batch, int bf16);
+
+/* 1 when the GPU has bf16 products (compute capability 8.0 and up). */
+int cmp_cuda_bf16_ok(void);
 
 /* Frees the GPU's copies of the constant region that starts at p. */
 void cmp_cuda_drop(const float *p);
@@ -71,6 +75,11 @@ void cmp_cuda_say(const char *what, const char *why);
 const float *cmp_cuda_resident(const float *x, int64_t n);
 void *cmp_cuda_blas_lock(void);
 void cmp_cuda_blas_unlock(void);
+/* A product of GPU buffers (cmp_dev_gemm), fp32 or bf16 as above, queued
+ * under the lock: 0, or -1 with why. */
+int cmp_cuda_gemm_dev(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
+                      const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                      float *C, int64_t ldc, int bf16, const char **why);
 
 /* 1 when the device in force is cuda (cpu.c; a GPU answered then). */
 int cmp_device_cuda(void);

@@ -45,19 +45,26 @@ static float *rnd(int64_t n, double scale)
 	return x;
 }
 
-/* max |a - b| / max |b| */
-static double rel(const float *a, const float *b, int64_t n)
+/* max |a - b| / max |b| over [rows, cols] with row stride ld */
+static double rel_m(const float *a, const float *b, int64_t rows, int64_t cols, int64_t ld)
 {
 	double num = 0, den = 0;
 
-	for (int64_t i = 0; i < n; i++) {
-		double e = fabs((double)a[i] - b[i]), m = fabs((double)b[i]);
-		if (!(e <= num))
-			num = e;        /* NaN propagates */
-		if (m > den)
-			den = m;
-	}
+	for (int64_t r = 0; r < rows; r++)
+		for (int64_t c = 0; c < cols; c++) {
+			double e = fabs((double)a[r * ld + c] - b[r * ld + c]);
+			double m = fabs((double)b[r * ld + c]);
+			if (!(e <= num))
+				num = e;        /* NaN propagates */
+			if (m > den)
+				den = m;
+		}
 	return den > 0 ? num / den : num;
+}
+
+static double rel(const float *a, const float *b, int64_t n)
+{
+	return rel_m(a, b, 1, n, n);
 }
 
 static float *up(const float *h, int64_t n)
@@ -147,6 +154,24 @@ static void test_elementwise(void)
 }
 
 /* the four transpose combinations, with row strides wider than the rows */
+/* out [M, ldc] = alpha op(A) op(B) + beta C in double, the operands
+ * rounded to bf16 first when r16. */
+static void ref_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha, const float *A,
+                     int64_t lda, const float *B, int64_t ldb, double beta, const float *C,
+                     int64_t ldc, int r16, float *out)
+{
+	for (int64_t i = 0; i < M; i++)
+		for (int64_t j = 0; j < N; j++) {
+			double s = 0;
+			for (int64_t k = 0; k < K; k++) {
+				float a = ta ? A[k * lda + i] : A[i * lda + k];
+				float b = tb ? B[j * ldb + k] : B[k * ldb + j];
+				s += (double)(r16 ? cmp_bf16_round(a) : a) * (r16 ? cmp_bf16_round(b) : b);
+			}
+			out[i * ldc + j] = (float)(alpha * s + (beta != 0 ? beta * C[i * ldc + j] : 0));
+		}
+}
+
 static void test_gemm(void)
 {
 	int64_t M = 70, N = 45, K = 33, ld = 80;
@@ -157,14 +182,7 @@ static void test_gemm(void)
 		for (int tb = 0; tb < 2; tb++) {
 			float *ref = malloc((size_t)(ld * ld) * sizeof *ref), *g;
 			memcpy(ref, C, (size_t)(ld * ld) * sizeof *ref);
-			for (int64_t i = 0; i < M; i++)
-				for (int64_t j = 0; j < N; j++) {
-					double s = 0;
-					for (int64_t k = 0; k < K; k++)
-						s += (double)(ta ? A[k * ld + i] : A[i * ld + k]) *
-						     (tb ? B[j * ld + k] : B[k * ld + j]);
-					ref[i * ld + j] = (float)(0.5 * s + 2.0 * C[i * ld + j]);
-				}
+			ref_gemm(ta, tb, M, N, K, 0.5, A, ld, B, ld, 2.0, C, ld, 0, ref);
 			cmp_dev_put(dC, C, ld * ld);
 			cmp_dev_gemm(ta, tb, M, N, K, 0.5f, dA, ld, dB, ld, 2.0f, dC, ld);
 			g = down(dC, ld * ld);
@@ -175,6 +193,161 @@ static void test_gemm(void)
 		}
 	free(A), free(B), free(C);
 	cmp_dev_free(dA), cmp_dev_free(dB), cmp_dev_free(dC);
+}
+
+/* out against references with and without bf16 operands: bf16's within
+ * fp32 summation (1e-5), and far enough from fp32's (1e-4: one rounding of
+ * the operands moves a sum by about 2^-9 of its terms) to show the
+ * operands were rounded. */
+static void bf16_case(const char *what, const float *out, const float *r16, const float *r32,
+                      int64_t rows, int64_t cols, int64_t ld, int rounded)
+{
+	double e16 = rel_m(out, r16, rows, cols, ld), e32 = rel_m(out, r32, rows, cols, ld);
+
+	if (rounded)
+		T_OK(e16 < 1e-5 && e32 > 1e-4, "%s: %g from bf16's reference, %g from fp32's", what,
+		     e16, e32);
+	else
+		T_OK(e32 < 1e-6, "%s: fp32 expected, %g from fp32's reference", what, e32);
+}
+
+/* --compute bf16 on the GPU: cmp_gemm's and cmp_gemm_batch's products with
+ * a weight (cmp_constant) as either operand in bf16 with fp32 sums, one
+ * without a weight in fp32; cmp_dev_gemm_w in bf16, cmp_dev_gemm fp32.
+ * Without a GPU the same products by the CPU's emulation (the same
+ * numbers up to summation order), which checks the checks. */
+static void test_bf16(void)
+{
+	int gpu = cmp_dev_on();
+	int64_t M = 37, N = 300, K = 200, ld = 320, bt = 3, n = bt * M * ld, no = N * ld;
+	float *A = rnd(n, 1.0), *W = rnd(bt * N * ld, 1.0), *C = rnd(n, 1.0);
+	/* results: bt of [M, ld], or one [N, ld] */
+	float *out = malloc((size_t)no * sizeof *out), *r16 = malloc((size_t)no * sizeof *r16);
+	float *r32 = malloc((size_t)no * sizeof *r32), *Wc = malloc((size_t)(bt * N * ld) * sizeof *Wc);
+	float *dA, *dW, *dC;
+	char note[160] = "";
+	lc_err err;
+
+	memcpy(Wc, W, (size_t)(bt * N * ld) * sizeof *Wc);
+	cmp_constant(W, bt * N * ld);
+	if (!gpu)
+		setenv("LC_BF16_EMULATE", "1", 1);
+	if (!T_OK(cmp_set_compute("bf16", note, sizeof note, &err) == 0 && !note[0] &&
+	          cmp_bf16_active(), "bf16 on the GPU: %s", note[0] ? note : err.msg))
+		goto out;
+	for (int tb = 0; tb < 2; tb++) {
+		/* NT: W [N, K]; NN: W [K, N]; each with row stride ld */
+		ref_gemm(0, tb, M, N, K, 0.5, A, ld, W, ld, 2.0, C, ld, 1, r16);
+		ref_gemm(0, tb, M, N, K, 0.5, A, ld, W, ld, 2.0, C, ld, 0, r32);
+		memcpy(out, C, (size_t)(M * ld) * sizeof *out);
+		cmp_gemm(CMP_N, tb ? CMP_T : CMP_N, M, N, K, 0.5f, A, ld, W, ld, 2.0f, out, ld);
+		bf16_case(tb ? "A W^T with a weight" : "A W with a weight", out, r16, r32, M, N, ld,
+		          1);
+		/* the same operands, W now an ordinary matrix: fp32 */
+		memcpy(out, C, (size_t)(M * ld) * sizeof *out);
+		cmp_gemm(CMP_N, tb ? CMP_T : CMP_N, M, N, K, 0.5f, A, ld, Wc, ld, 2.0f, out, ld);
+		bf16_case("without a weight", out, r16, r32, M, N, ld, 0);
+	}
+	/* the weight first: W^T A^T = (A W)^T, [N, M] */
+	ref_gemm(1, 1, N, M, K, 1.0, W, ld, A, ld, 0.0, NULL, ld, 1, r16);
+	ref_gemm(1, 1, N, M, K, 1.0, W, ld, A, ld, 0.0, NULL, ld, 0, r32);
+	cmp_gemm(CMP_T, CMP_T, N, M, K, 1.0f, W, ld, A, ld, 0.0f, out, ld);
+	bf16_case("W^T A^T, the weight first", out, r16, r32, N, M, ld, 1);
+	/* a batch over bt weights */
+	for (int64_t b = 0; b < bt; b++) {
+		ref_gemm(0, 1, M, N, K, 1.0, A + b * M * ld, ld, W + b * N * ld, ld, 0.0, NULL, ld, 1,
+		         r16 + b * M * ld);
+		ref_gemm(0, 1, M, N, K, 1.0, A + b * M * ld, ld, W + b * N * ld, ld, 0.0, NULL, ld, 0,
+		         r32 + b * M * ld);
+	}
+	cmp_gemm_batch(CMP_N, CMP_T, M, N, K, 1.0f, A, ld, M * ld, W, ld, N * ld, 0.0f, out, ld,
+	               M * ld, bt);
+	bf16_case("a batch with weights", out, r16, r32, bt * M, N, ld, 1);
+	/* the GPU's buffers: cmp_dev_gemm_w bf16, cmp_dev_gemm fp32 */
+	dA = gpu ? up(A, M * ld) : NULL, dW = gpu ? up(W, N * ld) : NULL;
+	dC = gpu ? cmp_dev_alloc(M * ld) : NULL;
+	if (gpu && T_OK(dA && dW && dC, "GPU memory")) {
+		float *g;
+		cmp_dev_gemm_w(0, 1, M, N, K, 1.0f, dA, ld, dW, ld, 0.0f, dC, ld);
+		g = down(dC, M * ld);
+		check_ok("cmp_dev_gemm_w");
+		bf16_case("cmp_dev_gemm_w", g, r16, r32, M, N, ld, 1);
+		free(g);
+		cmp_dev_gemm(0, 1, M, N, K, 1.0f, dA, ld, dW, ld, 0.0f, dC, ld);
+		g = down(dC, M * ld);
+		check_ok("cmp_dev_gemm");
+		bf16_case("cmp_dev_gemm under bf16", g, r16, r32, M, N, ld, 0);
+		free(g);
+	}
+	cmp_dev_free(dA), cmp_dev_free(dW), cmp_dev_free(dC);
+out:
+	unsetenv("LC_BF16_EMULATE");
+	T_OK(cmp_set_compute("f32", note, sizeof note, &err) == 0, "%s", err.msg);
+	cmp_constant_drop(W);
+	free(A), free(W), free(Wc), free(C), free(out), free(r16), free(r32);
+}
+
+/* bf16 products of GPU buffers at the full-size encoder's shapes
+ * (d 768, d_ff 2048, 16,384 rows), queued back to back as
+ * arch/locost_gpu.c queues them (the bf16 scratch grows between them),
+ * against fp32 products of the same operands rounded on the CPU. */
+static void test_bf16_big(void)
+{
+	enum { D = 768, FF = 2048, L = 16384 };
+	static const struct {
+		int ta, tb;
+		int64_t M, N, K, lda, ldb, ar, ac, br, bc;
+		float beta;
+	} p[] = {
+		{ 0, 1, D, L, D, D, D, D, D, L, D, 0.0f },      /* Wk U^T */
+		{ 1, 1, L, D, D, L, D, D, L, D, D, 1.0f },      /* H += Q^T Wo^T */
+		{ 0, 1, L, FF, D, D, D, L, D, FF, D, 0.0f },    /* U Wi^T */
+		{ 0, 1, L, D, FF, FF, FF, L, FF, D, FF, 1.0f }, /* H += A Wff^T */
+	};
+	enum { NP = sizeof p / sizeof *p };
+	float *dA[NP], *dB[NP], *dC[NP], *rA[NP], *rB[NP], *rC[NP];
+	float *h0 = rnd((int64_t)L * FF, 1.0);
+	char note[160] = "";
+	lc_err err;
+	int ok = 1;
+
+	if (!T_OK(cmp_set_compute("bf16", note, sizeof note, &err) == 0 && !note[0],
+	          "bf16 on the GPU: %s", note[0] ? note : err.msg))
+		return;
+	for (int i = 0; i < NP; i++) {
+		int64_t na = p[i].ar * p[i].ac, nb = p[i].br * p[i].bc, nc = p[i].M * p[i].N;
+		float *a = rnd(na, 1.0), *b = rnd(nb, 0.05);
+		dA[i] = up(a, na), dB[i] = up(b, nb), dC[i] = up(h0, nc);
+		for (int64_t k = 0; k < na; k++)
+			a[k] = cmp_bf16_round(a[k]);
+		for (int64_t k = 0; k < nb; k++)
+			b[k] = cmp_bf16_round(b[k]);
+		rA[i] = up(a, na), rB[i] = up(b, nb), rC[i] = up(h0, nc);
+		free(a), free(b);
+		ok &= dA[i] && dB[i] && dC[i] && rA[i] && rB[i] && rC[i];
+	}
+	if (T_OK(ok, "GPU memory")) {
+		for (int i = 0; i < NP; i++)
+			cmp_dev_gemm_w(p[i].ta, p[i].tb, p[i].M, p[i].N, p[i].K, 1.0f, dA[i], p[i].lda,
+			               dB[i], p[i].ldb, p[i].beta, dC[i], p[i].N);
+		for (int i = 0; i < NP; i++)
+			cmp_dev_gemm(p[i].ta, p[i].tb, p[i].M, p[i].N, p[i].K, 1.0f, rA[i], p[i].lda,
+			             rB[i], p[i].ldb, p[i].beta, rC[i], p[i].N);
+		for (int i = 0; i < NP; i++) {
+			float *g = down(dC[i], p[i].M * p[i].N), *r = down(rC[i], p[i].M * p[i].N);
+			check_ok("bf16 products");
+			T_OK(rel(g, r, p[i].M * p[i].N) < 1e-5, "%lld x %lld x %lld (ta %d tb %d): %g",
+			     (long long)p[i].M, (long long)p[i].N, (long long)p[i].K, p[i].ta, p[i].tb,
+			     rel(g, r, p[i].M * p[i].N));
+			free(g), free(r);
+		}
+	}
+	for (int i = 0; i < NP; i++) {
+		cmp_dev_free(dA[i]), cmp_dev_free(dB[i]), cmp_dev_free(dC[i]);
+		cmp_dev_free(rA[i]), cmp_dev_free(rB[i]), cmp_dev_free(rC[i]);
+	}
+	free(h0);
+	T_OK(cmp_set_compute("f32", note, sizeof note, &err) == 0, "%s", err.msg);
 }
 
 /* The S4D convolution of channels [g0, g0 + cnt) of the oracle model's
@@ -314,23 +487,31 @@ static void test_xattn(void)
 	xattn_case(48, 70000, 768);
 }
 
-/* encoder states of ids on dev ("cpu" or "cuda") */
-static float *encode_on(lc_model *m, const char *dev, const int32_t *ids, int64_t L)
+/* encoder states of ids on dev ("cpu" or "cuda") under --compute prec
+ * (f32, bf16, or "emulated": bf16 by LC_BF16_EMULATE=1) */
+static float *encode_with(lc_model *m, const char *dev, const char *prec, const int32_t *ids,
+                          int64_t L)
 {
 	lc_err err;
 	lc_encoder *e;
 	float *out = malloc((size_t)(L * model_config(m)->d_model) * sizeof *out);
+	char note[160] = "";
 
 	T_OK(cmp_set_device(dev, on_warn, NULL, &err) == 0, "%s: %s", dev, err.msg);
+	setenv("LC_BF16_EMULATE", strcmp(prec, "emulated") ? "0" : "1", 1);
+	T_OK(cmp_set_compute(strcmp(prec, "f32") ? "bf16" : "f32", note, sizeof note, &err) == 0 &&
+	     !note[0], "%s %s: %s", dev, prec, note[0] ? note : err.msg);
 	e = encoder_new(m, 2, &err);
 	if (!T_OK(e != NULL, "%s", err.msg))
 		return out;
 	T_OK(encoder_run(e, ids, L, out, NULL, NULL, &err) == 0, "%s: %s", dev, err.msg);
 	encoder_free(e);
+	T_OK(cmp_set_compute("f32", note, sizeof note, &err) == 0, "%s", err.msg);
+	unsetenv("LC_BF16_EMULATE");
 	return out;
 }
 
-static void encoder_case(const char *dir, int64_t L, double tol)
+static void encoder_case(const char *dir, int64_t L, double tol, int bf16)
 {
 	lc_err err;
 	lc_model *m = model_open(dir, 0, &err);
@@ -344,10 +525,27 @@ static void encoder_case(const char *dir, int64_t L, double tol)
 	ids = malloc((size_t)L * sizeof *ids);
 	for (int64_t t = 0; t < L; t++)
 		ids[t] = (int32_t)(lc_rng_next(&rng) % (uint64_t)model_config(m)->vocab_size);
-	a = encode_on(m, "cpu", ids, L);
-	b = encode_on(m, "cuda", ids, L);
+	a = encode_with(m, "cpu", "f32", ids, L);
+	b = encode_with(m, "cuda", "f32", ids, L);
 	T_OK(rel(b, a, L * d) < tol, "%s, %lld tokens: GPU against CPU %g", dir, (long long)L,
 	     rel(b, a, L * d));
+	if (bf16) {
+		/* bf16 on the GPU: away from fp32 by bf16's rounding (more than
+		 * fp32's 1e-5 above, within t6030's 2e-2), as far as the CPU's
+		 * emulation is. Not closer to the emulation than that: a
+		 * last-bit difference in an activation rounds it to the
+		 * neighbouring bf16 value (t6030-bf16.sh); test_bf16 checks the
+		 * products themselves against rounded operands. */
+		float *em = encode_with(m, "cpu", "emulated", ids, L);
+		float *g16 = encode_with(m, "cuda", "bf16", ids, L);
+		double e_em = rel(em, a, L * d), e_g = rel(g16, a, L * d), e_x = rel(g16, em, L * d);
+		T_OK(e_g > 1e-4 && e_g < 2e-2 && e_g < 3 * e_em,
+		     "%s, %lld tokens, bf16: from fp32: GPU %g, the CPU's emulation %g", dir,
+		     (long long)L, e_g, e_em);
+		printf("# %s, %lld tokens, bf16: GPU against the CPU's emulation %.3g; from fp32: "
+		       "GPU %.3g, emulated %.3g\n", dir, (long long)L, e_x, e_g, e_em);
+		free(em), free(g16);
+	}
 	free(a), free(b), free(ids);
 	model_free(m);
 }
@@ -370,11 +568,11 @@ static void test_encoder(void)
 	snprintf(path, sizeof path, "%s/config.json", dir);
 	if (T_OK(t_write_file(path, cfg, sizeof cfg - 1) == 0, "config") &&
 	    T_OK(model_write_random(dir, 7, &err) == 0, "%s", err.msg)) {
-		encoder_case(dir, 1, 1e-5);
-		encoder_case(dir, 777, 1e-5);
+		encoder_case(dir, 1, 1e-5, 0);
+		encoder_case(dir, 777, 1e-5, 1);
 	}
 	t_rm_dir(dir);
-	encoder_case(t_data("locost"), 20000, 1e-5);
+	encoder_case(t_data("locost"), 20000, 1e-5, 1);
 }
 
 int main(void)
@@ -386,12 +584,16 @@ int main(void)
 	if (cmp_dev_on()) {
 		T_RUN(test_elementwise);
 		T_RUN(test_gemm);
+		T_RUN(test_bf16);
+		T_RUN(test_bf16_big);
 		T_RUN(test_conv);
 		T_RUN(test_xattn);
 		T_RUN(test_encoder);
 		T_OK(said == 0, "the GPU failed %d times (above): the CPU computed instead", said);
 	} else {
-		printf("# no GPU: the device's operations not run\n");
+		printf("# no GPU: the device's operations not run; bf16's checks on the CPU's "
+		       "emulation\n");
+		T_RUN(test_bf16);
 	}
 	return t_done();
 }
