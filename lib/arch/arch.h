@@ -171,11 +171,12 @@ struct dec_groups {
 
 /* From checked inputs; -1 and err when out of memory. */
 int dec_groups_init(dec_groups *gs, const dec_input *in, int n, lc_err *err);
-/* Each document's float32 states (of width d) copied to the GPU (Edev)
- * where the device is one and --compute is f32, so that their
- * cross-attention runs there (ops/xattn.h's xattn_fw_any; no caches are
- * built then); where the GPU has no memory for them, said once, they stay
- * the CPU's alone. */
+/* Each document's states (of width d) copied to the GPU (Edev) where the
+ * device is one, so that their cross-attention runs there in fp32
+ * (ops/xattn.h's xattn_fw_any, xattn_fw_dev; no caches are built then):
+ * E, or where E16 is set (--compute bf16) its values, so the GPU reads
+ * what the CPU's bf16 kernels would. Where the GPU has no memory for
+ * them, said once, they stay the CPU's alone. */
 void dec_groups_to_device(dec_groups *gs, int d);
 /* Drops the groups with !keep[i], fills src [the new nrow] with the old row
  * of each row kept, and returns the new number of rows. */

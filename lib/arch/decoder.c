@@ -186,16 +186,28 @@ int decoder_cross_cached(const dec_state *s)
 
 /* ------------------------------------------------ the documents of a state */
 
+/* The states up: E as it is, or E16's values (a bf16 copy or stream) in
+ * float32, converted a block of rows at a time. */
 static void states_up(dec_group *g, int d)
 {
+	enum { ROWS = 16384 };
 	lc_err err;
 	int64_t n = g->L * d;
+	float *tmp = NULL;
 
-	if (!g->E || g->L < 1)
+	if ((!g->E && !g->E16) || g->L < 1)
 		return;
+	if (g->E16 && !(tmp = malloc((size_t)(g->L < ROWS ? g->L : ROWS) * (size_t)d * sizeof *tmp)))
+		return;         /* no memory to convert: the CPU's, as without a GPU */
 	cmp_dev_lock();
 	if ((g->Edev = cmp_dev_alloc(n))) {
-		cmp_dev_put(g->Edev, g->E, n);
+		for (int64_t r = 0; tmp && r < g->L; r += ROWS) {
+			int64_t m = (g->L - r < ROWS ? g->L - r : ROWS) * d;
+			lc_bf16_to_f32_n(g->E16 + r * d, (uint64_t)m, tmp);
+			cmp_dev_put(g->Edev + r * d, tmp, m);
+		}
+		if (!tmp)
+			cmp_dev_put(g->Edev, g->E, n);
 		if (cmp_dev_check(&err) < 0) {
 			cmp_dev_say("the decoder's states", err.msg);
 			cmp_dev_free(g->Edev);
@@ -206,6 +218,7 @@ static void states_up(dec_group *g, int d)
 		            "cross-attention on the CPU");
 	}
 	cmp_dev_unlock();
+	free(tmp);
 }
 
 int dec_groups_init(dec_groups *gs, const dec_input *in, int n, lc_err *err)
@@ -227,7 +240,7 @@ int dec_groups_init(dec_groups *gs, const dec_input *in, int n, lc_err *err)
 
 void dec_groups_to_device(dec_groups *gs, int d)
 {
-	for (int i = 0; i < gs->n && cmp_dev_on() && !cmp_bf16_active(); i++)
+	for (int i = 0; i < gs->n && cmp_dev_on(); i++)
 		states_up(&gs->g[i], d);
 }
 

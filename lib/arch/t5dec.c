@@ -225,9 +225,10 @@ static void cross_folded(const t5dec *t, fwd *f, const t5dec_layer *L, tape_laye
 	for (int g = 0; g < f->gs->n; g++) {
 		const dec_group *gr = &f->gs->g[g];
 		int64_t r0 = (int64_t)gr->row0 * T * nh, nr = (int64_t)gr->nrow * T * nh;
-		if (gr->E16)
+		if (gr->E16 && (!gr->Edev || xattn_fw_dev(f->xw, qp + r0 * d, nr, gr->Edev, gr->L, d,
+		                                          ctx + r0 * d, NULL) < 0))
 			xattn_fw_bf16(f->xw, qp + r0 * d, nr, gr->E16, gr->L, d, ctx + r0 * d, NULL);
-		else
+		else if (!gr->E16)
 			xattn_fw_any(f->xw, qp + r0 * d, nr, gr->E, gr->Edev, gr->L, d, ctx + r0 * d,
 			             tl ? tl->lse + r0 : NULL);
 	}
@@ -400,12 +401,13 @@ void *t5dec_state_new(const void *dp, const dec_input *in, int n, int max_steps,
 		free(s);
 		return NULL;
 	}
-	dec_groups_to_device(&s->gs, t->d);
 	for (int i = 0; i < n; i++)
 		if (in[i].nrow > s->gmax)
 			s->gmax = in[i].nrow;
 	/* --compute bf16: the cross-attention reads a bf16 copy of the states
-	 * (half the bytes, AVX512-BF16's dot products) */
+	 * (half the bytes, AVX512-BF16's dot products); on the GPU their
+	 * values (dec_groups_to_device), so a bf16 stream and float32 states
+	 * rounded here decode alike on either device */
 	for (int i = 0; i < n && cmp_bf16_active(); i++) {
 		dec_group *g = &s->gs.g[i];
 		if (in[i].enc16) {              /* a bf16 stream, taken as it is */
@@ -421,6 +423,7 @@ void *t5dec_state_new(const void *dp, const dec_input *in, int n, int max_steps,
 		cmp_bf16_pack(g->E, g->L, (int64_t)dm, (int64_t)dm, g->own16, (int64_t)dm);
 		g->E16 = g->own16;
 	}
+	dec_groups_to_device(&s->gs, t->d);
 	nr = (uint64_t)s->gs.nrow;
 	ms = (uint64_t)max_steps;
 	s->t = t;

@@ -375,12 +375,14 @@ static int dev_scratch(xattn_work *w, int64_t R, int d, int64_t L)
 
 /* Both products by cuBLAS over all L states at once, the softmax by a
  * kernel between them (the scores of R rows fit the GPU's memory). */
-static int fw_dev(xattn_work *w, const float *qp, int64_t R, const float *Edev, int64_t L,
-                  int d, float *ctx, float *lse)
+int xattn_fw_dev(xattn_work *w, const float *qp, int64_t R, const float *Edev, int64_t L, int d,
+                 float *ctx, float *lse)
 {
 	lc_err err;
 	int rc = -1;
 
+	if (!Edev || L < 1 || R < 1)
+		return -1;
 	cmp_dev_lock();
 	if (dev_scratch(w, R, d, L) < 0) {
 		cmp_dev_say("the cross-attention", "no GPU memory for its scores; on the CPU");
@@ -406,7 +408,7 @@ out:
 void xattn_fw_any(xattn_work *w, const float *qp, int64_t R, const float *E, const float *Edev,
                   int64_t L, int d, float *ctx, float *lse)
 {
-	if (Edev && L > 0 && R > 0 && fw_dev(w, qp, R, Edev, L, d, ctx, lse) == 0)
+	if (xattn_fw_dev(w, qp, R, Edev, L, d, ctx, lse) == 0)
 		return;
 	xattn_fw(w, qp, R, E, L, d, ctx, lse);
 }

@@ -48,6 +48,12 @@ int xattn_work_renew(xattn_work **w, int64_t R, int d, int nth, lc_err *err);
 void xattn_fw(xattn_work *w, const float *qp, int64_t R, const float *E, int64_t L, int d,
               float *ctx, float *lse);
 
+/* The same over states kept on the GPU alone (Edev): 0, or -1 (nothing
+ * done) where the GPU failed (said once) or has no memory for the scores,
+ * or without states there. */
+int xattn_fw_dev(xattn_work *w, const float *qp, int64_t R, const float *Edev, int64_t L, int d,
+                 float *ctx, float *lse);
+
 /* xattn_fw where the states may also be on the GPU: Edev their copy there
  * (compute/dev.h; NULL: none). There, both products are cuBLAS's over all
  * L rows at once with a softmax kernel between (fp32; scores [R, L] in
