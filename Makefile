@@ -207,14 +207,18 @@ check-asan:
 
 # The GPU's tests: a CUDA=1 build in build-cuda/, then the unit tests of
 # the model layer and the suites with oracle goldens (LOCOST, BART, LSG,
-# BART-LS, top-down, fairseq, training), every product on the GPU
+# BART-LS, top-down, fairseq, training) and bf16 with the device cuda
 # ($LC_DEVICE=cuda: a program that cannot have it fails rather than run
-# on the CPU).
+# on the CPU), as a user runs them; then the products' and the device's
+# own units with every product on the GPU ($LC_CUDA_ALL=1: the tests'
+# small ones too, which lc otherwise keeps on the CPU). LC_CUDA_ALL=1
+# make check-cuda-run sends them all for every test (much slower: each
+# small product crosses the bus).
 CUDA_UNITS = $(addprefix build-cuda/tests/test_,dev gemm ops ssm xkern parallel locost decoder search \
                sample pipe_decode bart bart_grads bartls bartls_grads bartlsattn lsg topdown \
                topdown_grads fairseq train train_grads)
-CUDA_TESTS = $(filter $(addprefix tests/sh/,t6000% t6010% t7000% t7010% t7020% t7100% t7200% \
-               t7300% t7400% t7500% t8000% t8200% t8300%),$(SH_TESTS))
+CUDA_TESTS = $(filter $(addprefix tests/sh/,t6000% t6010% t6030% t6040% t7000% t7010% t7020% \
+               t7100% t7200% t7300% t7400% t7500% t8000% t8200% t8300%),$(SH_TESTS))
 check-cuda:
 	@if ! nvidia-smi -L >/dev/null 2>&1; then echo "check-cuda: skipped: no GPU"; exit 0; fi; \
 	$(MAKE) --no-print-directory O=build-cuda CUDA=1 all && \
@@ -225,7 +229,9 @@ check-cuda:
 check-cuda-run:
 	@LC_SHARE=$(CURDIR)/share build-cuda/bin/lc-encode -d cuda --info | grep '^device' && \
 	LC_DEVICE=cuda $(MAKE) --no-print-directory O=build-cuda UNITS='$(CUDA_UNITS)' \
-	    SH_TESTS='$(CUDA_TESTS)' MAN_PAGES= check-run
+	    SH_TESTS='$(CUDA_TESTS)' MAN_PAGES= check-run && \
+	LC_DEVICE=cuda LC_CUDA_ALL=1 $(MAKE) --no-print-directory O=build-cuda \
+	    UNITS='build-cuda/tests/test_gemm build-cuda/tests/test_dev' SH_TESTS= MAN_PAGES= check-run
 
 FUZZ_SECONDS = 20
 FUZZ_BIN  = $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
