@@ -247,7 +247,9 @@ void cmp_info(FILE *f)
 		        XK_GEMM_ROWS);
 	fputc('\n', f);
 	fprintf(f, "compute\t%s%s\n", prec[cs.prec],
-	        cs.prec != PREC_BF16 ? "" : cs.dev == DEV_CUDA ? ": cuBLAS" : ": oneDNN and lc's kernels");
+	        cs.prec != PREC_BF16        ? ""
+	        : cs.dev == DEV_CUDA        ? ": cuBLAS"
+	                                    : ": oneDNN and lc's kernels");
 }
 
 static int use_dnnl(int64_t M, int64_t N, int64_t K)
@@ -262,7 +264,8 @@ static int use_dnnl(int64_t M, int64_t N, int64_t K)
 	return 0;
 }
 
-
+/* Whether A or B (over the whole batch) lies in a constant region: one of
+ * the model's weights. */
 static int weight_operand(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
                           const float *A, int64_t lda, int64_t sA, const float *B, int64_t ldb,
                           int64_t sB, int64_t batch)
@@ -473,7 +476,8 @@ void cmp_gemm_batch(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, 
 	    !cmp_cuda_gemm(ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, batch,
 	                   1))
 		return;
-	if ((cs.prec == PREC_F32 || !weight_operand(ta, tb, M, N, K, A, lda, sA, B, ldb, sB, batch)) &&
+	if ((cs.prec == PREC_F32 ||
+	     !weight_operand(ta, tb, M, N, K, A, lda, sA, B, ldb, sB, batch)) &&
 	    to_gpu(ta, tb, M, N, K, A, lda, sA, B, ldb, sB, batch) &&
 	    !cmp_cuda_gemm(ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, batch,
 	                   0))
