@@ -232,9 +232,10 @@ void cmp_info(FILE *f)
 	if (cs.dev == DEV_CUDA && cmp_cuda_open(gpu, sizeof gpu))   /* opened once: its name */
 		fprintf(f, "device\tcuda: %s: LOCOST's encoder whole and the decoders' "
 		        "cross-attention over the states (cuBLAS, cuFFT, lc's kernels); every other "
-		        "matrix product with a weight, or of %d multiply-adds or more, on cuBLAS (the "
-		        "weights kept on the GPU), the rest on the CPU\n",
-		        gpu, GPU_MIN_MACS);
+		        "matrix product with a weight of %d multiply-adds or more (under bf16 any), "
+		        "or any of %d or more (LC_CUDA_ALL=1: every one), on cuBLAS (the weights "
+		        "kept on the GPU), the rest on the CPU\n",
+		        gpu, GPU_MIN_WEIGHT_MACS, GPU_MIN_MACS);
 	else
 		fprintf(f, "device\tcpu\n");
 	if (!cs.dnnl || cs.lib == LIB_BLAS)
@@ -348,13 +349,15 @@ void cmp_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_
 		return;
 	pthread_once(&cs.once, settings_init);
 	/* bf16 for the products with weights only (compute.h); on the GPU
-	 * every one, whatever its size, so that none is fp32 by chance */
+	 * every one, whatever its size, so that none is fp32 by chance; where
+	 * the GPU fails one (said once), the same numbers by rounding here */
 	if (cs.prec != PREC_F32 && K > 0 &&
 	    (cmp_is_constant(A, (ar - 1) * lda + ac) || cmp_is_constant(B, (br - 1) * ldb + bc))) {
-		if (bf16_gpu(ta, tb, M, N, K, A, lda, 0, B, ldb, 0, 1) &&
+		int gpu = bf16_gpu(ta, tb, M, N, K, A, lda, 0, B, ldb, 0, 1);
+		if (gpu &&
 		    !cmp_cuda_gemm(ta, tb, M, N, K, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1, 1))
 			return;
-		if (cs.prec == PREC_BF16_EMULATED) {
+		if (cs.prec == PREC_BF16_EMULATED || gpu) {
 			/* bf16 hardware's numbers up to summation order: bf16
 			 * operands, exact products (a bf16 product fits in fp32),
 			 * fp32 sums */

@@ -301,6 +301,8 @@ static int gemm_on(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, i
 	int64_t ar = ta ? K : M, ac = ta ? M : K, br = tb ? N : K, bc = tb ? K : N;
 	cublasStatus_t st;
 
+	if (M <= 0 || N <= 0)
+		return 0;       /* nothing (and no spans to round) */
 	if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || batch > INT32_MAX ||
 	    lda > INT32_MAX || ldb > INT32_MAX || ldc > INT32_MAX) {
 		*why = "a dimension over 2^31";

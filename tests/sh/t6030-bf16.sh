@@ -1,6 +1,7 @@
 #!/bin/sh
 # --compute bf16 is an option, never silent (issue 14). On a processor
-# without AVX512-BF16 or AMX (or built without oneDNN, or on the GPU),
+# without AVX512-BF16 or AMX (or built without oneDNN, or on a GPU
+# older than compute capability 8.0),
 # lc-encode and lc-decode say so once and run fp32: the same bytes as
 # --compute f32. Where bf16 runs (the hardware,
 # or LC_BF16_EMULATE=1 on any processor: bf16-rounded operands, fp32
@@ -46,7 +47,7 @@ e=$(reldiff "$T/f32.lc" "$T/emul.lc")
 ok "emulated bf16: states within 2e-2 of fp32 ($e)" lt "$e" 2e-2
 ok "emulated bf16: not the fp32 states" lt 0 "$e"
 # where bf16 cannot run (no AVX512-BF16 or AMX, a build without oneDNN,
-# the GPU) the note ends "running fp32"
+# a GPU without bf16) the note ends "running fp32"
 if grep -q "; running fp32" "$T/note"; then
 	is "no bf16 here: said once" "$(wc -l <"$T/note")" 1
 	same "no bf16 here: the fp32 states" "$T/f32.lc" "$T/bf16.lc"

@@ -153,7 +153,6 @@ static void test_elementwise(void)
 	cmp_dev_free(dx), cmp_dev_free(dw), cmp_dev_free(db), cmp_dev_free(dy), cmp_dev_free(dbias);
 }
 
-/* the four transpose combinations, with row strides wider than the rows */
 /* out [M, ldc] = alpha op(A) op(B) + beta C in double, the operands
  * rounded to bf16 first when r16. */
 static void ref_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha, const float *A,
@@ -172,6 +171,7 @@ static void ref_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, double alp
 		}
 }
 
+/* the four transpose combinations, with row strides wider than the rows */
 static void test_gemm(void)
 {
 	int64_t M = 70, N = 45, K = 33, ld = 80;
