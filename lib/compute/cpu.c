@@ -290,14 +290,18 @@ static int to_gpu(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, in
 	        weight_operand(ta, tb, M, N, K, A, lda, sA, B, ldb, sB, batch));
 }
 
-/* Whether a product is bf16 on the GPU: one with a weight under
- * --compute bf16, the device cuda, whatever its size. */
-static int bf16_gpu(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
-                    const float *A, int64_t lda, int64_t sA, const float *B, int64_t ldb,
-                    int64_t sB, int64_t batch)
+/* Whether the GPU takes a product whole (cmp_gemm_par and
+ * cmp_gemm_batch_par then split nothing): under --compute bf16 one with
+ * a weight, whatever its size, else one worth the bus (to_gpu). */
+static int gpu_takes(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
+                     const float *A, int64_t lda, int64_t sA, const float *B, int64_t ldb,
+                     int64_t sB, int64_t batch)
 {
-	return cs.dev == DEV_CUDA && cs.prec == PREC_BF16 && M > 0 && N > 0 && K > 0 &&
-	       batch > 0 && weight_operand(ta, tb, M, N, K, A, lda, sA, B, ldb, sB, batch);
+	if (cs.dev != DEV_CUDA || M <= 0 || N <= 0 || K <= 0 || batch <= 0)
+		return 0;
+	if (cs.prec == PREC_BF16 && weight_operand(ta, tb, M, N, K, A, lda, sA, B, ldb, sB, batch))
+		return 1;
+	return to_gpu(ta, tb, M, N, K, A, lda, sA, B, ldb, sB, batch);
 }
 
 static void gemm_f32(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
@@ -352,8 +356,8 @@ void cmp_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_
 	 * every one, whatever its size, so that none is fp32 by chance; where
 	 * the GPU fails one (said once), the same numbers by rounding here */
 	if (cs.prec != PREC_F32 && K > 0 &&
-	    (cmp_is_constant(A, (ar - 1) * lda + ac) || cmp_is_constant(B, (br - 1) * ldb + bc))) {
-		int gpu = bf16_gpu(ta, tb, M, N, K, A, lda, 0, B, ldb, 0, 1);
+	    weight_operand(ta, tb, M, N, K, A, lda, 0, B, ldb, 0, 1)) {
+		int gpu = cs.dev == DEV_CUDA && cs.prec == PREC_BF16;
 		if (gpu &&
 		    !cmp_cuda_gemm(ta, tb, M, N, K, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1, 1))
 			return;
@@ -422,8 +426,7 @@ void cmp_gemm_par(int nth, enum cmp_trans ta, enum cmp_trans tb, int64_t M, int6
 	int64_t w = M <= XK_GEMM_ROWS ? PAR_COLS_XK : PAR_COLS;
 
 	pthread_once(&cs.once, settings_init);
-	if (to_gpu(ta, tb, M, N, K, A, lda, 0, B, ldb, 0, 1) ||        /* the GPU: one call */
-	    bf16_gpu(ta, tb, M, N, K, A, lda, 0, B, ldb, 0, 1) ||
+	if (gpu_takes(ta, tb, M, N, K, A, lda, 0, B, ldb, 0, 1) ||     /* the GPU: one call */
 	    (M <= PAR_ROWS ? N < 2 * w : nth <= 1 || N < PAR_COLS * (int64_t)nth)) {
 		cmp_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 		return;
@@ -457,8 +460,7 @@ void cmp_gemm_batch_par(int nth, enum cmp_trans ta, enum cmp_trans tb, int64_t M
 	struct batch_job j = { ta, tb, M, N, K, lda, sA, ldb, sB, ldc, sC, alpha, beta, A, B, C };
 
 	pthread_once(&cs.once, settings_init);
-	if (to_gpu(ta, tb, M, N, K, A, lda, sA, B, ldb, sB, batch) ||
-	    bf16_gpu(ta, tb, M, N, K, A, lda, sA, B, ldb, sB, batch) || nth <= 1 || batch < 2) {
+	if (gpu_takes(ta, tb, M, N, K, A, lda, sA, B, ldb, sB, batch) || nth <= 1 || batch < 2) {
 		cmp_gemm_batch(ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC,
 		               batch);
 		return;
@@ -472,19 +474,18 @@ void cmp_gemm_batch(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, 
                     int64_t batch)
 {
 	pthread_once(&cs.once, settings_init);
-	/* on the GPU in one call (bf16 when a weight is an operand); emulated
-	 * bf16 goes product by product (cmp_gemm rounds the operands of
-	 * those with weights) */
-	if (bf16_gpu(ta, tb, M, N, K, A, lda, sA, B, ldb, sB, batch) &&
-	    !cmp_cuda_gemm(ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, batch,
-	                   1))
-		return;
-	if ((cs.prec == PREC_F32 ||
-	     !weight_operand(ta, tb, M, N, K, A, lda, sA, B, ldb, sB, batch)) &&
-	    to_gpu(ta, tb, M, N, K, A, lda, sA, B, ldb, sB, batch) &&
-	    !cmp_cuda_gemm(ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, batch,
-	                   0))
-		return;
+	/* on the GPU in one call: under --compute bf16 one with a weight in
+	 * bf16 (emulated bf16 goes product by product: cmp_gemm rounds the
+	 * operands of those), the rest in fp32 where worth the bus; a failed
+	 * one product by product */
+	if (cs.dev == DEV_CUDA && batch > 0 && M > 0 && N > 0 && K > 0) {
+		int w = cs.prec != PREC_F32 &&
+		        weight_operand(ta, tb, M, N, K, A, lda, sA, B, ldb, sB, batch);
+		if ((w ? cs.prec == PREC_BF16 : to_gpu(ta, tb, M, N, K, A, lda, sA, B, ldb, sB, batch)) &&
+		    !cmp_cuda_gemm(ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC,
+		                   batch, w))
+			return;
+	}
 	for (int64_t i = 0; i < batch; i++)
 		cmp_gemm(ta, tb, M, N, K, alpha, A + i * sA, lda, B + i * sB, ldb, beta, C + i * sC,
 		         ldc);

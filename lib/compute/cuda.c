@@ -210,19 +210,6 @@ const float *cmp_cuda_resident(const float *x, int64_t n)
 	return r;
 }
 
-void *cmp_cuda_blas_lock(void)
-{
-	if (!g.ok)
-		return NULL;
-	pthread_mutex_lock(&g.mu);
-	return g.h;
-}
-
-void cmp_cuda_blas_unlock(void)
-{
-	pthread_mutex_unlock(&g.mu);
-}
-
 void cmp_cuda_say(const char *what, const char *why)
 {
 	static int said;
@@ -426,15 +413,6 @@ const float *cmp_cuda_resident(const float *x, int64_t n)
 {
 	(void)x, (void)n;
 	return NULL;
-}
-
-void *cmp_cuda_blas_lock(void)
-{
-	return NULL;
-}
-
-void cmp_cuda_blas_unlock(void)
-{
 }
 
 void cmp_cuda_say(const char *what, const char *why)

@@ -1,7 +1,7 @@
 /*
  * cudadev.c: compute/dev.h on an NVIDIA GPU (make CUDA=1): buffers and
- * copies through the CUDA runtime, products through cuBLAS (the handle
- * of compute/cuda.c, under its lock), FFTs through cuFFT, the rest by
+ * copies through the CUDA runtime, products through compute/cuda.c's
+ * cuBLAS (cmp_cuda_gemm_dev, under its lock), FFTs through cuFFT, the rest by
  * the kernels of compute/cudak.cu. Everything is queued on the default
  * stream, so it runs in the order called; the first error is kept here
  * (err) and makes every later call a no-op until cmp_dev_check says it.
@@ -18,7 +18,6 @@
 #include <pthread.h>
 #include <stdio.h>
 
-#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <cufft.h>
 

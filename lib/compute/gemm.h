@@ -70,13 +70,10 @@ void cmp_cuda_on_fail(void (*warn)(void *ctx, const char *msg), void *ctx);
 void cmp_cuda_say(const char *what, const char *why);
 
 /* For compute/cudadev.c: the GPU's copy of a constant region's [x, x + n)
- * (cmp_dev_weight), and cuBLAS's handle under the lock that serialises
- * its use (NULL without a GPU; unlock after the call). */
+ * (cmp_dev_weight), and a product of GPU buffers (cmp_dev_gemm), fp32 or
+ * bf16 as above, queued under the lock that serialises cuBLAS's use: 0,
+ * or -1 with why. */
 const float *cmp_cuda_resident(const float *x, int64_t n);
-void *cmp_cuda_blas_lock(void);
-void cmp_cuda_blas_unlock(void);
-/* A product of GPU buffers (cmp_dev_gemm), fp32 or bf16 as above, queued
- * under the lock: 0, or -1 with why. */
 int cmp_cuda_gemm_dev(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
                       const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                       float *C, int64_t ldc, int bf16, const char **why);

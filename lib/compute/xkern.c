@@ -842,8 +842,9 @@ int cmp_xk_gemm_bf16(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N,
 	const uint16_t *B16;
 	uint16_t *A16;
 
-	if (ta != CMP_N || tb != CMP_T || M < 1 || M > XK_GEMM_ROWS || N < 1 || K < 1 || alpha != 1.0f || !(add || beta == 0.0f) ||
-	    !have_bf16() || !(B16 = cmp_bf16_constant(B, (N - 1) * ldb + K)))
+	if (ta != CMP_N || tb != CMP_T || M < 1 || M > XK_GEMM_ROWS || N < 1 || K < 1 ||
+	    alpha != 1.0f || !(add || beta == 0.0f) || !have_bf16() ||
+	    !(B16 = cmp_bf16_constant(B, (N - 1) * ldb + K)))
 		return -1;
 	if (!(A16 = malloc((size_t)(M * K) * sizeof *A16)))
 		return -1;
