@@ -97,7 +97,7 @@ static int gpu_encode(const lc_config *c, const locost_weights *W, int64_t L, fl
 	for (int64_t i = 0; i < (int64_t)nl * d; i++)
 		if (T[i] > Tmax)
 			Tmax = T[i];
-	n = ssm_fft_size(L, Tmax);
+	n = cmp_fft_size_smooth(L + Tmax - 1);      /* cuFFT's sizes */
 	/* channels per FFT group: signals, kernels and both spectra */
 	G = FFT_BUDGET / (16 * n);
 	G = G < 1 ? 1 : G > d ? d : G;

@@ -198,8 +198,15 @@ typedef struct cmp_fft cmp_fft;
 typedef struct cmp_fftcache cmp_fftcache;
 typedef struct cmp_fftws cmp_fftws;
 
-/* The smallest transform size >= need of the form 2^a 3^b 5^c 7^d, a >= 1. */
+/* The size from need on that these FFTs (FFTW's, planned by estimate) run
+ * fastest at, measured: up to 1024 the smallest 2^a 3^b 5^c 7^d (a >= 1);
+ * above, the smallest 2^a 3^b 5^c 7^d with 5 <= a <= 10, or a power of two
+ * up to 16,384. */
 int64_t cmp_fft_size(int64_t need);
+
+/* The smallest size >= need of the form 2^a 3^b 5^c 7^d, a >= 1 (cuFFT's
+ * sizes: compute/dev.h's convolutions). */
+int64_t cmp_fft_size_smooth(int64_t need);
 
 /* Plans by size, made on first use; cmp_fft_get is thread-safe. */
 cmp_fftcache *cmp_fftcache_new(lc_err *err);

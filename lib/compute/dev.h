@@ -85,7 +85,7 @@ void cmp_dev_mul(float *y, int64_t ldy, const float *x, int64_t ldx, int64_t R, 
 /* --- S4D convolutions ----------------------------------------------------
  *
  * The kernels of up to G channels and their convolution with as many
- * signals of length L, by FFTs of size n (cmp_fft_size(L + T - 1) for
+ * signals of length L, by FFTs of size n (cmp_fft_size_smooth(L + T - 1) for
  * the longest support T). A kernel of channel g is K_c[t] = 2 Re sum_m
  * coef[g, c, m] exp(dtA[g, m] t) for the lags t < T[g] (zero from
  * there), evaluated in

@@ -19,7 +19,8 @@
  * Convolution: y[t] = sum_{s<=t} K0[t-s] k[s] + sum_{s>=t} K1[s-t] k[s]
  * + D k[t] (both kernels contribute at lag 0), by real FFTs of a size
  * n >= L + T - 1 from the compute seam (plans shared, made once per size)
- * with K1[j] placed at index n - j.
+ * with K1[j] placed at index n - j; at inference, kernels much shorter
+ * than L by blocks of a smaller n (overlap-save, ssm_conv_size).
  *
  * Backward: the convolution's input gradient is the circular correlation
  * of dy with the placed kernel, the kernels' gradient that of dy with the
@@ -82,12 +83,21 @@ typedef struct ssm_cwork ssm_cwork;
 ssm_cwork *ssm_cwork_new(int64_t nmax, lc_err *err);
 void ssm_cwork_free(ssm_cwork *w);
 
-/* The transform size for inputs of length L and kernels of T lags. */
+/* The transform size for inputs of length L and kernels of T lags in one
+ * cycle (cmp_fft_size(L + T - 1)). */
 int64_t ssm_fft_size(int64_t L, int64_t T);
 
+/* The transform size ssm_conv runs fastest at for inputs of length L and
+ * kernels of T lags, both directions when bidir: ssm_fft_size(L, T), or
+ * for short kernels a smaller size convolved block by block (overlap-save:
+ * at 600,000 tokens a kernel of 2,000 lags took 16K-point blocks for a
+ * third of the whole transforms' time, by fft_cost's model). */
+int64_t ssm_conv_size(int64_t L, int64_t T, int bidir);
+
 /* y[0..L) = bidirectional conv of x[0..L) with K0[0..T), K1[0..T) (K1 may
- * be NULL: causal only) + D * x. cmp_fft_n(pl) >= L + T - 1. y may equal
- * x (in place). */
+ * be NULL: causal only) + D * x. cmp_fft_n(pl) >= L + T - 1 (one cycle),
+ * or (blocks) n >= 2 (T - 1) for one direction, 4 (T - 1) for both, as
+ * ssm_conv_size chooses. y may equal x (in place). */
 void ssm_conv(const cmp_fft *pl, ssm_cwork *w, const float *x, int64_t L, const float *K0,
               const float *K1, int64_t T, float D, float *y);
 

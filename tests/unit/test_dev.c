@@ -373,7 +373,7 @@ static void conv_case(lc_model *m, int nch, int64_t L, int g0, int cnt, int G)
 			Tmax = T[h];
 		ssm_modes(&sp, g0 + h, dtA + h * N2 * 2, coef + h * nch * N2 * 2);
 	}
-	n = ssm_fft_size(L, Tmax);
+	n = cmp_fft_size_smooth(L + Tmax - 1);      /* as arch/locost_gpu.c */
 	fc = cmp_fftcache_new(&err);
 	pl = cmp_fft_get(fc, n, &err);
 	{

@@ -64,6 +64,71 @@ static void test_fft_vs_direct(void)
 	printf("# fft vs direct: worst rel err %.3g\n", worst);
 }
 
+/* The convolution by blocks (overlap-save: a transform size below
+ * L + T - 1) against the direct sum: one and two directions, T = 1, the
+ * last block short or full (two full blocks of the bidirectional case), in
+ * place bit for bit as out of place; and ssm_conv_size choosing blocks
+ * only where their context fits (B >= 2 ctx), one cycle where the kernel
+ * is long. */
+static void test_conv_blocks(void)
+{
+	static const int64_t cs[][3] = {         /* L, T, B */
+		{ 5000, 1, 1024 }, { 5000, 3, 1024 }, { 3000, 300, 2048 }, { 1500, 300, 1536 },
+		{ 20000, 100, 4096 }, { 2 * (4096 - 198), 100, 4096 }, { 200000, 50, 0 },
+		{ 600000, 2000, 0 },
+	};
+	double worst = 0;
+	lc_err err;
+	cmp_fftcache *fc = cmp_fftcache_new(&err);
+
+	for (size_t ci = 0; ci < sizeof cs / sizeof *cs; ci++)
+		for (int bidir = 0; bidir < 2; bidir++) {
+			int64_t L = cs[ci][0], T = cs[ci][1], ctx = (T - 1) * (bidir ? 2 : 1);
+			int64_t n = cs[ci][2] ? cs[ci][2] : ssm_conv_size(L, T, bidir);
+			const cmp_fft *pl = cmp_fft_get(fc, n, &err);
+			ssm_cwork *w = pl ? ssm_cwork_new(n, &err) : NULL;
+			float *x = malloc((size_t)L * 4), *y = malloc((size_t)L * 4);
+			float *K0 = malloc((size_t)T * 4), *K1 = malloc((size_t)T * 4);
+			float D = (float)t_nrand();
+			double mx = 0, er = 0;
+
+			if (!T_OK(pl && w && x && y && K0 && K1, "%s", err.msg))
+				return;
+			T_OK(n < L + T - 1 && n >= 2 * ctx, "L %lld T %lld: blocks of %lld", (long long)L,
+			     (long long)T, (long long)n);
+			for (int64_t i = 0; i < L; i++)
+				x[i] = (float)t_nrand();
+			for (int64_t i = 0; i < T; i++) {
+				K0[i] = (float)(t_nrand() * exp(-0.01 * (double)i));
+				K1[i] = (float)(t_nrand() * exp(-0.01 * (double)i));
+			}
+			ssm_conv(pl, w, x, L, K0, bidir ? K1 : NULL, T, D, y);
+			for (int64_t t = 0; t < L; t++) {
+				double sum = (double)D * x[t];
+				for (int64_t j = 0; j < T && j <= t; j++)
+					sum += (double)K0[j] * x[t - j];
+				for (int64_t j = 0; bidir && j < T && t + j < L; j++)
+					sum += (double)K1[j] * x[t + j];
+				mx = fmax(mx, fabs(sum));
+				er = fmax(er, fabs(sum - y[t]));
+			}
+			T_OK(er <= 1e-5 * mx, "blocks: L %lld T %lld bidir %d: rel err %g", (long long)L,
+			     (long long)T, bidir, er / mx);
+			worst = fmax(worst, er / mx);
+			ssm_conv(pl, w, x, L, K0, bidir ? K1 : NULL, T, D, x);
+			T_OK(memcmp(x, y, (size_t)L * 4) == 0, "blocks: in place differs at L %lld T %lld",
+			     (long long)L, (long long)T);
+			free(x); free(y); free(K0); free(K1);
+			ssm_cwork_free(w);
+		}
+	cmp_fftcache_free(fc);
+	/* long kernels: one cycle */
+	T_EQ_I(ssm_conv_size(65536, 65536, 1), ssm_fft_size(65536, 65536));
+	T_EQ_I(ssm_conv_size(600000, 300000, 1), ssm_fft_size(600000, 300000));
+	T_EQ_I(ssm_conv_size(100, 1, 1), ssm_fft_size(100, 1));
+	printf("# fft blocks vs direct: worst rel err %.3g\n", worst);
+}
+
 /* Random S4D-Lin parameters for H channels, N2 modes. */
 static float *params(int H, int N2, ssm_params *p)
 {
@@ -167,8 +232,33 @@ static void test_fft_size(void)
 	T_EQ_I(cmp_fft_size(1), 2);
 	T_EQ_I(cmp_fft_size(11), 12);
 	T_EQ_I(ssm_fft_size(1021, 1021), 2048);
-	T_EQ_I(ssm_fft_size(1031, 1031), 2100);
+	T_EQ_I(cmp_fft_size_smooth(2061), 2100);
+	T_EQ_I(ssm_fft_size(1031, 1031), 2240);         /* 2^6 x 5 x 7 */
 	T_EQ_I(cmp_fft_size(1024), 1024);
+	T_EQ_I(cmp_fft_size(16384), 16384);
+	T_EQ_I(cmp_fft_size(16385), 16800);             /* 2^5 x 3 x 5^2 x 7 */
+	T_EQ_I(cmp_fft_size(131071), 131712);           /* not 2^17: 2^7 x 3 x 7^3 */
+	T_EQ_I(cmp_fft_size_smooth(131071), 131072);
+	/* above 1024, every size has 2^5..2^10 (or is a power of two up to
+	 * 16,384) and none between need and it has */
+	{
+		int bad = 0;
+		for (int64_t need = 1025; need < 300000; need += 997) {
+			int64_t n = cmp_fft_size(need);
+			for (int64_t m = need; m <= n && !bad; m++) {
+				int64_t r = m;
+				int a = 0;
+				while (r % 2 == 0) { r /= 2; a++; }
+				while (r % 3 == 0) r /= 3;
+				while (r % 5 == 0) r /= 5;
+				while (r % 7 == 0) r /= 7;
+				int fits = r == 1 && ((a >= 5 && a <= 10) || ((m & (m - 1)) == 0 && m <= 16384));
+				if (fits != (m == n))
+					bad = 1;
+			}
+		}
+		T_OK(!bad, "cmp_fft_size: the first size of the rule from need on");
+	}
 }
 
 /* The convolution's backward against central differences of
@@ -304,6 +394,7 @@ int main(void)
 {
 	T_RUN(test_fft_size);
 	T_RUN(test_fft_vs_direct);
+	T_RUN(test_conv_blocks);
 	T_RUN(test_kernel_vs_recurrence);
 	T_RUN(test_support);
 	T_RUN(test_conv_backward);
