@@ -264,17 +264,19 @@ static void pass_conv(void *ctx, int64_t h, int tid)
 		K1 = r->sp.nch > 1 ? r->K + ((int64_t)r->e->d + h) * r->Kld : NULL;
 	} else {
 		T = r->T[h];
-		if (ssm_kernel(&r->sp, (int)h, T, s->K, T, s->kw, &err) < 0) {
-			if (!r->failed) {
-				r->failed = 1;
-				r->err = err;
-			}
-			return;
-		}
+		if (ssm_kernel(&r->sp, (int)h, T, s->K, T, s->kw, &err) < 0)
+			goto fail;
 		K0 = s->K;
 		K1 = r->sp.nch > 1 ? s->K + T : NULL;
 	}
-	ssm_conv(r->K ? r->pl : r->plh[h], s->cw, r->kT + h * r->ld, r->len, K0, K1, T, r->L->D[h], r->yT + h * r->ld);
+	if (ssm_conv(r->K ? r->pl : r->plh[h], s->cw, r->kT + h * r->ld, r->len, K0, K1, T,
+	             r->L->D[h], r->yT + h * r->ld, &err) == 0)
+		return;
+fail:
+	if (!r->failed) {
+		r->failed = 1;
+		r->err = err;
+	}
 }
 
 /* pass 3: gating, output_linear, residual, feed-forward, residual */
@@ -693,8 +695,9 @@ int locost_trace_layer(lc_model *m, int layer_ix, const float *x, int64_t L, loc
 			memcpy(t->K0 + (int64_t)h * L, K, (size_t)L * sizeof *K);
 		if (t->K1 && nch > 1)
 			memcpy(t->K1 + (int64_t)h * L, K + L, (size_t)L * sizeof *K);
-		ssm_conv(pl, cw, kT + (int64_t)h * L, L, K, nch > 1 ? K + L : NULL, L, 0.0f,
-		         yT + (int64_t)h * L);
+		if (ssm_conv(pl, cw, kT + (int64_t)h * L, L, K, nch > 1 ? K + L : NULL, L, 0.0f,
+		             yT + (int64_t)h * L, err) < 0)
+			goto out;
 	}
 	ROWMAJOR(t->conv, yT);
 	for (int h = 0; h < d; h++)
@@ -972,10 +975,16 @@ static void *tr_enc_fw(void *p, int part, const void *Wv, const int32_t *src, in
 		r.yT = l->yT;
 		par_for(1, r.nblk, pass_k, &r);
 		par_for(1, d, pass_conv, &r);
+		if (r.failed)
+			break;
 		par_for(1, r.nblk, pass_rest, &r);
 	}
 	r.ts[0].cw = NULL;   /* the part's, not ours */
 	free_scratch(r.ts, 1);
+	if (r.failed) {
+		*err = r.err;
+		return NULL;
+	}
 	if (!lc_arena_ok(a))
 		goto oom;
 	rmsnorm_fw(tp->h, L, d, W->enc_final, s->c->eps, tp->out, tp->rf);

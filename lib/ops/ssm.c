@@ -398,21 +398,26 @@ static void conv_blocks(const cmp_fft *pl, ssm_cwork *w, const float *x, int64_t
 	}
 }
 
-void ssm_conv(const cmp_fft *pl, ssm_cwork *w, const float *x, int64_t L, const float *K0,
-              const float *K1, int64_t T, float D, float *y)
+int ssm_conv(const cmp_fft *pl, ssm_cwork *w, const float *x, int64_t L, const float *K0,
+             const float *K1, int64_t T, float D, float *y, lc_err *err)
 {
+	int64_t n = cmp_fft_n(pl), left = T - 1, ctx = K1 ? 2 * left : left;
 	const float *c;
 
+	if (n < L + T - 1 && n - ctx < (left > 1 ? left : 1))
+		return lc_fail(err, "ssm_conv: transform size %lld too small for kernels of %lld lags",
+		               (long long)n, (long long)T);
 	kernel_spectrum(pl, w, K0, K1, T);
-	if (cmp_fft_n(pl) < L + T - 1) {
+	if (n < L + T - 1) {
 		conv_blocks(pl, w, x, L, T, K1 != NULL, D, y);
-		return;
+		return 0;
 	}
 	cmp_rfft(pl, w->fw, S_X, x, L);
 	c = cmp_irfft_mul(pl, w->fw, S_X, S_KER, 0);
 	/* x is read before y is written (in place allowed) */
 	for (int64_t j = 0; j < L; j++)
 		y[j] = c[j] + D * x[j];
+	return 0;
 }
 
 void ssm_conv_backward(const cmp_fft *pl, ssm_cwork *w, const float *x, int64_t L,

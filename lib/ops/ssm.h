@@ -95,11 +95,13 @@ int64_t ssm_fft_size(int64_t L, int64_t T);
 int64_t ssm_conv_size(int64_t L, int64_t T, int bidir);
 
 /* y[0..L) = bidirectional conv of x[0..L) with K0[0..T), K1[0..T) (K1 may
- * be NULL: causal only) + D * x. cmp_fft_n(pl) >= L + T - 1 (one cycle),
- * or (blocks) n >= 2 (T - 1) for one direction, 4 (T - 1) for both, as
- * ssm_conv_size chooses. y may equal x (in place). */
-void ssm_conv(const cmp_fft *pl, ssm_cwork *w, const float *x, int64_t L, const float *K0,
-              const float *K1, int64_t T, float D, float *y);
+ * be NULL: causal only) + D * x. n = cmp_fft_n(pl) >= L + T - 1 (one
+ * cycle), or blocks of n - ctx outputs, ctx = T - 1 for one direction,
+ * 2 (T - 1) for both: ssm_conv_size's sizes (n >= 2 ctx); a size leaving
+ * blocks of fewer than max(T - 1, 1) outputs is an error. y may equal x
+ * (in place). */
+int ssm_conv(const cmp_fft *pl, ssm_cwork *w, const float *x, int64_t L, const float *K0,
+             const float *K1, int64_t T, float D, float *y, lc_err *err);
 
 /* The backward of ssm_conv for output gradient dy[0..L): adds to dx[0..L),
  * dK0[0..T), dK1[0..T) (when K1 is given) and *dD. */

@@ -383,7 +383,7 @@ static void conv_case(lc_model *m, int nch, int64_t L, int g0, int cnt, int G)
 		for (int h = 0; h < cnt; h++) {
 			ssm_kernel(&sp, g0 + h, T[h], K, T[h], kw, &err);
 			ssm_conv(pl, cw, x + h * L, L, K, nch > 1 ? K + T[h] : NULL, T[h],
-			         Lw->D[g0 + h], y + h * L);
+			         Lw->D[g0 + h], y + h * L, &err);
 		}
 		free(K);
 		ssm_kwork_free(kw);

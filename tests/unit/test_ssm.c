@@ -41,7 +41,7 @@ static void test_fft_vs_direct(void)
 				K0[i] = (float)(t_nrand() * exp(-0.01 * (double)i));
 				K1[i] = (float)(t_nrand() * exp(-0.01 * (double)i));
 			}
-			ssm_conv(pl, w, x, L, K0, K1, T, D, y);
+			T_OK(ssm_conv(pl, w, x, L, K0, K1, T, D, y, &err) == 0, "%s", err.msg);
 			for (int64_t t = 0; t < L; t++) {
 				double s = (double)D * x[t];
 				for (int64_t j = 0; j < T && j <= t; j++)
@@ -54,7 +54,7 @@ static void test_fft_vs_direct(void)
 			T_OK(er <= 1e-5 * mx, "L %lld T %lld: rel err %g", (long long)L, (long long)T, er / mx);
 			worst = fmax(worst, er / mx);
 			/* in place gives the same */
-			ssm_conv(pl, w, x, L, K0, K1, T, D, x);
+			ssm_conv(pl, w, x, L, K0, K1, T, D, x, &err);
 			T_OK(memcmp(x, y, (size_t)L * 4) == 0, "in place differs at L %lld", (long long)L);
 			free(x); free(y); free(K0); free(K1);
 			ssm_cwork_free(w);
@@ -102,7 +102,8 @@ static void test_conv_blocks(void)
 				K0[i] = (float)(t_nrand() * exp(-0.01 * (double)i));
 				K1[i] = (float)(t_nrand() * exp(-0.01 * (double)i));
 			}
-			ssm_conv(pl, w, x, L, K0, bidir ? K1 : NULL, T, D, y);
+			T_OK(ssm_conv(pl, w, x, L, K0, bidir ? K1 : NULL, T, D, y, &err) == 0, "%s",
+			     err.msg);
 			for (int64_t t = 0; t < L; t++) {
 				double sum = (double)D * x[t];
 				for (int64_t j = 0; j < T && j <= t; j++)
@@ -115,12 +116,23 @@ static void test_conv_blocks(void)
 			T_OK(er <= 1e-5 * mx, "blocks: L %lld T %lld bidir %d: rel err %g", (long long)L,
 			     (long long)T, bidir, er / mx);
 			worst = fmax(worst, er / mx);
-			ssm_conv(pl, w, x, L, K0, bidir ? K1 : NULL, T, D, x);
+			ssm_conv(pl, w, x, L, K0, bidir ? K1 : NULL, T, D, x, &err);
 			T_OK(memcmp(x, y, (size_t)L * 4) == 0, "blocks: in place differs at L %lld T %lld",
 			     (long long)L, (long long)T);
 			free(x); free(y); free(K0); free(K1);
 			ssm_cwork_free(w);
 		}
+	/* a size too small for the kernels' context is an error, not a hang */
+	{
+		const cmp_fft *pl = cmp_fft_get(fc, 1024, &err);
+		ssm_cwork *w = pl ? ssm_cwork_new(1024, &err) : NULL;
+		float *x = calloc(5000, sizeof *x), *K = calloc(2 * 600, sizeof *K);
+
+		T_OK(x && K && w && ssm_conv(pl, w, x, 5000, K, K + 600, 600, 0.0f, x, &err) < 0 &&
+		     strstr(err.msg, "too small"), "blocks too small: %s", err.msg);
+		free(x); free(K);
+		ssm_cwork_free(w);
+	}
 	cmp_fftcache_free(fc);
 	/* long kernels: one cycle */
 	T_EQ_I(ssm_conv_size(65536, 65536, 1), ssm_fft_size(65536, 65536));
