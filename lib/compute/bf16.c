@@ -88,6 +88,7 @@ void cmp_constant_drop(const float *p)
 
 	/* first, outside rt.mu: a GPU product holds cuda.c's lock, then this one */
 	cmp_cuda_drop(p);
+	cmp_dnnl_drop(p);
 	pthread_mutex_lock(&rt.mu);
 	at = find(p);
 	if (at >= 0 && rt.r[at].p == p) {

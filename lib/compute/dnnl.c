@@ -22,6 +22,7 @@
 #ifdef LC_HAVE_DNNL
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,15 +38,39 @@ struct key {
 	int64_t M, N, K, lda, ldb, ldc;
 	uint32_t alpha, beta;       /* bit patterns: -0.0f and 0.0f differ, fine */
 	int32_t ta, tb, bf16;
-	int32_t pad;                /* hashed as bytes: no uninitialised padding */
+	int32_t packw;              /* B a weight: let oneDNN choose its layout (packed below) */
 };
 
 struct entry {
 	struct key k;
 	dnnl_primitive_t p;
-	dnnl_memory_desc_t a, b, c, s;   /* src, weights, dst, scratchpad */
+	dnnl_memory_desc_t a, b, c, s;   /* src, weights (as stored), dst, scratchpad */
+	dnnl_memory_desc_t bp;           /* the weights' layout the primitive reads, when packw */
 	size_t ssize;
+	int packed;                      /* bp differs from b: B is read from its packed copy */
 };
+
+/* Weights packed once into the layout a primitive reads them in.
+ *
+ * Given a weight in its stored layout, oneDNN's matmul repacks it into
+ * blocks for its kernels inside every call: the encoder multiplies
+ * 256-row blocks by the same 768 x 768 and 768 x 2048 matrices thousands
+ * of times, and each call repacked a weight about as large as its own
+ * rows. Made with the weights' layout left to oneDNN (format_tag_any),
+ * the primitive reads a copy packed once, kept by the weight's fp32
+ * address and both layouts until its region is dropped (cmp_dnnl_drop). */
+struct packed {
+	const float *w, *base;          /* the weight's fp32 address, its constant region */
+	dnnl_memory_desc_t src, dst;
+	void *data;
+};
+
+static struct {
+	pthread_mutex_t mu;
+	struct packed *p;
+	int n, cap;
+	atomic_int failed;              /* out of memory once: weights as stored from then on */
+} pk = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0 };
 
 /* Beyond this many shapes, a product makes its primitive, runs it and
  * destroys it (oneDNN's own primitive cache keeps that cheap). */
@@ -135,8 +160,10 @@ static struct entry *make(const struct key *k)
 	e->k = *k;
 	if (dnnl_memory_desc_init_by_strides(&e->a, 2, da, in, sa) != dnnl_success ||
 	    dnnl_memory_desc_init_by_strides(&e->b, 2, db, in, sb) != dnnl_success ||
+	    (k->packw ? dnnl_memory_desc_init_by_tag(&e->bp, 2, db, in, dnnl_format_tag_any)
+	              : dnnl_memory_desc_init_by_strides(&e->bp, 2, db, in, sb)) != dnnl_success ||
 	    dnnl_memory_desc_init_by_strides(&e->c, 2, dc, dnnl_f32, sc) != dnnl_success ||
-	    dnnl_matmul_desc_init(&md, &e->a, &e->b, NULL, &e->c) != dnnl_success ||
+	    dnnl_matmul_desc_init(&md, &e->a, &e->bp, NULL, &e->c) != dnnl_success ||
 	    dnnl_primitive_attr_create(&attr) != dnnl_success ||
 	    dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) != dnnl_success)
 		goto out;
@@ -152,6 +179,8 @@ static struct entry *make(const struct key *k)
 		goto out;
 	e->s = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
 	e->ssize = dnnl_memory_desc_get_size(&e->s);
+	e->bp = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+	e->packed = !dnnl_memory_desc_equal(&e->bp, &e->b);
 	ok = dnnl_primitive_create(&e->p, pd) == dnnl_success;
 out:
 	if (pd)
@@ -213,6 +242,93 @@ static void *grow(struct thr *t, size_t n)
 	return t->scratch;
 }
 
+/* B (data b: the fp32 weight or its bf16 copy) packed as e reads it, made
+ * on first use by the calling thread (stream strm); NULL when there is no
+ * memory for it or oneDNN cannot (the caller multiplies B as stored). */
+static const void *packed_get(const struct entry *e, const float *B, const void *b,
+                              dnnl_stream_t strm)
+{
+	const float *base;
+	dnnl_primitive_desc_t rpd = NULL;
+	dnnl_primitive_t rp = NULL;
+	dnnl_memory_t ms = NULL, md = NULL;
+	struct packed *q;
+	void *data = NULL;
+	int64_t len;
+	size_t size = dnnl_memory_desc_get_size(&e->bp);
+	const void *r = NULL;
+
+	pthread_mutex_lock(&pk.mu);
+	for (int i = 0; i < pk.n; i++) {
+		q = &pk.p[i];
+		if (q->w == B && dnnl_memory_desc_equal(&q->src, &e->b) &&
+		    dnnl_memory_desc_equal(&q->dst, &e->bp)) {
+			r = q->data;
+			goto out;
+		}
+	}
+	/* packed under the lock: threads asking at once wait for one copy */
+	if (atomic_load(&pk.failed) || !(base = cmp_constant_base(B, 1, &len)))
+		goto out;
+	if (pk.n == pk.cap) {
+		int cap = pk.cap ? 2 * pk.cap : 64;
+		struct packed *p = realloc(pk.p, (size_t)cap * sizeof *p);
+		if (!p)
+			goto fail;
+		pk.p = p, pk.cap = cap;
+	}
+	if (posix_memalign(&data, 64, size ? size : 64) != 0) {
+		data = NULL;
+		goto fail;
+	}
+	if (dnnl_reorder_primitive_desc_create(&rpd, &e->b, g.eng, &e->bp, g.eng, NULL) !=
+	            dnnl_success ||
+	    dnnl_primitive_create(&rp, rpd) != dnnl_success ||
+	    dnnl_memory_create(&ms, &e->b, g.eng, (void *)b) != dnnl_success ||
+	    dnnl_memory_create(&md, &e->bp, g.eng, data) != dnnl_success)
+		goto fail;
+	{
+		dnnl_exec_arg_t args[2] = { { DNNL_ARG_FROM, ms }, { DNNL_ARG_TO, md } };
+		if (dnnl_primitive_execute(rp, strm, 2, args) != dnnl_success ||
+		    dnnl_stream_wait(strm) != dnnl_success)
+			goto fail;
+	}
+	pk.p[pk.n++] = (struct packed){ B, base, e->b, e->bp, data };
+	r = data;
+	goto out;
+fail:
+	atomic_store(&pk.failed, 1);
+	free(data);
+out:
+	if (md)
+		dnnl_memory_destroy(md);
+	if (ms)
+		dnnl_memory_destroy(ms);
+	if (rp)
+		dnnl_primitive_destroy(rp);
+	if (rpd)
+		dnnl_primitive_desc_destroy(rpd);
+	pthread_mutex_unlock(&pk.mu);
+	return r;
+}
+
+void cmp_dnnl_drop(const float *p)
+{
+	pthread_mutex_lock(&pk.mu);
+	for (int i = 0; i < pk.n;)
+		if (pk.p[i].base == p) {
+			free(pk.p[i].data);
+			pk.p[i] = pk.p[--pk.n];
+		} else {
+			i++;
+		}
+	if (pk.n == 0) {
+		free(pk.p);
+		pk.p = NULL, pk.cap = 0;
+	}
+	pthread_mutex_unlock(&pk.mu);
+}
+
 /* One operand for a bf16 product: the constant copy with the stored row
  * stride, else packed (row stride cols) into the thread's buffer *buf.
  * NULL: out of memory. */
@@ -246,7 +362,8 @@ int cmp_dnnl_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, in
 	struct key k;
 	struct entry *e;
 	dnnl_memory_t ma = NULL, mb = NULL, mc = NULL, ms = NULL;
-	const void *a = A, *b = B;
+	const void *a = A, *b = B, *bp = NULL;
+	int64_t br = tb ? N : K, bc = tb ? K : N;
 	int own, rc = -1;
 
 	if (!t)
@@ -254,7 +371,7 @@ int cmp_dnnl_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, in
 	memset(&k, 0, sizeof k);
 	k.M = M, k.N = N, k.K = K, k.ldc = ldc, k.lda = lda, k.ldb = ldb;
 	if (bf16) {
-		int64_t ar = ta ? K : M, ac = ta ? M : K, br = tb ? N : K, bc = tb ? K : N;
+		int64_t ar = ta ? K : M, ac = ta ? M : K;
 		if (!(a = operand(A, ar, ac, lda, &t->a16, &t->acap, &k.lda)) ||
 		    !(b = operand(B, br, bc, ldb, &t->b16, &t->bcap, &k.ldb)))
 			return -1;
@@ -262,10 +379,25 @@ int cmp_dnnl_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, in
 	memcpy(&k.alpha, &alpha, sizeof alpha);
 	memcpy(&k.beta, &beta, sizeof beta);
 	k.ta = ta == CMP_T, k.tb = tb == CMP_T, k.bf16 = !!bf16;
-	if (!(e = lookup(&k, &own)))
-		return -1;
+	/* a weight (bf16: its constant copy) in oneDNN's own layout, packed once */
+	k.packw = !atomic_load_explicit(&pk.failed, memory_order_relaxed) &&
+	          (!bf16 || b != t->b16) && cmp_is_constant(B, (br - 1) * ldb + bc);
+	if ((e = k.packw ? lookup(&k, &own) : NULL) && e->packed &&
+	    !(bp = packed_get(e, B, b, t->strm))) {
+		if (own) {
+			dnnl_primitive_destroy(e->p);
+			free(e);
+		}
+		e = NULL;
+	}
+	if (!e) {
+		k.packw = 0;
+		bp = NULL;
+		if (!(e = lookup(&k, &own)))
+			return -1;
+	}
 	if (dnnl_memory_create(&ma, &e->a, g.eng, (void *)a) != dnnl_success ||
-	    dnnl_memory_create(&mb, &e->b, g.eng, (void *)b) != dnnl_success ||
+	    dnnl_memory_create(&mb, &e->bp, g.eng, (void *)(bp ? bp : b)) != dnnl_success ||
 	    dnnl_memory_create(&mc, &e->c, g.eng, C) != dnnl_success)
 		goto out;
 	if (e->ssize) {
@@ -343,6 +475,11 @@ int cmp_dnnl_present(char *buf, size_t cap)
 int cmp_dnnl_bf16_ok(void)
 {
 	return 0;
+}
+
+void cmp_dnnl_drop(const float *p)
+{
+	(void)p;
 }
 
 #endif

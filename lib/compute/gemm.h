@@ -27,6 +27,10 @@ int cmp_dnnl_present(char *buf, size_t cap);
 /* 1 when a bf16 matmul primitive can be created on this processor. */
 int cmp_dnnl_bf16_ok(void);
 
+/* Frees the packed copies of the weights in the constant region that
+ * starts at p (cmp_constant_drop). */
+void cmp_dnnl_drop(const float *p);
+
 /* --- bf16 operands (compute/bf16.c) --- */
 
 /* 1 when [x, x + n) lies inside a region declared with cmp_constant. */

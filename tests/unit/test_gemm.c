@@ -193,8 +193,72 @@ static void activations(void)
 	T_OK(check(&s, 0, 0) == 0, "12x513x301 of activations stays fp32 under bf16");
 }
 
+/* C = alpha op(A) op(B) (beta 0) against double within 2 (K + 2) u of
+ * sum |a b|; returns the elements out of bound. */
+static int product_bad(const struct shape *s, const float *A, int64_t lda, const float *B,
+                       int64_t ldb, const float *C, int64_t ldc)
+{
+	int bad = 0;
+
+	for (int64_t m = 0; m < s->M; m++)
+		for (int64_t n = 0; n < s->N; n++) {
+			double acc = 0, mag = 0;
+			for (int64_t k = 0; k < s->K; k++) {
+				double ab = (double)(s->ta ? A[k * lda + m] : A[m * lda + k]) *
+				            (s->tb ? B[n * ldb + k] : B[k * ldb + n]);
+				acc += ab;
+				mag += fabs(ab);
+			}
+			if (!(fabs(C[m * ldc + n] - s->alpha * acc) <=
+			      2.0 * (double)(s->K + 2) * ldexp(1, -24) * fabs(s->alpha) * mag + 1e-30))
+				bad++;
+		}
+	return bad;
+}
+
+/* A constant B (a weight) is read from a copy packed once in oneDNN's
+ * layout (compute/dnnl.c): right the first time, right again from the
+ * kept copy, and after the region is dropped and the same address holds
+ * new values and is declared again, the new values are multiplied, not
+ * the stale copy. */
+static void packed(void)
+{
+	static const struct shape ss[] = {
+		{ 300, 768, 768, CMP_N, CMP_T, 3, 1.0f, 0.0f },
+		{ 256, 513, 301, CMP_N, CMP_N, 0, 0.5f, 0.0f },
+		{ 100, 7, 64, CMP_T, CMP_T, 5, -2.0f, 0.0f },
+	};
+
+	for (size_t i = 0; i < sizeof ss / sizeof *ss; i++) {
+		const struct shape *s = &ss[i];
+		int64_t ar = s->ta ? s->K : s->M, ac = s->ta ? s->M : s->K;
+		int64_t br = s->tb ? s->N : s->K, bc = s->tb ? s->K : s->N;
+		int64_t lda = ac + s->pad, ldb = bc + s->pad, ldc = s->N + s->pad;
+		float *A = malloc((size_t)(ar * lda) * sizeof *A);
+		float *B = malloc((size_t)(br * ldb) * sizeof *B);
+		float *C = malloc((size_t)(s->M * ldc) * sizeof *C);
+
+		for (int64_t j = 0; j < ar * lda; j++)
+			A[j] = (float)t_nrand();
+		for (int round = 0; round < 3; round++) {
+			if (round != 1) {       /* new values at the same address */
+				for (int64_t j = 0; j < br * ldb; j++)
+					B[j] = (float)t_nrand();
+				cmp_constant(B, br * ldb);
+			}
+			cmp_gemm(s->ta, s->tb, s->M, s->N, s->K, s->alpha, A, lda, B, ldb, 0.0f, C, ldc);
+			T_OK(product_bad(s, A, lda, B, ldb, C, ldc) == 0, "%lldx%lldx%lld %c%c, %s",
+			     (long long)s->M, (long long)s->N, (long long)s->K, "NT"[s->ta], "NT"[s->tb],
+			     round == 0 ? "first" : round == 1 ? "the kept copy" : "new values");
+			if (round != 0)
+				cmp_constant_drop(B);
+		}
+		free(A), free(B), free(C);
+	}
+}
+
 static void test_openblas(void) { products(0); }
-static void test_onednn(void) { products(0); }
+static void test_onednn(void) { products(0); packed(); }
 static void test_table(void) { products(0); }
 
 /* lc's kernels behind the seam (cmp_xk_gemm): what they take and
