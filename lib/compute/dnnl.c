@@ -55,21 +55,21 @@ struct entry {
  * Given a weight in its stored layout, oneDNN's matmul repacks it into
  * blocks for its kernels inside every call: the encoder multiplies
  * 256-row blocks by the same 768 x 768 and 768 x 2048 matrices thousands
- * of times, and each call repacked a weight about as large as its own
- * rows. Made with the weights' layout left to oneDNN (format_tag_any),
+ * of times, and each call repacked a weight 3 to 8 times the size of its
+ * own rows. Made with the weights' layout left to oneDNN (format_tag_any),
  * the primitive reads a copy packed once, kept by the weight's fp32
  * address and both layouts until its region is dropped (cmp_dnnl_drop). */
 struct packed {
 	const float *w, *base;          /* the weight's fp32 address, its constant region */
 	dnnl_memory_desc_t src, dst;
-	void *data;
+	void *data;                     /* NULL: oneDNN could not pack it (read as stored) */
 };
 
 static struct {
 	pthread_mutex_t mu;
 	struct packed *p;
 	int n, cap;
-	atomic_int failed;              /* out of memory once: weights as stored from then on */
+	atomic_int failed;              /* no memory once: weights as stored from then on */
 } pk = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0 };
 
 /* Beyond this many shapes, a product makes its primitive, runs it and
@@ -244,7 +244,8 @@ static void *grow(struct thr *t, size_t n)
 
 /* B (data b: the fp32 weight or its bf16 copy) packed as e reads it, made
  * on first use by the calling thread (stream strm); NULL when there is no
- * memory for it or oneDNN cannot (the caller multiplies B as stored). */
+ * memory for it (then for every weight from then on) or oneDNN cannot
+ * pack this one (remembered): the caller multiplies B as stored. */
 static const void *packed_get(const struct entry *e, const float *B, const void *b,
                               dnnl_stream_t strm)
 {
@@ -286,15 +287,19 @@ static const void *packed_get(const struct entry *e, const float *B, const void 
 	    dnnl_primitive_create(&rp, rpd) != dnnl_success ||
 	    dnnl_memory_create(&ms, &e->b, g.eng, (void *)b) != dnnl_success ||
 	    dnnl_memory_create(&md, &e->bp, g.eng, data) != dnnl_success)
-		goto fail;
+		goto cannot;
 	{
 		dnnl_exec_arg_t args[2] = { { DNNL_ARG_FROM, ms }, { DNNL_ARG_TO, md } };
 		if (dnnl_primitive_execute(rp, strm, 2, args) != dnnl_success ||
 		    dnnl_stream_wait(strm) != dnnl_success)
-			goto fail;
+			goto cannot;
 	}
 	pk.p[pk.n++] = (struct packed){ B, base, e->b, e->bp, data };
 	r = data;
+	goto out;
+cannot:
+	free(data);
+	pk.p[pk.n++] = (struct packed){ B, base, e->b, e->bp, NULL };
 	goto out;
 fail:
 	atomic_store(&pk.failed, 1);

@@ -193,24 +193,25 @@ static void activations(void)
 	T_OK(check(&s, 0, 0) == 0, "12x513x301 of activations stays fp32 under bf16");
 }
 
-/* C = alpha op(A) op(B) (beta 0) against double within 2 (K + 2) u of
- * sum |a b|; returns the elements out of bound. */
+/* C = alpha op(A) op(B) + beta C0 against double within 2 (K + 2) u of
+ * |alpha| sum |a b| + |beta c0|; returns the elements out of bound. */
 static int product_bad(const struct shape *s, const float *A, int64_t lda, const float *B,
-                       int64_t ldb, const float *C, int64_t ldc)
+                       int64_t ldb, const float *C, const float *C0, int64_t ldc)
 {
 	int bad = 0;
 
 	for (int64_t m = 0; m < s->M; m++)
 		for (int64_t n = 0; n < s->N; n++) {
-			double acc = 0, mag = 0;
+			double acc = 0, mag = 0, c0 = s->beta * (double)C0[m * ldc + n];
 			for (int64_t k = 0; k < s->K; k++) {
 				double ab = (double)(s->ta ? A[k * lda + m] : A[m * lda + k]) *
 				            (s->tb ? B[n * ldb + k] : B[k * ldb + n]);
 				acc += ab;
 				mag += fabs(ab);
 			}
-			if (!(fabs(C[m * ldc + n] - s->alpha * acc) <=
-			      2.0 * (double)(s->K + 2) * ldexp(1, -24) * fabs(s->alpha) * mag + 1e-30))
+			if (!(fabs(C[m * ldc + n] - (s->alpha * acc + c0)) <=
+			      2.0 * (double)(s->K + 2) * ldexp(1, -24) * (fabs(s->alpha) * mag + fabs(c0)) +
+			              1e-30))
 				bad++;
 		}
 	return bad;
@@ -224,7 +225,7 @@ static int product_bad(const struct shape *s, const float *A, int64_t lda, const
 static void packed(void)
 {
 	static const struct shape ss[] = {
-		{ 300, 768, 768, CMP_N, CMP_T, 3, 1.0f, 0.0f },
+		{ 300, 768, 768, CMP_N, CMP_T, 3, 1.0f, 1.0f },
 		{ 256, 513, 301, CMP_N, CMP_N, 0, 0.5f, 0.0f },
 		{ 100, 7, 64, CMP_T, CMP_T, 5, -2.0f, 0.0f },
 	};
@@ -237,23 +238,29 @@ static void packed(void)
 		float *A = malloc((size_t)(ar * lda) * sizeof *A);
 		float *B = malloc((size_t)(br * ldb) * sizeof *B);
 		float *C = malloc((size_t)(s->M * ldc) * sizeof *C);
+		float *C0 = malloc((size_t)(s->M * ldc) * sizeof *C0);
 
 		for (int64_t j = 0; j < ar * lda; j++)
 			A[j] = (float)t_nrand();
+		for (int64_t j = 0; j < s->M * ldc; j++)
+			C0[j] = (float)t_nrand();
 		for (int round = 0; round < 3; round++) {
 			if (round != 1) {       /* new values at the same address */
 				for (int64_t j = 0; j < br * ldb; j++)
 					B[j] = (float)t_nrand();
 				cmp_constant(B, br * ldb);
 			}
-			cmp_gemm(s->ta, s->tb, s->M, s->N, s->K, s->alpha, A, lda, B, ldb, 0.0f, C, ldc);
-			T_OK(product_bad(s, A, lda, B, ldb, C, ldc) == 0, "%lldx%lldx%lld %c%c, %s",
-			     (long long)s->M, (long long)s->N, (long long)s->K, "NT"[s->ta], "NT"[s->tb],
+			memcpy(C, C0, (size_t)(s->M * ldc) * sizeof *C);
+			cmp_gemm(s->ta, s->tb, s->M, s->N, s->K, s->alpha, A, lda, B, ldb, s->beta, C,
+			         ldc);
+			T_OK(product_bad(s, A, lda, B, ldb, C, C0, ldc) == 0,
+			     "%lldx%lldx%lld %c%c beta %g, %s", (long long)s->M, (long long)s->N,
+			     (long long)s->K, "NT"[s->ta], "NT"[s->tb], s->beta,
 			     round == 0 ? "first" : round == 1 ? "the kept copy" : "new values");
 			if (round != 0)
 				cmp_constant_drop(B);
 		}
-		free(A), free(B), free(C);
+		free(A), free(B), free(C), free(C0);
 	}
 }
 
