@@ -275,7 +275,8 @@ int ssm_kernel_backward(const ssm_params *p, int h, int64_t T, const float *dK, 
 struct ssm_cwork {
 	int64_t nmax;
 	cmp_fftws *fw;
-	float *save;    /* [nmax] a block's left context, which in place its outputs overwrite */
+	float *save;    /* [nmax / 2 + 1] a block's left context (T - 1 <= B / 2), which in
+	                 * place its outputs overwrite */
 };
 
 enum { S_KER, S_X, S_DY };      /* spectrum slots */
@@ -289,7 +290,7 @@ ssm_cwork *ssm_cwork_new(int64_t nmax, lc_err *err)
 		return NULL;
 	}
 	w->nmax = nmax;
-	if (!(w->save = malloc((size_t)(nmax > 0 ? nmax : 1) * sizeof *w->save))) {
+	if (!(w->save = malloc((size_t)(nmax > 0 ? nmax / 2 + 1 : 1) * sizeof *w->save))) {
 		lc_fail(err, "out of memory for FFT buffers of size %lld", (long long)nmax);
 		ssm_cwork_free(w);
 		return NULL;
@@ -333,6 +334,10 @@ int64_t ssm_conv_size(int64_t L, int64_t T, int bidir)
 	int64_t whole = ssm_fft_size(L, T), best = whole;
 	int64_t ctx = (T - 1) * (bidir ? 2 : 1);
 	double cbest = 3.0 * fft_cost(whole);
+	const char *v = getenv("LC_FFT_BLOCKS");
+
+	if (v && !strcmp(v, "0"))       /* tests and benchmarks: one cycle always */
+		return whole;
 
 	/* blocks of B points give B - ctx outputs each; B >= 2 ctx keeps at
 	 * least half of every block */

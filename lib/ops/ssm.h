@@ -91,7 +91,8 @@ int64_t ssm_fft_size(int64_t L, int64_t T);
  * kernels of T lags, both directions when bidir: ssm_fft_size(L, T), or
  * for short kernels a smaller size convolved block by block (overlap-save:
  * at 600,000 tokens a kernel of 2,000 lags took 16K-point blocks for a
- * third of the whole transforms' time, by fft_cost's model). */
+ * third of the whole transforms' time, by fft_cost's model).
+ * $LC_FFT_BLOCKS=0: always one cycle (tests and benchmarks). */
 int64_t ssm_conv_size(int64_t L, int64_t T, int bidir);
 
 /* y[0..L) = bidirectional conv of x[0..L) with K0[0..T), K1[0..T) (K1 may

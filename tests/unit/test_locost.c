@@ -10,6 +10,7 @@
 #include "arch/encoder.h"
 #include "arch/locost.h"
 #include "arch/model.h"
+#include "ops/ssm.h"
 
 #define TOL 1e-4
 
@@ -176,6 +177,52 @@ static void test_independence(void)
 	model_free(m);
 }
 
+/* A long document whose short kernels go by overlap-save blocks (ops/ssm.c)
+ * gives the states of one FFT cycle per channel ($LC_FFT_BLOCKS=0) within
+ * fp32 rounding (1e-5 of the largest value). */
+static void test_blocks(void)
+{
+	enum { L = 20000 };
+	lc_err err;
+	lc_model *m = model_open(t_data("locost"), 0, &err);
+	if (!T_OK(m != NULL, "%s", err.msg))
+		return;
+	const lc_config *c = model_config(m);
+	const locost_weights *W = model_weights(m);
+	int d = c->d_model, blocks = 0;
+	int32_t *ids = malloc(L * sizeof *ids);
+	float *x = malloc((size_t)L * (size_t)d * 4), *y = malloc((size_t)L * (size_t)d * 4);
+	lc_encoder *e = encoder_new(m, 2, &err);
+	double mx = 0, er = 0;
+
+	for (int i = 0; i < c->num_layers; i++) {
+		ssm_params sp = locost_layer_ssm(c, &W->enc[i]);
+		for (int h = 0; h < d; h++) {
+			int64_t T = ssm_support(&sp, h, L);
+			blocks += ssm_conv_size(L, T, sp.nch > 1) < ssm_fft_size(L, T);
+		}
+	}
+	T_OK(blocks > 0 && blocks < c->num_layers * d, "%d of %d channels by blocks", blocks,
+	     c->num_layers * d);
+	for (int i = 0; i < L; i++)
+		ids[i] = 3 + (int32_t)((i * 7919u) % (unsigned)(c->vocab_size - 3));
+	T_OK(e && encoder_run(e, ids, L, x, NULL, NULL, &err) == 0, "%s", err.msg);
+	setenv("LC_FFT_BLOCKS", "0", 1);
+	T_OK(e && encoder_run(e, ids, L, y, NULL, NULL, &err) == 0, "%s", err.msg);
+	unsetenv("LC_FFT_BLOCKS");
+	for (size_t i = 0; i < (size_t)L * (size_t)d; i++) {
+		mx = fmax(mx, fabs((double)y[i]));
+		er = fmax(er, fabs((double)x[i] - (double)y[i]));
+	}
+	T_OK(er <= 1e-5 * mx, "blocks against one cycle: %.3g of max %.3g", er, mx);
+	T_OK(er > 0, "LC_FFT_BLOCKS=0 changed nothing");  /* other sizes round otherwise */
+	printf("# %d channels by blocks at %d tokens: largest difference %.3g of max %.3g\n", blocks,
+	       L, er, mx);
+	free(ids), free(x), free(y);
+	encoder_free(e);
+	model_free(m);
+}
+
 int main(void)
 {
 	T_RUN(test_safetensors_parity);
@@ -183,5 +230,6 @@ int main(void)
 	T_RUN(test_bin_parity);
 	printf("# worst relative error (all): %.3g\n", worst);
 	T_RUN(test_independence);
+	T_RUN(test_blocks);
 	return t_done();
 }
