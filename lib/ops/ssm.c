@@ -14,6 +14,17 @@
 
 /* ------------------------------------------------------------- kernels */
 
+/* a b, as C's complex product computes it (ac - bd, ad + bc) without its
+ * check for NaN results (Annex G's call into __muldc3): the kernels' power
+ * chains are finite (|exp(dtA)| < 1 for decaying modes), and the check's
+ * compare and branch on every step were most of ssm_kernel's own time. */
+static inline double complex cmul(double complex a, double complex b)
+{
+	double ar = creal(a), ai = cimag(a), br = creal(b), bi = cimag(b);
+
+	return CMPLX(ar * br - ai * bi, ar * bi + ai * br);
+}
+
 struct ssm_kwork {
 	int N2, nch;
 	int64_t nbmax;
@@ -166,15 +177,23 @@ int ssm_kernel(const ssm_params *p, int h, int64_t T, float *K, int64_t ldk, ssm
 	if (nb > w->nbmax || N2 != w->N2 || nch != w->nch)
 		return lc_fail(err, "ssm_kernel: scratch too small");
 	discretize(p, h, w->dtA, w->coef, NULL, NULL);
-	/* V[n][j] = Re exp(dtA j), V[N2 + n][j] = Im exp(dtA j) */
+	/* V[n][j] = Re exp(dtA j), V[N2 + n][j] = Im exp(dtA j): the anchors
+	 * exp(dtA j0) (every 32 lags) times the 32 powers exp(dtA r), so that
+	 * one chain of products is 32 long, not KB (a chain runs at the
+	 * multiply's latency: it was most of ssm_kernel's own time) */
 	for (int n = 0; n < N2; n++) {
-		double complex z = 1, step = cexp(w->dtA[n]);
-		for (int j = 0; j < KB; j++) {
-			if (j % 32 == 0)
-				z = cexp(w->dtA[n] * (double)j);
-			w->V[(size_t)n * KB + (size_t)j] = (float)creal(z);
-			w->V[(size_t)(N2 + n) * KB + (size_t)j] = (float)cimag(z);
-			z *= step;
+		double complex pw[32], z = 1, step = cexp(w->dtA[n]);
+		for (int r = 0; r < 32; r++) {
+			pw[r] = z;
+			z = cmul(z, step);
+		}
+		for (int j0 = 0; j0 < KB; j0 += 32) {
+			double complex a = j0 ? cexp(w->dtA[n] * (double)j0) : 1;
+			for (int r = 0; r < 32 && j0 + r < KB; r++) {
+				double complex v = cmul(a, pw[r]);
+				w->V[(size_t)n * KB + (size_t)(j0 + r)] = (float)creal(v);
+				w->V[(size_t)(N2 + n) * KB + (size_t)(j0 + r)] = (float)cimag(v);
+			}
 		}
 	}
 	/* A[(c nb + b)][n] = Re a, [N2 + n] = -Im a, a = 2 coef exp(dtA b KB) */
@@ -184,12 +203,12 @@ int ssm_kernel(const ssm_params *p, int h, int64_t T, float *K, int64_t ldk, ssm
 			if (b % 64 == 0)
 				z = cexp(w->dtA[n] * (double)(b * KB));
 			for (int c = 0; c < nch; c++) {
-				double complex a = 2.0 * w->coef[c * N2 + n] * z;
+				double complex a = 2.0 * cmul(w->coef[c * N2 + n], z);
 				float *row = w->A + (size_t)(c * nb + b) * (size_t)(2 * N2);
 				row[n] = (float)creal(a);
 				row[N2 + n] = (float)-cimag(a);
 			}
-			z *= step;
+			z = cmul(z, step);
 		}
 	}
 	cmp_gemm(CMP_N, CMP_N, nch * nb, KB, 2 * N2, 1.0f, w->A, 2 * N2, w->V, KB, 0.0f, w->out, KB);
