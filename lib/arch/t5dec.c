@@ -225,12 +225,12 @@ static void cross_folded(const t5dec *t, fwd *f, const t5dec_layer *L, tape_laye
 	for (int g = 0; g < f->gs->n; g++) {
 		const dec_group *gr = &f->gs->g[g];
 		int64_t r0 = (int64_t)gr->row0 * T * nh, nr = (int64_t)gr->nrow * T * nh;
-		if (gr->E16 && (!gr->Edev || xattn_fw_dev(f->xw, qp + r0 * d, nr, gr->Edev, gr->L, d,
-		                                          ctx + r0 * d, NULL) < 0))
-			xattn_fw_bf16(f->xw, qp + r0 * d, nr, gr->E16, gr->L, d, ctx + r0 * d, NULL);
-		else if (!gr->E16)
+		if (!gr->E16)
 			xattn_fw_any(f->xw, qp + r0 * d, nr, gr->E, gr->Edev, gr->L, d, ctx + r0 * d,
 			             tl ? tl->lse + r0 : NULL);
+		else if (xattn_fw_dev(f->xw, qp + r0 * d, nr, gr->Edev, gr->L, d, ctx + r0 * d,
+		                      NULL) < 0)        /* no states on the GPU, or it failed */
+			xattn_fw_bf16(f->xw, qp + r0 * d, nr, gr->E16, gr->L, d, ctx + r0 * d, NULL);
 	}
 	/* values: co[r, h dkv..] = W_v,h . ctx[r, h]: (N x d) . (d x dkv) per head */
 	cmp_gemm_batch_par(f->nth, CMP_N, CMP_T, N, dkv, d, 1.0f, ctx, (int64_t)nh * d, d,

@@ -384,9 +384,10 @@ int cmp_dnnl_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, in
 	memcpy(&k.alpha, &alpha, sizeof alpha);
 	memcpy(&k.beta, &beta, sizeof beta);
 	k.ta = ta == CMP_T, k.tb = tb == CMP_T, k.bf16 = !!bf16;
-	/* a weight (bf16: its constant copy) in oneDNN's own layout, packed once */
+	/* a weight (bf16: operand found its constant copy, so b is not the
+	 * thread's buffer) in oneDNN's own layout, packed once */
 	k.packw = !atomic_load_explicit(&pk.failed, memory_order_relaxed) &&
-	          (!bf16 || b != t->b16) && cmp_is_constant(B, (br - 1) * ldb + bc);
+	          (bf16 ? b != t->b16 : cmp_is_constant(B, (br - 1) * ldb + bc));
 	if ((e = k.packw ? lookup(&k, &own) : NULL) && e->packed &&
 	    !(bp = packed_get(e, B, b, t->strm))) {
 		if (own) {
