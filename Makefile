@@ -171,7 +171,7 @@ $(O)/lib/%.o: lib/%.c config.mk $(O)/.settings
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(O)/lib/compute/cudak.o: lib/compute/cudak.cu lib/compute/cudak.h config.mk $(O)/.settings
+$(O)/lib/compute/cudak.o: lib/compute/cudak.cu lib/compute/cudak.h lib/compute/dev.h config.mk $(O)/.settings
 	@mkdir -p $(@D)
 	@echo "  NVCC    $<"
 	@$(CUDA_HOME)/bin/nvcc -O3 $(NVCC_ARCH) -Ilib -Xcompiler -fPIC -c -o $@ $<

@@ -101,6 +101,16 @@ void cmp_dev_get(float *dst, const float *src, int64_t n)
 		   "copying from the GPU");
 }
 
+void cmp_dev_get_rows(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t rows,
+                      int64_t cols)
+{
+	size_t f = sizeof(float);
+
+	if (!bad() && rows > 0 && cols > 0)
+		cu(cudaMemcpy2D(dst, (size_t)ldd * f, src, (size_t)lds * f, (size_t)cols * f,
+		                (size_t)rows, cudaMemcpyDeviceToHost), "copying from the GPU");
+}
+
 const float *cmp_dev_weight(const float *p, int64_t n)
 {
 	return cmp_cuda_resident(p, n);
@@ -186,6 +196,13 @@ void cmp_dev_mul(float *y, int64_t ldy, const float *x, int64_t ldx, int64_t R, 
 {
 	if (!bad())
 		cu(cudak_mul(y, ldy, x, ldx, R, C), "a product of elements");
+}
+
+void cmp_dev_segattn(const cmp_dev_group *g, int64_t ng, const cmp_dev_seg *s, int dk,
+                     float scale)
+{
+	if (!bad())
+		cu(cudak_segattn(g, ng, s, dk, scale), "an attention");
 }
 
 /* ------------------------------------------------------- convolutions */
@@ -311,6 +328,12 @@ void cmp_dev_get(float *dst, const float *src, int64_t n)
 	(void)dst, (void)src, (void)n;
 }
 
+void cmp_dev_get_rows(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t rows,
+                      int64_t cols)
+{
+	(void)dst, (void)ldd, (void)src, (void)lds, (void)rows, (void)cols;
+}
+
 const float *cmp_dev_weight(const float *p, int64_t n)
 {
 	(void)p, (void)n;
@@ -371,6 +394,12 @@ void cmp_dev_lock(void)
 
 void cmp_dev_unlock(void)
 {
+}
+
+void cmp_dev_segattn(const cmp_dev_group *g, int64_t ng, const cmp_dev_seg *s, int dk,
+                     float scale)
+{
+	(void)g, (void)ng, (void)s, (void)dk, (void)scale;
 }
 
 cmp_dev_conv *cmp_dev_conv_new(int64_t n, int G)

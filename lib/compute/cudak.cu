@@ -324,3 +324,111 @@ extern "C" int cudak_to_bf16(const float *x, int64_t n, void *y)
 	k_to_bf16<<<grid(n), THREADS>>>(x, n, (__nv_bfloat16 *)y);
 	return (int)cudaGetLastError();
 }
+
+/* ------------------------------------------ attention over key segments */
+
+#define SEG_KT 32       /* keys a tile holds */
+
+/* One block per group (dev.h), a thread per query row: the row's query
+ * and output in registers (DK >= dk, the columns past dk zero), each tile
+ * of SEG_KT keys and values read once into shared memory for the whole
+ * group, then an online softmax: the tile's scores, the running maximum
+ * moved once a tile (the output and the sum rescaled), the tile's
+ * probabilities added in. */
+template <int DK>
+__global__ static void __launch_bounds__(CMP_DEV_SEG_ROWS)
+k_segattn(const cmp_dev_group *G, const cmp_dev_seg *S, int dk, float scale)
+{
+	__shared__ float ks[SEG_KT][DK], vs[SEG_KT][DK], add[SEG_KT], kp[SEG_KT];
+	const cmp_dev_group g = G[blockIdx.x];
+	const int i = threadIdx.x, live = i < g.m;
+	const float qp = live && g.qpad ? g.qpad[i] : 0.0f;
+	float q[DK], acc[DK], sc[SEG_KT], mx = -INFINITY, l = 0.0f;
+
+#pragma unroll
+	for (int c = 0; c < DK; c++) {
+		q[c] = live && c < dk ? g.q[(int64_t)i * g.ldq + c] : 0.0f;
+		acc[c] = 0.0f;
+	}
+	for (int si = g.seg0; si < g.seg0 + g.nseg; si++) {
+		const cmp_dev_seg s = S[si];
+
+		for (int64_t t0 = 0; t0 < s.n; t0 += SEG_KT) {
+			const int cnt = s.n - t0 < SEG_KT ? (int)(s.n - t0) : SEG_KT;
+			float tm = -INFINITY;
+
+			__syncthreads();        /* the last tile read by all */
+			for (int e = threadIdx.x; e < SEG_KT * DK; e += blockDim.x) {
+				int r = e / DK, c = e % DK, in = r < cnt && c < dk;
+				ks[r][c] = in ? s.k[(t0 + r) * s.ld + c] : 0.0f;
+				vs[r][c] = in ? s.v[(t0 + r) * s.ld + c] : 0.0f;
+			}
+			for (int r = threadIdx.x; r < SEG_KT; r += blockDim.x) {
+				add[r] = r < cnt && s.mask ? s.mask[t0 + r] : 0.0f;
+				kp[r] = r < cnt && s.kpad ? s.kpad[t0 + r] : 0.0f;
+			}
+			__syncthreads();
+			if (!live)
+				continue;
+#pragma unroll
+			for (int r = 0; r < SEG_KT; r++) {
+				float d = 0.0f, v;
+#pragma unroll
+				for (int c = 0; c < DK; c++)
+					d = fmaf(q[c], ks[r][c], d);
+				v = d * scale;
+				if (s.kpad)
+					v = qp != 0.0f || kp[r] != 0.0f ? -10000.0f : v;
+				else
+					v += add[r];
+				sc[r] = r < cnt ? v : -INFINITY;
+				tm = fmaxf(tm, sc[r]);
+			}
+			if (tm == -INFINITY)
+				continue;       /* nothing visible in this tile */
+			if (tm > mx) {
+				float corr = expf(mx - tm);     /* 0 while mx is -inf */
+				l *= corr;
+#pragma unroll
+				for (int c = 0; c < DK; c++)
+					acc[c] *= corr;
+				mx = tm;
+			}
+#pragma unroll
+			for (int r = 0; r < SEG_KT; r++) {
+				float p = expf(sc[r] - mx);     /* 0 for -inf */
+				l += p;
+#pragma unroll
+				for (int c = 0; c < DK; c++)
+					acc[c] = fmaf(p, vs[r][c], acc[c]);
+			}
+		}
+	}
+	if (live) {
+		float inv = l > 0.0f ? 1.0f / l : 0.0f;
+#pragma unroll
+		for (int c = 0; c < DK; c++)
+			if (c < dk)
+				g.o[(int64_t)i * g.ldo + c] = acc[c] * inv;
+	}
+}
+
+extern "C" int cudak_segattn(const cmp_dev_group *g, int64_t ng, const cmp_dev_seg *s, int dk,
+                             float scale)
+{
+	unsigned n = (unsigned)ng;
+
+	if (ng < 1)
+		return 0;
+	if (ng > INT32_MAX || dk < 1 || dk > CMP_DEV_SEG_DK)
+		return (int)cudaErrorInvalidValue;
+	if (dk <= 16)
+		k_segattn<16><<<n, CMP_DEV_SEG_ROWS>>>(g, s, dk, scale);
+	else if (dk <= 32)
+		k_segattn<32><<<n, CMP_DEV_SEG_ROWS>>>(g, s, dk, scale);
+	else if (dk <= 64)
+		k_segattn<64><<<n, CMP_DEV_SEG_ROWS>>>(g, s, dk, scale);
+	else
+		k_segattn<128><<<n, CMP_DEV_SEG_ROWS>>>(g, s, dk, scale);
+	return (int)cudaGetLastError();
+}

@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include "compute/dev.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -33,6 +35,8 @@ int cudak_combine(float *x, int64_t ldx, int64_t L, int cnt, const float *c, int
                   const float *D);
 /* y [n] (bf16) = x [n] rounded to nearest, ties to even */
 int cudak_to_bf16(const float *x, int64_t n, void *y);
+/* the attention of groups g [ng] over segments s (dev.h; both the GPU's) */
+int cudak_segattn(const cmp_dev_group *g, int64_t ng, const cmp_dev_seg *s, int dk, float scale);
 
 #ifdef __cplusplus
 }

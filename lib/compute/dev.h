@@ -21,6 +21,10 @@
 
 #include "base/err.h"
 
+#ifdef __cplusplus
+extern "C" {              /* compute/cudak.cu reads the tables below */
+#endif
+
 /* 1 when the device is cuda and a GPU answers (cmp_set_device). */
 int cmp_dev_on(void);
 
@@ -38,6 +42,10 @@ void cmp_dev_free(void *p);
  * queue. */
 void cmp_dev_put(float *dst, const float *src, int64_t n);
 void cmp_dev_get(float *dst, const float *src, int64_t n);
+/* rows x cols floats from src (row stride lds, the GPU's) to dst (ldd):
+ * the columns between stay as they are. */
+void cmp_dev_get_rows(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t rows,
+                      int64_t cols);
 /* The same for raw bytes (tables of doubles and counts). */
 void cmp_dev_put_bytes(void *dst, const void *src, int64_t bytes);
 
@@ -107,5 +115,43 @@ void cmp_dev_conv_free(cmp_dev_conv *c);
 void cmp_dev_conv_run(cmp_dev_conv *c, float *x, int64_t ldx, int64_t L, int cnt,
                       const double *dtA, const double *coef, int N2, int nch,
                       const int64_t *T, int64_t Tmax, const float *D);
+
+/* --- Attention over key segments -----------------------------------------
+ *
+ * Every encoder attention of lc in one form (ops/segattn.h builds it): a
+ * group is up to CMP_DEV_SEG_ROWS query rows of one head, and its keys
+ * are the concatenation of its segments, each n rows of keys and values
+ * (dk floats at the start of each row, row stride ld). A query's score
+ * for a key is scale q.k, then: in a segment with kpad, -10000 (assigned)
+ * when the key's or the query's pad flag is non-zero (qpad NULL: no query
+ * is a pad); else plus the segment's additive mask, when it has one. The
+ * output row is softmax(scores) v over all the group's keys, in one pass
+ * (an online softmax, tiles of keys shared by the group's rows); a row
+ * whose every score is -inf gets zeros (ops/softmax.h's rule). dk <=
+ * CMP_DEV_SEG_DK. The tables g [ng] and s are in the GPU's memory. */
+#define CMP_DEV_SEG_ROWS 64
+#define CMP_DEV_SEG_DK 128
+
+typedef struct cmp_dev_seg {
+	const float *k, *v;
+	const float *mask;          /* additive [n], or NULL */
+	const float *kpad;          /* pad flags [n], or NULL */
+	int64_t ld, n;
+} cmp_dev_seg;
+
+typedef struct cmp_dev_group {
+	const float *q;             /* [m, ldq] */
+	float *o;                   /* [m, ldo]: dk floats of each row written */
+	const float *qpad;          /* [m], or NULL */
+	int64_t ldq, ldo;
+	int m, seg0, nseg;          /* rows; segments s[seg0 .. seg0 + nseg) */
+} cmp_dev_group;
+
+void cmp_dev_segattn(const cmp_dev_group *g, int64_t ng, const cmp_dev_seg *s, int dk,
+                     float scale);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -9,7 +9,9 @@
 
 #include "base/parallel.h"
 #include "compute/compute.h"
+#include "compute/dev.h"
 #include "ops/linear.h"
+#include "ops/segattn.h"
 #include "ops/softmax.h"
 
 #define QROWS 256                /* query rows per product: bounds the scratch */
@@ -220,15 +222,75 @@ static int blk_setup(blk_run *r, int per, int nth, lc_err *err)
 	return 0;
 }
 
+/* pad flags [n] as floats (1 for a pad), or NULL when out of memory */
+static float *pad_floats(const unsigned char *pad, int64_t n)
+{
+	float *f = malloc((size_t)(n ? n : 1) * sizeof *f);
+
+	for (int64_t i = 0; f && i < n; i++)
+		f[i] = pad[i] ? 1.0f : 0.0f;
+	return f;
+}
+
+/* blkattn_fw on the GPU (ops/segattn.h): 0 done, 1 the CPU's to do.
+ * Every masked score is assigned, so a pad flag on the segment (and on
+ * the rows) is the CPU's blk_masked; with global0, key 0 is a segment of
+ * its own, never masked, and is left out of block 0's keys (which mask
+ * it), and row 0 attends to every key with only the keys' pads masked. */
+static int blk_dev(const blkattn_spec *s, const float *q, const float *k, const float *v,
+                   int64_t ld, int64_t T, const unsigned char *pad, float *out, lc_err *err)
+{
+	sa_plan *p = sa_new(s->dk, s->scale);
+	int64_t w = (int64_t)s->heads * s->dk, n = (T - 1) * ld + w, bs = s->bs;
+	float *pf = pad ? pad_floats(pad, T) : NULL;
+	int bq, bk, bv, bp;
+	int rc;
+
+	if (!p || (pad && !pf)) {
+		sa_free(p);
+		free(pf);
+		return lc_fail(err, "out of memory (an attention's plan)");
+	}
+	bq = sa_buf(p, q, n);
+	bk = sa_buf(p, k, n);
+	bv = sa_buf(p, v, n);
+	bp = pf ? sa_buf(p, pf, T) : -1;
+	for (int h = 0; h < s->heads; h++) {
+		int64_t off = (int64_t)h * s->dk;
+		for (int64_t b0 = 0; b0 < T; b0 += bs) {
+			int64_t r0 = s->global0 && b0 == 0 ? 1 : b0, e = T - b0 < bs ? T : b0 + bs;
+			if (s->global0)
+				sa_seg(p, (sa_at){ bk, off }, (sa_at){ bv, off }, ld, 1, SA_NONE, SA_NONE);
+			sa_seg(p, (sa_at){ bk, r0 * ld + off }, (sa_at){ bv, r0 * ld + off }, ld, e - r0,
+			       SA_NONE, (sa_at){ bp, r0 });
+			sa_rows(p, (sa_at){ bq, r0 * ld + off }, ld, e - r0, r0 * ld + off, ld,
+			        (sa_at){ bp, r0 });
+		}
+		if (s->global0) {
+			sa_seg(p, (sa_at){ bk, off }, (sa_at){ bv, off }, ld, 1, SA_NONE, SA_NONE);
+			sa_seg(p, (sa_at){ bk, ld + off }, (sa_at){ bv, ld + off }, ld, T - 1, SA_NONE,
+			       (sa_at){ bp, 1 });
+			sa_rows(p, (sa_at){ bq, off }, ld, 1, off, ld, SA_NONE);
+		}
+	}
+	rc = sa_run(p, out, T, w, ld, err);
+	sa_free(p);
+	free(pf);
+	return rc;
+}
+
 int blkattn_fw(const blkattn_spec *s, const float *q, const float *k, const float *v, int64_t ld,
                int64_t T, const unsigned char *pad, float *out, int nth, lc_err *err)
 {
+	int rc;
 	blk_run r = { .s = s, .q = q, .k = k, .v = v, .out = out, .pad = pad, .ld = ld, .T = T };
 
 	if (blk_check(s, T, err) < 0)
 		return -1;
 	if (T == 0)
 		return 0;
+	if (cmp_dev_on() && (rc = blk_dev(s, q, k, v, ld, T, pad, out, err)) <= 0)
+		return rc;
 	if (nth < 1)
 		nth = 1;
 	if (blk_setup(&r, 1, nth, err) < 0)
@@ -454,10 +516,45 @@ static void xat_bw_job(void *ctx, int64_t h, int tid)
 	}
 }
 
+/* The forward on the GPU (ops/segattn.h): 0 done, 1 the CPU's to do. */
+static int xat_dev(const xat_run *r, lc_err *err)
+{
+	int d = r->d, dk = d / r->heads;
+	sa_plan *p = sa_new(dk, r->scale);
+	float *mf = r->pm ? malloc((size_t)r->Tp * sizeof *mf) : NULL;
+	int bq, bk, bv, bm;
+	int rc;
+
+	if (!p || (r->pm && !mf)) {
+		sa_free(p);
+		free(mf);
+		return lc_fail(err, "out of memory (an attention's plan)");
+	}
+	for (int64_t j = 0; mf && j < r->Tp; j++)
+		mf[j] = r->pm[j] ? -INFINITY : 0.0f;
+	bq = sa_buf(p, r->q, r->T * d);
+	bk = sa_buf(p, r->kp, r->Tp * d);
+	bv = sa_buf(p, r->vp, r->Tp * d);
+	bm = mf ? sa_buf(p, mf, r->Tp) : -1;
+	for (int h = 0; h < r->heads; h++) {
+		int64_t off = (int64_t)h * dk;
+		sa_seg(p, (sa_at){ bk, off }, (sa_at){ bv, off }, d, r->Tp, (sa_at){ bm, 0 }, SA_NONE);
+		sa_rows(p, (sa_at){ bq, off }, d, r->T, off, d, SA_NONE);
+	}
+	rc = sa_run(p, r->o, r->T, d, d, err);
+	sa_free(p);
+	free(mf);
+	return rc;
+}
+
 /* The forward (bw 0) or backward over nth threads. */
 static int xat_run_all(xat_run *r, int bw, int nth, lc_err *err)
 {
+	int rc;
+
 	r->scale = 1.0f / sqrtf((float)(r->d / r->heads));
+	if (!bw && r->T > 0 && cmp_dev_on() && (rc = xat_dev(r, err)) <= 0)
+		return rc;
 	r->nq = (r->T + QROWS - 1) / QROWS;
 	r->sn = (bw ? 2 : 1) * (int64_t)QROWS * r->Tp;
 	if (!(r->scratch = malloc((size_t)(nth * r->sn) * sizeof *r->scratch)))

@@ -14,6 +14,8 @@
 
 #include "base/parallel.h"
 #include "compute/compute.h"
+#include "compute/dev.h"
+#include "ops/segattn.h"
 #include "ops/softmax.h"
 
 static const char *const names[] = {
@@ -445,6 +447,66 @@ static void block_job(void *ctx, int64_t j, int tid)
 	       r->out + (s->ng + b * bs) * ld + (int64_t)h * s->dk, ld, S);
 }
 
+/* The floats of R rows of stride ld whose last row holds w. */
+static int64_t span(int64_t R, int64_t ld, int64_t w)
+{
+	return R < 1 ? 0 : (R - 1) * ld + w;
+}
+
+/* The blocks and the global queries of block_job as one plan on the
+ * GPU (ops/segattn.h), the sparse slots computed before on the CPU: 0
+ * done, 1 the CPU's to do. */
+static int lsg_dev(const lsg_run *r, lc_err *err)
+{
+	const lsg_spec *s = r->s;
+	sa_plan *p = sa_new(s->dk, s->scale);
+	int64_t ld = r->ld, ng = s->ng, T = r->T, R = ng + T, bs = s->bs, nb = T / bs;
+	int64_t step = bs / s->sf, w = (int64_t)s->heads * s->dk, hs = r->S * s->dk;
+	int bq, bk, bv, bm, bsk = -1, bsv = -1, bsm = -1;
+	int rc;
+
+	if (!p)
+		return lc_fail(err, "out of memory (an attention's plan)");
+	/* the rows as lsg_attn_fw was given them: globals first */
+	bq = sa_buf(p, r->q - ng * ld, span(R, ld, w));
+	bk = sa_buf(p, r->gk, span(R, ld, w));
+	bv = sa_buf(p, r->gv, span(R, ld, w));
+	bm = sa_buf(p, r->kmask - ng, R);
+	if (r->S > 0) {
+		bsk = sa_buf(p, r->sk, s->heads * hs);
+		bsv = sa_buf(p, r->sv, s->heads * hs);
+		bsm = sa_buf(p, r->sm, s->heads * r->S);
+	}
+	for (int h = 0; h < s->heads; h++) {
+		int64_t off = (int64_t)h * s->dk;
+		/* the global queries: every key */
+		sa_seg(p, (sa_at){ bk, off }, (sa_at){ bv, off }, ld, ng, SA_NONE, SA_NONE);
+		sa_seg(p, (sa_at){ bk, ng * ld + off }, (sa_at){ bv, ng * ld + off }, ld, T,
+		       (sa_at){ bm, ng }, SA_NONE);
+		sa_rows(p, (sa_at){ bq, off }, ld, ng, off, ld, SA_NONE);
+		for (int64_t b = 0; b < nb; b++) {
+			int64_t lo = (b - 1) * bs, hi = (b + 2) * bs;
+			sa_seg(p, (sa_at){ bk, off }, (sa_at){ bv, off }, ld, ng, SA_NONE, SA_NONE);
+			for (int side = 0; side < 2 && r->S > 0; side++) {
+				int64_t a = b * step + (side ? r->after : r->before), e = a + s->sbs;
+				a = a < 0 ? 0 : a;
+				e = e > r->S ? r->S : e;
+				sa_seg(p, (sa_at){ bsk, h * hs + a * s->dk }, (sa_at){ bsv, h * hs + a * s->dk },
+				       s->dk, e - a, (sa_at){ bsm, h * r->S + a }, SA_NONE);
+			}
+			lo = lo < 0 ? 0 : lo;
+			hi = hi > T ? T : hi;
+			sa_seg(p, (sa_at){ bk, (ng + lo) * ld + off }, (sa_at){ bv, (ng + lo) * ld + off },
+			       ld, hi - lo, (sa_at){ bm, ng + lo }, SA_NONE);
+			sa_rows(p, (sa_at){ bq, (ng + b * bs) * ld + off }, ld, bs, (ng + b * bs) * ld + off,
+			        ld, SA_NONE);
+		}
+	}
+	rc = sa_run(p, r->out, R, w, ld, err);
+	sa_free(p);
+	return rc;
+}
+
 /* Dense: the queries of rows [j * DENSE_ROWS, ...) of one head to every key. */
 #define DENSE_ROWS 64
 
@@ -469,11 +531,42 @@ static void dense_job(void *ctx, int64_t j, int tid)
 	       r->out + r0 * r->ld + off, r->ld, r->scratch + (int64_t)tid * r->scratch_n);
 }
 
+/* attn_full_fw on the GPU (ops/segattn.h): 0 done, 1 the CPU's to do. */
+static int full_dev(int heads, int dk, float scale, const float *q, const float *k,
+                    const float *v, int64_t ld, int64_t R, const float *kmask, float *out,
+                    lc_err *err)
+{
+	sa_plan *p = sa_new(dk, scale);
+	int64_t w = (int64_t)heads * dk;
+	int bq, bk, bv, bm;
+	int rc;
+
+	if (!p)
+		return lc_fail(err, "out of memory (an attention's plan)");
+	bq = sa_buf(p, q, span(R, ld, w));
+	bk = sa_buf(p, k, span(R, ld, w));
+	bv = sa_buf(p, v, span(R, ld, w));
+	bm = kmask ? sa_buf(p, kmask, R) : -1;
+	for (int h = 0; h < heads; h++) {
+		int64_t off = (int64_t)h * dk;
+		sa_seg(p, (sa_at){ bk, off }, (sa_at){ bv, off }, ld, R, (sa_at){ bm, 0 }, SA_NONE);
+		sa_rows(p, (sa_at){ bq, off }, ld, R, off, ld, SA_NONE);
+	}
+	rc = sa_run(p, out, R, w, ld, err);
+	sa_free(p);
+	return rc;
+}
+
 int attn_full_fw(int heads, int dk, float scale, const float *q, const float *k, const float *v,
                  int64_t ld, int64_t R, const float *kmask, float *out, int nth, lc_err *err)
 {
 	dense_run d = { dk, scale, q, k, v, kmask, ld, R, 0, out, NULL, 0 };
+	int rc;
 
+	if (R < 1)
+		return 0;
+	if (cmp_dev_on() && (rc = full_dev(heads, dk, scale, q, k, v, ld, R, kmask, out, err)) <= 0)
+		return rc;
 	if (nth < 1)
 		nth = 1;
 	d.nq = (R + DENSE_ROWS - 1) / DENSE_ROWS;
@@ -545,8 +638,10 @@ int lsg_attn_fw(const lsg_spec *s, const float *q, const float *k, const float *
 	}
 	if (r.S > 0)
 		par_for(nth, s->heads, sparse_head, &r);
-	par_for(nth, (int64_t)s->heads * (T / s->bs + 1), block_job, &r);
-	rc = 0;
+	if (!cmp_dev_on() || (rc = lsg_dev(&r, err)) > 0) {
+		par_for(nth, (int64_t)s->heads * (T / s->bs + 1), block_job, &r);
+		rc = 0;
+	}
 out:
 	free(r.scratch);
 	free(r.sk);

@@ -9,6 +9,8 @@
  * check-cuda. Without a GPU (or a build without CUDA), only that the
  * device says it is absent.
  */
+#include <float.h>
+
 #include "t.h"
 #include "t_dec.h"
 #include "t_oracle.h"
@@ -20,6 +22,8 @@
 #include "compute/compute.h"
 #include "compute/dev.h"
 #include "ops/act.h"
+#include "ops/bartlsattn.h"
+#include "ops/lsgattn.h"
 #include "ops/norm.h"
 #include "ops/ssm.h"
 #include "ops/xattn.h"
@@ -487,6 +491,151 @@ static void test_xattn(void)
 	xattn_case(48, 70000, 768);
 }
 
+/* ------------------------------------ encoder attentions (ops/segattn.h) */
+
+/* Each attention on the CPU (by products, the path the oracle goldens
+ * check) and on the GPU (one kernel over the same plan of segments):
+ * both fp32, summing in other orders, so within 1e-5 of the largest
+ * output; the columns between the heads' (a row stride wider than the
+ * heads) untouched on both. */
+enum { A_FULL, A_LSG, A_BLK, A_POOL, A_SEGX };
+
+typedef struct acase {
+	int kind, heads, dk;
+	int64_t R, ld;              /* rows (LSG: globals + tokens) and their stride */
+	const float *kmask;         /* A_FULL, A_LSG */
+	const lsg_spec *lsg;
+	const blkattn_spec *blk;
+	const unsigned char *pad;   /* A_BLK, A_POOL */
+	const poolattn_spec *pool;
+	const poolattn_w *pw;
+	int64_t S;                  /* A_SEGX: keys */
+} acase;
+
+static float *attend_on(const char *dev, const acase *c, const float *q, const float *k,
+                        const float *v)
+{
+	int64_t n = c->R * c->ld;
+	float *out = malloc((size_t)n * sizeof *out);
+	lc_err err;
+	int rc = -1;
+
+	for (int64_t i = 0; i < n; i++)
+		out[i] = 7.0f;          /* what no attention writes stays */
+	T_OK(cmp_set_device(dev, on_warn, NULL, &err) == 0, "%s: %s", dev, err.msg);
+	switch (c->kind) {
+	case A_FULL:
+		rc = attn_full_fw(c->heads, c->dk, 1.0f / sqrtf((float)c->dk), q, k, v, c->ld, c->R,
+		                  c->kmask, out, 2, &err);
+		break;
+	case A_LSG:
+		rc = lsg_attn_fw(c->lsg, q, k, v, c->ld, c->R - c->lsg->ng, c->kmask, out, 2, &err);
+		break;
+	case A_BLK:
+		rc = blkattn_fw(c->blk, q, k, v, c->ld, c->R, c->pad, out, 2, &err);
+		break;
+	case A_POOL: {
+		poolattn_tape t;
+		rc = poolattn_tape_init(&t, c->pool, c->R, &err);
+		if (rc == 0)
+			rc = poolattn_fw(c->pool, c->pw, q, c->R, c->pad, &t, out, 0, 2, &err);
+		poolattn_tape_free(&t);
+		break;
+	}
+	case A_SEGX:
+		rc = segxattn_fw(c->heads, c->heads * c->dk, q, c->R, k, v, c->S, out, 2, &err);
+		break;
+	}
+	T_OK(rc == 0, "%s: %s", dev, err.msg);
+	return out;
+}
+
+static void attn_check(const char *what, const acase *c)
+{
+	int64_t w = (int64_t)c->heads * c->dk, nk = c->kind == A_SEGX ? c->S : c->R;
+	float *q = rnd(c->R * c->ld, 1.0), *k = rnd(nk * c->ld, 1.0), *v = rnd(nk * c->ld, 1.0);
+	float *o0 = attend_on("cpu", c, q, k, v), *o1 = attend_on("cuda", c, q, k, v);
+	double e = rel_m(o1, o0, c->R, w, c->ld);
+	int64_t bad = 0;
+
+	for (int64_t r = 0; r < c->R; r++)
+		for (int64_t j = w; j < c->ld; j++)
+			bad += o0[r * c->ld + j] != 7.0f || o1[r * c->ld + j] != 7.0f;
+	T_OK(e < 1e-5, "%s: GPU %g from the CPU", what, e);
+	T_OK(bad == 0, "%s: %lld values outside the heads' columns written", what, (long long)bad);
+	printf("# %s: GPU %.2g from the CPU\n", what, e);
+	free(q), free(k), free(v), free(o0), free(o1);
+}
+
+static void test_attention(void)
+{
+	static const int types[] = { LSG_NONE, LSG_NORM, LSG_POOLING, LSG_STRIDE, LSG_BLOCK_STRIDE,
+	                             LSG_BOS_POOLING, LSG_LSH };
+	float *km = malloc(2000 * sizeof *km), *R = NULL, *W = rnd(8 * 64 * 64, 0.125);
+	unsigned char *pad = calloc(2000, 1);
+	char what[160];
+
+	for (int64_t i = 0; i < 2000; i++)
+		km[i] = i % 97 == 3 || i >= 1500 ? -FLT_MAX : 0.0f;
+	/* dense: BART's encoder (no mask), a mask, each kernel width */
+	attn_check("dense 1000 rows, 12 x 64", &(acase){ .kind = A_FULL, .heads = 12, .dk = 64, .R = 1000, .ld = 768 });
+	attn_check("dense 333 rows, 3 x 16, masked, wider rows",
+	           &(acase){ .kind = A_FULL, .heads = 3, .dk = 16, .R = 333, .ld = 53,
+	                     .kmask = km + 1300 });
+	attn_check("dense 70 rows, 2 x 96", &(acase){ .kind = A_FULL, .heads = 2, .dk = 96, .R = 70, .ld = 192, .kmask = km });
+	attn_check("dense 65 rows, 1 x 8, all masked but 0", &(acase){ .kind = A_FULL, .heads = 1, .dk = 8, .R = 65, .ld = 8, .kmask = km + 1499 });
+	/* LSG: every sparsity, globals, pads, the first token masked */
+	for (size_t t = 0; t < sizeof types / sizeof *types; t++)
+		for (int sf = 2; sf <= 4; sf += 2) {
+			lsg_spec sp = { .heads = 2, .dk = 32, .scale = 1.0f / sqrtf(32.0f), .ng = 2, .bs = 16,
+			                .sbs = 16, .sf = sf, .type = types[t], .lsh_rounds = 2 };
+			int64_t T = 256, n;
+			if (lsg_spec_invalid(sp.bs, sp.sbs, sp.sf, sp.type))
+				continue;
+			free(R);
+			n = lsg_lsh_draw_len(&sp, 0) + lsg_lsh_draw_len(&sp, 1);
+			sp.lsh_R = R = rnd(n, 1.0);
+			km[1300] = -FLT_MAX;        /* the first token, with mask_first_token */
+			snprintf(what, sizeof what, "LSG %s, sparsity factor %d, %lld tokens",
+			         lsg_sparsity_name(sp.type), sf, (long long)T);
+			attn_check(what, &(acase){ .kind = A_LSG, .heads = 2, .dk = 32, .R = 2 + T, .ld = 70,
+			                     .kmask = km + 1298, .lsg = &sp });
+		}
+	{
+		lsg_spec sp = { .heads = 12, .dk = 64, .scale = 0.125f, .ng = 1, .bs = 128, .sbs = 128,
+		                .sf = 8, .type = LSG_POOLING, .lsh_rounds = 1 };
+		float *km0 = calloc(4097, sizeof *km0);
+		attn_check("LSG pooling, BART-base's heads, 4096 tokens",
+		           &(acase){ .kind = A_LSG, .heads = 12, .dk = 64, .R = 1 + 4096, .ld = 768,
+		                     .kmask = km0, .lsg = &sp });
+		free(km0);
+	}
+	/* BART-LS's blocks, the top-down's blocks with token 0 */
+	for (int64_t i = 0; i < 2000; i++)
+		pad[i] = i % 29 == 5 || i >= 180;
+	for (int g0 = 0; g0 < 2; g0++)
+		for (int pd = 0; pd < 2; pd++) {
+			blkattn_spec bs = { .heads = 3, .dk = 16, .bs = 16, .scale = 0.25f, .global0 = g0 };
+			int64_t T = g0 ? 199 : 208;
+			snprintf(what, sizeof what, "blocks of 16, %lld rows, %s, %s", (long long)T,
+			         g0 ? "token 0 global" : "no global", pd ? "pads" : "no pads");
+			attn_check(what, &(acase){ .kind = A_BLK, .heads = 3, .dk = 16, .R = T, .ld = 50, .blk = &bs,
+			                     .pad = pd ? pad : NULL });
+		}
+	/* pooled keys (whole windows of pads masked: -inf) and segments */
+	{
+		poolattn_spec ps = { .heads = 4, .d = 64, .kernel = 4, .stride = 4, .padding = 0 };
+		poolattn_w pw = { W, W + 4096, W + 8192, W + 12288, W + 16384, W + 20480, W + 24576,
+		                  W + 28672 };
+		attn_check("pooled keys, 200 rows, pads", &(acase){ .kind = A_POOL, .heads = 4, .dk = 16, .R = 200, .ld = 64,
+		                     .pad = pad, .pool = &ps, .pw = &pw });
+		attn_check("token to segment, 300 rows over 40", &(acase){ .kind = A_SEGX, .heads = 4, .dk = 16, .R = 300, .ld = 64,
+		                     .S = 40 });
+	}
+	T_OK(cmp_set_device("cuda", on_warn, NULL, NULL) == 0, "back to cuda");
+	free(km), free(R), free(W), free(pad);
+}
+
 /* encoder states of ids on dev ("cpu" or "cuda") under --compute prec
  * (f32, bf16, or "emulated": bf16 by LC_BF16_EMULATE=1) */
 static float *encode_with(lc_model *m, const char *dev, const char *prec, const int32_t *ids,
@@ -588,6 +737,7 @@ int main(void)
 		T_RUN(test_bf16_big);
 		T_RUN(test_conv);
 		T_RUN(test_xattn);
+		T_RUN(test_attention);
 		T_RUN(test_encoder);
 		T_OK(said == 0, "the GPU failed %d times (above): the CPU computed instead", said);
 	} else {

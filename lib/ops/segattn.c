@@ -1,0 +1,199 @@
+/*
+ * segattn.c: attention plans (see segattn.h). A plan is three growing
+ * tables (buffers, segments, groups of at most CMP_DEV_SEG_ROWS rows);
+ * sa_run places every buffer, the output and the tables in one
+ * allocation on the GPU, turns the offsets into the GPU's pointers and
+ * queues one kernel.
+ */
+#include "ops/segattn.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "compute/dev.h"
+
+typedef struct buf {
+	const float *x;
+	int64_t n;
+} buf;
+
+typedef struct seg {
+	sa_at k, v, mask, pad;
+	int64_t ld, n;
+} seg;
+
+typedef struct grp {
+	sa_at q, pad;
+	int64_t ldq, o, ldo;
+	int m;
+	int64_t seg0, nseg;
+} grp;
+
+struct sa_plan {
+	int dk;
+	float scale;
+	int oom;                        /* a table could not grow */
+	buf *buf;
+	int64_t nbuf, cbuf;
+	seg *seg;
+	int64_t nseg, cseg, open;       /* open: the first segment of the next range */
+	grp *grp;
+	int64_t ngrp, cgrp;
+};
+
+sa_plan *sa_new(int dk, float scale)
+{
+	sa_plan *p = calloc(1, sizeof *p);
+
+	if (p) {
+		p->dk = dk;
+		p->scale = scale;
+	}
+	return p;
+}
+
+void sa_free(sa_plan *p)
+{
+	if (!p)
+		return;
+	free(p->buf);
+	free(p->seg);
+	free(p->grp);
+	free(p);
+}
+
+/* Room for one more of *n items of size sz in *a (capacity *c). */
+static int room(sa_plan *p, void **a, int64_t n, int64_t *c, size_t sz)
+{
+	int64_t nc;
+	void *x;
+
+	if (n < *c)
+		return 1;
+	nc = *c ? 2 * *c : 64;
+	if (!(x = realloc(*a, (size_t)nc * sz))) {
+		p->oom = 1;
+		return 0;
+	}
+	*a = x;
+	*c = nc;
+	return 1;
+}
+
+int sa_buf(sa_plan *p, const float *x, int64_t n)
+{
+	void *a = p->buf;
+
+	if (!room(p, &a, p->nbuf, &p->cbuf, sizeof *p->buf))
+		return -1;
+	p->buf = a;
+	p->buf[p->nbuf] = (buf){ x, n };
+	return (int)p->nbuf++;
+}
+
+void sa_seg(sa_plan *p, sa_at k, sa_at v, int64_t ld, int64_t n, sa_at mask, sa_at pad)
+{
+	void *a = p->seg;
+
+	if (n < 1 || !room(p, &a, p->nseg, &p->cseg, sizeof *p->seg))
+		return;
+	p->seg = a;
+	p->seg[p->nseg++] = (seg){ k, v, mask, pad, ld, n };
+}
+
+void sa_rows(sa_plan *p, sa_at q, int64_t ldq, int64_t m, int64_t o, int64_t ldo, sa_at qpad)
+{
+	for (int64_t r = 0; r < m; r += CMP_DEV_SEG_ROWS) {
+		void *a = p->grp;
+		grp g = { q, qpad, ldq, o + r * ldo, ldo, 0, p->open, p->nseg - p->open };
+		if (!room(p, &a, p->ngrp, &p->cgrp, sizeof *p->grp))
+			break;
+		p->grp = a;
+		g.q.off += r * ldq;
+		if (g.pad.b >= 0)
+			g.pad.off += r;
+		g.m = (int)(m - r < CMP_DEV_SEG_ROWS ? m - r : CMP_DEV_SEG_ROWS);
+		p->grp[p->ngrp++] = g;
+	}
+	p->open = p->nseg;
+}
+
+/* floats, rounded up to 256 bytes */
+static int64_t up(int64_t n)
+{
+	return (n + 63) / 64 * 64;
+}
+
+static int64_t floats_of(size_t bytes)
+{
+	return (int64_t)((bytes + sizeof(float) - 1) / sizeof(float));
+}
+
+static const float *at(float *const *dbuf, sa_at a)
+{
+	return a.b < 0 ? NULL : dbuf[a.b] + a.off;
+}
+
+int sa_run(sa_plan *p, float *out, int64_t rows, int64_t cols, int64_t ldo, lc_err *err)
+{
+	int64_t total, fo, fg, fs;
+	float *base, **dbuf = NULL;
+	cmp_dev_group *hg = NULL;
+	cmp_dev_seg *hs = NULL;
+	lc_err e;
+	int rc = 1;
+
+	if (p->oom)
+		return lc_fail(err, "out of memory (an attention's plan)");
+	if (!cmp_dev_on() || p->dk < 1 || p->dk > CMP_DEV_SEG_DK || p->nseg > INT32_MAX ||
+	    p->nbuf > INT32_MAX)
+		return 1;
+	if (rows < 1 || cols < 1 || p->ngrp == 0)
+		return 0;
+	dbuf = malloc((size_t)(p->nbuf ? p->nbuf : 1) * sizeof *dbuf);
+	hg = malloc((size_t)p->ngrp * sizeof *hg);
+	hs = malloc((size_t)(p->nseg ? p->nseg : 1) * sizeof *hs);
+	if (!dbuf || !hg || !hs) {
+		free(dbuf), free(hg), free(hs);
+		return lc_fail(err, "out of memory (an attention's plan)");
+	}
+	total = 0;
+	for (int64_t i = 0; i < p->nbuf; i++)
+		total += up(p->buf[i].n);
+	fo = total;
+	fg = fo + up((rows - 1) * ldo + cols);
+	fs = fg + up(floats_of((size_t)p->ngrp * sizeof *hg));
+	total = fs + floats_of((size_t)p->nseg * sizeof *hs);
+	cmp_dev_lock();
+	if (!(base = cmp_dev_alloc(total)))
+		goto out;               /* no room on the GPU: the CPU computes */
+	for (int64_t i = 0, off = 0; i < p->nbuf; off += up(p->buf[i].n), i++) {
+		dbuf[i] = base + off;
+		cmp_dev_put(dbuf[i], p->buf[i].x, p->buf[i].n);
+	}
+	for (int64_t i = 0; i < p->nseg; i++) {
+		const seg *s = &p->seg[i];
+		hs[i] = (cmp_dev_seg){ at(dbuf, s->k), at(dbuf, s->v), at(dbuf, s->mask),
+		                       at(dbuf, s->pad), s->ld, s->n };
+	}
+	for (int64_t i = 0; i < p->ngrp; i++) {
+		const grp *g = &p->grp[i];
+		hg[i] = (cmp_dev_group){ at(dbuf, g->q), base + fo + g->o, at(dbuf, g->pad), g->ldq,
+		                         g->ldo, g->m, (int)g->seg0, (int)g->nseg };
+	}
+	cmp_dev_put_bytes(base + fg, hg, (int64_t)((size_t)p->ngrp * sizeof *hg));
+	if (p->nseg)
+		cmp_dev_put_bytes(base + fs, hs, (int64_t)((size_t)p->nseg * sizeof *hs));
+	cmp_dev_segattn((const cmp_dev_group *)(base + fg), p->ngrp,
+	                (const cmp_dev_seg *)(base + fs), p->dk, p->scale);
+	cmp_dev_get_rows(out, ldo, base + fo, ldo, rows, cols);
+	if (cmp_dev_check(&e) < 0)
+		cmp_dev_say("an attention", e.msg);     /* the CPU computes it */
+	else
+		rc = 0;
+	cmp_dev_free(base);
+out:
+	cmp_dev_unlock();
+	free(dbuf), free(hg), free(hs);
+	return rc;
+}

@@ -1,0 +1,69 @@
+/*
+ * segattn: an encoder attention as groups of query rows over lists of
+ * key segments, built on the CPU and run on the GPU by one kernel
+ * (compute/dev.h's cmp_dev_segattn). Every encoder attention of lc takes
+ * this form: LSG's blocks (global rows, the sparse slots on each side,
+ * three blocks of tokens) and global queries, the dense attention of
+ * BART and LSG's short inputs, BART-LS's blocks and pooled keys, the
+ * top-down transformer's blocks with token 0 and its token-to-segment
+ * attention. The CPU computes the same attentions by matrix products
+ * (ops/lsgattn.c, ops/bartlsattn.c); those files build a plan here only
+ * when the device is cuda.
+ *
+ * Operands are the caller's arrays, registered as buffers; a segment or
+ * a row range names them by buffer and float offset, so the plan reads
+ * the same on both sides of the bus. A row range's rows attend to the
+ * segments added since the previous row range (one head each: dk floats
+ * of each row, from the offsets given).
+ *
+ * Scores: scale q.k; in a segment with pad flags, -10000 (assigned) where
+ * the key's or the query's flag is non-zero (BART-LS's block_noglobal);
+ * otherwise plus the segment's additive mask (LSG's -FLT_MAX, the pooled
+ * keys' -inf). Outputs: softmax(scores) v, zeros where every score is
+ * -inf.
+ */
+#ifndef LC_SEGATTN_H
+#define LC_SEGATTN_H
+
+#include <stdint.h>
+
+#include "base/err.h"
+
+typedef struct sa_plan sa_plan;
+
+/* An empty plan for heads of dk floats, scores scaled by scale; NULL when
+ * out of memory. */
+sa_plan *sa_new(int dk, float scale);
+void sa_free(sa_plan *p);
+
+/* Registers the n floats at x (read on the GPU; not changed); returns
+ * its number. */
+int sa_buf(sa_plan *p, const float *x, int64_t n);
+
+/* Where an operand lies: buffer b (-1: none) at float offset off. */
+typedef struct sa_at {
+	int b;
+	int64_t off;
+} sa_at;
+
+#define SA_NONE ((sa_at){ -1, 0 })
+
+/* n keys and values (rows of stride ld) for the next row range; mask
+ * additive [n] or pad flags [n] (at most one of them), or SA_NONE. n < 1
+ * adds nothing. */
+void sa_seg(sa_plan *p, sa_at k, sa_at v, int64_t ld, int64_t n, sa_at mask, sa_at pad);
+
+/* m query rows at q (stride ldq), their outputs at float offset o of the
+ * run's output (stride ldo), their pad flags [m] at qpad or SA_NONE,
+ * over the segments added since the last call. */
+void sa_rows(sa_plan *p, sa_at q, int64_t ldq, int64_t m, int64_t o, int64_t ldo, sa_at qpad);
+
+/* Runs the plan on the GPU into out: the row ranges must write every one
+ * of its rows x cols floats (row stride ldo); only those are copied back.
+ * 0: done; 1: not run, the caller computes on the CPU (the device is not
+ * cuda, dk is over CMP_DEV_SEG_DK, the GPU has no memory for it, or it
+ * failed, which is said once on standard error); -1: out of memory here
+ * (err). */
+int sa_run(sa_plan *p, float *out, int64_t rows, int64_t cols, int64_t ldo, lc_err *err);
+
+#endif
