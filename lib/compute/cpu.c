@@ -231,8 +231,8 @@ void cmp_info(FILE *f)
 	pthread_once(&cs.once, settings_init);
 	if (cs.dev == DEV_CUDA && cmp_cuda_open(gpu, sizeof gpu))   /* opened once: its name */
 		fprintf(f, "device\tcuda: %s: LOCOST's encoder whole, the other encoders' "
-		        "self-attention and the decoders' cross-attention over the states (cuBLAS, "
-		        "cuFFT, lc's kernels); every other "
+		        "attention (forward, heads of up to 128) and the decoders' cross-attention "
+		        "over the states (cuBLAS, cuFFT, lc's kernels); every other "
 		        "matrix product with a weight of %d multiply-adds or more (under bf16 any), "
 		        "or any of %d or more (LC_CUDA_ALL=1: every one), on cuBLAS (the weights "
 		        "kept on the GPU), the rest on the CPU\n",

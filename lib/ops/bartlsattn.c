@@ -9,7 +9,6 @@
 
 #include "base/parallel.h"
 #include "compute/compute.h"
-#include "compute/dev.h"
 #include "ops/linear.h"
 #include "ops/segattn.h"
 #include "ops/softmax.h"
@@ -289,7 +288,7 @@ int blkattn_fw(const blkattn_spec *s, const float *q, const float *k, const floa
 		return -1;
 	if (T == 0)
 		return 0;
-	if (cmp_dev_on() && (rc = blk_dev(s, q, k, v, ld, T, pad, out, err)) <= 0)
+	if (sa_takes(s->dk) && (rc = blk_dev(s, q, k, v, ld, T, pad, out, err)) <= 0)
 		return rc;
 	if (nth < 1)
 		nth = 1;
@@ -553,7 +552,7 @@ static int xat_run_all(xat_run *r, int bw, int nth, lc_err *err)
 	int rc;
 
 	r->scale = 1.0f / sqrtf((float)(r->d / r->heads));
-	if (!bw && r->T > 0 && cmp_dev_on() && (rc = xat_dev(r, err)) <= 0)
+	if (!bw && r->T > 0 && sa_takes(r->d / r->heads) && (rc = xat_dev(r, err)) <= 0)
 		return rc;
 	r->nq = (r->T + QROWS - 1) / QROWS;
 	r->sn = (bw ? 2 : 1) * (int64_t)QROWS * r->Tp;

@@ -14,7 +14,6 @@
 
 #include "base/parallel.h"
 #include "compute/compute.h"
-#include "compute/dev.h"
 #include "ops/segattn.h"
 #include "ops/softmax.h"
 
@@ -565,7 +564,7 @@ int attn_full_fw(int heads, int dk, float scale, const float *q, const float *k,
 
 	if (R < 1)
 		return 0;
-	if (cmp_dev_on() && (rc = full_dev(heads, dk, scale, q, k, v, ld, R, kmask, out, err)) <= 0)
+	if (sa_takes(dk) && (rc = full_dev(heads, dk, scale, q, k, v, ld, R, kmask, out, err)) <= 0)
 		return rc;
 	if (nth < 1)
 		nth = 1;
@@ -638,7 +637,7 @@ int lsg_attn_fw(const lsg_spec *s, const float *q, const float *k, const float *
 	}
 	if (r.S > 0)
 		par_for(nth, s->heads, sparse_head, &r);
-	if (!cmp_dev_on() || (rc = lsg_dev(&r, err)) > 0) {
+	if (!sa_takes(s->dk) || (rc = lsg_dev(&r, err)) > 0) {
 		par_for(nth, (int64_t)s->heads * (T / s->bs + 1), block_job, &r);
 		rc = 0;
 	}

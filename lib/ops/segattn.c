@@ -7,6 +7,7 @@
  */
 #include "ops/segattn.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,18 @@ struct sa_plan {
 	grp *grp;
 	int64_t ngrp, cgrp;
 };
+
+static atomic_llong runs;
+
+int sa_takes(int dk)
+{
+	return dk >= 1 && dk <= CMP_DEV_SEG_DK && cmp_dev_on();
+}
+
+int64_t sa_gpu_runs(void)
+{
+	return atomic_load(&runs);
+}
 
 sa_plan *sa_new(int dk, float scale)
 {
@@ -145,8 +158,7 @@ int sa_run(sa_plan *p, float *out, int64_t rows, int64_t cols, int64_t ldo, lc_e
 
 	if (p->oom)
 		return lc_fail(err, "out of memory (an attention's plan)");
-	if (!cmp_dev_on() || p->dk < 1 || p->dk > CMP_DEV_SEG_DK || p->nseg > INT32_MAX ||
-	    p->nbuf > INT32_MAX)
+	if (!sa_takes(p->dk) || p->nseg > INT32_MAX || p->nbuf > INT32_MAX)
 		return 1;
 	if (rows < 1 || cols < 1 || p->ngrp == 0)
 		return 0;
@@ -165,8 +177,10 @@ int sa_run(sa_plan *p, float *out, int64_t rows, int64_t cols, int64_t ldo, lc_e
 	fs = fg + up(floats_of((size_t)p->ngrp * sizeof *hg));
 	total = fs + floats_of((size_t)p->nseg * sizeof *hs);
 	cmp_dev_lock();
-	if (!(base = cmp_dev_alloc(total)))
-		goto out;               /* no room on the GPU: the CPU computes */
+	if (!(base = cmp_dev_alloc(total))) {
+		cmp_dev_say("an attention", "out of GPU memory; such attentions run on the CPU");
+		goto out;
+	}
 	for (int64_t i = 0, off = 0; i < p->nbuf; off += up(p->buf[i].n), i++) {
 		dbuf[i] = base + off;
 		cmp_dev_put(dbuf[i], p->buf[i].x, p->buf[i].n);
@@ -187,10 +201,12 @@ int sa_run(sa_plan *p, float *out, int64_t rows, int64_t cols, int64_t ldo, lc_e
 	cmp_dev_segattn((const cmp_dev_group *)(base + fg), p->ngrp,
 	                (const cmp_dev_seg *)(base + fs), p->dk, p->scale);
 	cmp_dev_get_rows(out, ldo, base + fo, ldo, rows, cols);
-	if (cmp_dev_check(&e) < 0)
+	if (cmp_dev_check(&e) < 0) {
 		cmp_dev_say("an attention", e.msg);     /* the CPU computes it */
-	else
+	} else {
 		rc = 0;
+		atomic_fetch_add(&runs, 1);
+	}
 	cmp_dev_free(base);
 out:
 	cmp_dev_unlock();

@@ -31,6 +31,13 @@
 
 typedef struct sa_plan sa_plan;
 
+/* 1 when a plan for heads of dk floats would run on the GPU: the device
+ * is cuda and dk <= CMP_DEV_SEG_DK (128; wider heads stay on the CPU). */
+int sa_takes(int dk);
+
+/* Plans the GPU has run in this process (the tests count them). */
+int64_t sa_gpu_runs(void);
+
 /* An empty plan for heads of dk floats, scores scaled by scale; NULL when
  * out of memory. */
 sa_plan *sa_new(int dk, float scale);
@@ -60,10 +67,9 @@ void sa_rows(sa_plan *p, sa_at q, int64_t ldq, int64_t m, int64_t o, int64_t ldo
 
 /* Runs the plan on the GPU into out: the row ranges must write every one
  * of its rows x cols floats (row stride ldo); only those are copied back.
- * 0: done; 1: not run, the caller computes on the CPU (the device is not
- * cuda, dk is over CMP_DEV_SEG_DK, the GPU has no memory for it, or it
- * failed, which is said once on standard error); -1: out of memory here
- * (err). */
+ * 0: done; 1: not run, the caller computes on the CPU (!sa_takes(dk), or
+ * the GPU has no memory for it or failed: said once on standard error);
+ * -1: out of memory here (err). */
 int sa_run(sa_plan *p, float *out, int64_t rows, int64_t cols, int64_t ldo, lc_err *err);
 
 #endif

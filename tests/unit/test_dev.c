@@ -24,6 +24,7 @@
 #include "ops/act.h"
 #include "ops/bartlsattn.h"
 #include "ops/lsgattn.h"
+#include "ops/segattn.h"
 #include "ops/norm.h"
 #include "ops/ssm.h"
 #include "ops/xattn.h"
@@ -512,6 +513,9 @@ typedef struct acase {
 	int64_t S;                  /* A_SEGX: keys */
 } acase;
 
+/* the kernel's runs during the last attend_on */
+static int64_t ran;
+
 static float *attend_on(const char *dev, const acase *c, const float *q, const float *k,
                         const float *v)
 {
@@ -523,6 +527,7 @@ static float *attend_on(const char *dev, const acase *c, const float *q, const f
 	for (int64_t i = 0; i < n; i++)
 		out[i] = 7.0f;          /* what no attention writes stays */
 	T_OK(cmp_set_device(dev, on_warn, NULL, &err) == 0, "%s: %s", dev, err.msg);
+	ran = sa_gpu_runs();
 	switch (c->kind) {
 	case A_FULL:
 		rc = attn_full_fw(c->heads, c->dk, 1.0f / sqrtf((float)c->dk), q, k, v, c->ld, c->R,
@@ -547,6 +552,7 @@ static float *attend_on(const char *dev, const acase *c, const float *q, const f
 		break;
 	}
 	T_OK(rc == 0, "%s: %s", dev, err.msg);
+	ran = sa_gpu_runs() - ran;
 	return out;
 }
 
@@ -557,6 +563,9 @@ static void attn_check(const char *what, const acase *c)
 	float *o0 = attend_on("cpu", c, q, k, v), *o1 = attend_on("cuda", c, q, k, v);
 	double e = rel_m(o1, o0, c->R, w, c->ld);
 	int64_t bad = 0;
+
+	/* the kernel ran (or, for heads wider than it takes, did not) */
+	T_OK(ran == (c->dk <= CMP_DEV_SEG_DK), "%s: %lld runs on the GPU", what, (long long)ran);
 
 	for (int64_t r = 0; r < c->R; r++)
 		for (int64_t j = w; j < c->ld; j++)
@@ -578,12 +587,21 @@ static void test_attention(void)
 	for (int64_t i = 0; i < 2000; i++)
 		km[i] = i % 97 == 3 || i >= 1500 ? -FLT_MAX : 0.0f;
 	/* dense: BART's encoder (no mask), a mask, each kernel width */
-	attn_check("dense 1000 rows, 12 x 64", &(acase){ .kind = A_FULL, .heads = 12, .dk = 64, .R = 1000, .ld = 768 });
+	attn_check("dense 1000 rows, 12 x 64", &(acase){ .kind = A_FULL, .heads = 12, .dk = 64,
+	           .R = 1000, .ld = 768 });
 	attn_check("dense 333 rows, 3 x 16, masked, wider rows",
 	           &(acase){ .kind = A_FULL, .heads = 3, .dk = 16, .R = 333, .ld = 53,
 	                     .kmask = km + 1300 });
-	attn_check("dense 70 rows, 2 x 96", &(acase){ .kind = A_FULL, .heads = 2, .dk = 96, .R = 70, .ld = 192, .kmask = km });
-	attn_check("dense 65 rows, 1 x 8, all masked but 0", &(acase){ .kind = A_FULL, .heads = 1, .dk = 8, .R = 65, .ld = 8, .kmask = km + 1499 });
+	attn_check("dense 70 rows, 2 x 96", &(acase){ .kind = A_FULL, .heads = 2, .dk = 96, .R = 70,
+	           .ld = 192, .kmask = km });
+	attn_check("dense 65 rows, 1 x 8, all masked but 0", &(acase){ .kind = A_FULL, .heads = 1,
+	           .dk = 8, .R = 65, .ld = 8, .kmask = km + 1499 });
+	attn_check("dense 100 rows, 1 x 8, all masked", &(acase){ .kind = A_FULL, .heads = 1,
+	           .dk = 8, .R = 100, .ld = 8, .kmask = km + 1500 });
+	attn_check("dense 90 rows, 2 x 128", &(acase){ .kind = A_FULL, .heads = 2, .dk = 128,
+	           .R = 90, .ld = 256 });
+	attn_check("dense 50 rows, 1 x 130 (on the CPU)", &(acase){ .kind = A_FULL, .heads = 1,
+	           .dk = 130, .R = 50, .ld = 130 });
 	/* LSG: every sparsity, globals, pads, the first token masked */
 	for (size_t t = 0; t < sizeof types / sizeof *types; t++)
 		for (int sf = 2; sf <= 4; sf += 2) {
@@ -601,6 +619,23 @@ static void test_attention(void)
 			attn_check(what, &(acase){ .kind = A_LSG, .heads = 2, .dk = 32, .R = 2 + T, .ld = 70,
 			                     .kmask = km + 1298, .lsg = &sp });
 		}
+	/* no global rows, more globals than a group's rows, sparse blocks
+	 * smaller than the blocks, a short input (dense) */
+	for (int v = 0; v < 4; v++) {
+		static const int ng[] = { 0, 70, 3, 2 }, bs[] = { 16, 16, 32, 32 };
+		static const int sbs[] = { 16, 16, 16, 32 };
+		lsg_spec sp = { .heads = 2, .dk = 32, .scale = 1.0f / sqrtf(32.0f), .ng = ng[v],
+		                .bs = bs[v], .sbs = sbs[v], .sf = 2, .type = LSG_POOLING,
+		                .lsh_rounds = 1 };
+		int64_t T = v == 3 ? 40 : 256;
+		if (!T_OK(!lsg_spec_invalid(sp.bs, sp.sbs, sp.sf, sp.type), "case %d: %s", v,
+		          lsg_spec_invalid(sp.bs, sp.sbs, sp.sf, sp.type)))
+			continue;
+		snprintf(what, sizeof what, "LSG pooling, %d globals, blocks of %d, sparse blocks of %d, "
+		         "%lld tokens", ng[v], bs[v], sbs[v], (long long)T);
+		attn_check(what, &(acase){ .kind = A_LSG, .heads = 2, .dk = 32, .R = ng[v] + T, .ld = 64,
+		                           .kmask = km + 1200, .lsg = &sp });
+	}
 	{
 		lsg_spec sp = { .heads = 12, .dk = 64, .scale = 0.125f, .ng = 1, .bs = 128, .sbs = 128,
 		                .sf = 8, .type = LSG_POOLING, .lsh_rounds = 1 };
@@ -622,15 +657,43 @@ static void test_attention(void)
 			attn_check(what, &(acase){ .kind = A_BLK, .heads = 3, .dk = 16, .R = T, .ld = 50, .blk = &bs,
 			                     .pad = pd ? pad : NULL });
 		}
+	/* blocks wider than a group; token 0 global with one row, fewer rows
+	 * than a block, blocks of one, token 0 a pad */
+	{
+		blkattn_spec b100 = { .heads = 2, .dk = 16, .bs = 100, .scale = 0.25f, .global0 = 0 };
+		blkattn_spec g100 = { .heads = 2, .dk = 16, .bs = 100, .scale = 0.25f, .global0 = 1 };
+		blkattn_spec g16 = { .heads = 2, .dk = 16, .bs = 16, .scale = 0.25f, .global0 = 1 };
+		blkattn_spec g1 = { .heads = 2, .dk = 16, .bs = 1, .scale = 0.25f, .global0 = 1 };
+		unsigned char *p0 = calloc(300, 1);
+		for (int i = 0; i < 300; i++)
+			p0[i] = i == 0 || i % 7 == 3 || i >= 290;
+		attn_check("blocks of 100, 300 rows, pads", &(acase){ .kind = A_BLK, .heads = 2,
+		           .dk = 16, .R = 300, .ld = 32, .blk = &b100, .pad = pad });
+		attn_check("blocks of 100, token 0 global, 250 rows, token 0 a pad",
+		           &(acase){ .kind = A_BLK, .heads = 2, .dk = 16, .R = 250, .ld = 32,
+		                     .blk = &g100, .pad = p0 });
+		attn_check("token 0 global, one row", &(acase){ .kind = A_BLK, .heads = 2, .dk = 16,
+		           .R = 1, .ld = 32, .blk = &g16, .pad = p0 });
+		attn_check("token 0 global, 5 rows of a block of 16", &(acase){ .kind = A_BLK,
+		           .heads = 2, .dk = 16, .R = 5, .ld = 32, .blk = &g16, .pad = p0 });
+		attn_check("token 0 global, blocks of 1", &(acase){ .kind = A_BLK, .heads = 2,
+		           .dk = 16, .R = 7, .ld = 32, .blk = &g1, .pad = p0 });
+		free(p0);
+	}
 	/* pooled keys (whole windows of pads masked: -inf) and segments */
 	{
 		poolattn_spec ps = { .heads = 4, .d = 64, .kernel = 4, .stride = 4, .padding = 0 };
 		poolattn_w pw = { W, W + 4096, W + 8192, W + 12288, W + 16384, W + 20480, W + 24576,
 		                  W + 28672 };
-		attn_check("pooled keys, 200 rows, pads", &(acase){ .kind = A_POOL, .heads = 4, .dk = 16, .R = 200, .ld = 64,
-		                     .pad = pad, .pool = &ps, .pw = &pw });
-		attn_check("token to segment, 300 rows over 40", &(acase){ .kind = A_SEGX, .heads = 4, .dk = 16, .R = 300, .ld = 64,
-		                     .S = 40 });
+		attn_check("pooled keys, 200 rows, pads", &(acase){ .kind = A_POOL, .heads = 4,
+		           .dk = 16, .R = 200, .ld = 64, .pad = pad, .pool = &ps, .pw = &pw });
+		attn_check("token to segment, 300 rows over 40", &(acase){ .kind = A_SEGX, .heads = 4,
+		           .dk = 16, .R = 300, .ld = 64, .S = 40 });
+		attn_check("token to segment, 30 rows over none", &(acase){ .kind = A_SEGX, .heads = 4,
+		           .dk = 16, .R = 30, .ld = 64, .S = 0 });
+		memset(pad, 1, 64);
+		attn_check("pooled keys, 40 rows, all pads", &(acase){ .kind = A_POOL, .heads = 4,
+		           .dk = 16, .R = 40, .ld = 64, .pad = pad, .pool = &ps, .pw = &pw });
 	}
 	T_OK(cmp_set_device("cuda", on_warn, NULL, NULL) == 0, "back to cuda");
 	free(km), free(R), free(W), free(pad);
