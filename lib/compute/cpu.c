@@ -399,10 +399,13 @@ struct par_job {
  * thread count, so the same bits (an OpenBLAS kernel's rounding depends
  * on where a column falls in the call). Taller products (an encoder's
  * projections of a whole document) are split into row blocks of
- * PAR_ROWS, again the same calls for every thread count: each block packs
- * its own rows and reads the weight (one part per thread by columns had
- * every thread pack all the rows, 16 times over on 16 cores, where
- * BART's products ran at a tenth of LOCOST's rate). Products for lc's kernels (up to
+ * PAR_TALL_ROWS, again the same calls for every thread count: each block
+ * packs its own rows and reads the weight (one part per thread by columns
+ * had every thread pack all the rows, 16 times over on 16 cores, where
+ * BART's products ran at a tenth of LOCOST's rate). 256 rows as LOCOST's
+ * encoder's blocks: enough blocks for many cores from 1025 rows on; on 2
+ * cores 256 and 1024 measured the same (LSG 16K --gemm-only, oneDNN and
+ * OpenBLAS). Products for lc's kernels (up to
  * XK_GEMM_ROWS rows) take blocks of PAR_COLS_XK: they pack nothing, and
  * the decoder's 768-column projections then split 3 + 3 over two
  * threads, not 2 + 1 (L = 64 greedy steps 0.0249 / 0.0237 / 0.0184 s
@@ -410,6 +413,7 @@ struct par_job {
 #define PAR_COLS 256
 #define PAR_COLS_XK 128
 #define PAR_ROWS 1024
+#define PAR_TALL_ROWS 256
 
 static void par_part(void *ctx, int64_t i, int tid)
 {
@@ -447,8 +451,8 @@ void cmp_gemm_par(int nth, enum cmp_trans ta, enum cmp_trans tb, int64_t M, int6
 		return;
 	}
 	if (M > PAR_ROWS) {
-		j.height = PAR_ROWS;
-		par_for(nth, (M + PAR_ROWS - 1) / PAR_ROWS, par_part, &j);
+		j.height = PAR_TALL_ROWS;
+		par_for(nth, (M + PAR_TALL_ROWS - 1) / PAR_TALL_ROWS, par_part, &j);
 	} else {
 		j.width = w;
 		par_for(nth, (N + w - 1) / w, par_part, &j);
