@@ -210,8 +210,8 @@ check-asan:
 # BART-LS, top-down, fairseq, training) and bf16 with the device cuda
 # ($LC_DEVICE=cuda: a program that cannot have it fails rather than run
 # on the CPU), as a user runs them; then the products' and the device's
-# own units with every product on the GPU ($LC_CUDA_ALL=1: the tests'
-# small ones too, which lc otherwise keeps on the CPU). LC_CUDA_ALL=1
+# own units with every product and attention on the GPU ($LC_CUDA_ALL=1:
+# the tests' small ones too, which lc otherwise keeps on the CPU). LC_CUDA_ALL=1
 # make check-cuda-run sends them all for every test (much slower: each
 # small product crosses the bus).
 CUDA_UNITS = $(addprefix build-cuda/tests/test_,dev gemm ops ssm xkern parallel locost decoder search \

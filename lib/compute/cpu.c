@@ -169,6 +169,12 @@ int cmp_set_device(const char *name, void (*warn)(void *ctx, const char *msg), v
 	return 0;
 }
 
+int cmp_cuda_all(void)
+{
+	pthread_once(&cs.once, settings_init);
+	return cs.gpu_all;
+}
+
 int cmp_device_cuda(void)
 {
 	pthread_once(&cs.once, settings_init);
@@ -231,7 +237,8 @@ void cmp_info(FILE *f)
 	pthread_once(&cs.once, settings_init);
 	if (cs.dev == DEV_CUDA && cmp_cuda_open(gpu, sizeof gpu))   /* opened once: its name */
 		fprintf(f, "device\tcuda: %s: LOCOST's encoder whole, the other encoders' "
-		        "attention (forward, heads of up to 128) and the decoders' cross-attention "
+		        "attention (forward, heads of up to 128, from 2^26 multiply-adds) and the "
+		        "decoders' cross-attention "
 		        "over the states (cuBLAS, cuFFT, lc's kernels); every other "
 		        "matrix product with a weight of %d multiply-adds or more (under bf16 any), "
 		        "or any of %d or more (LC_CUDA_ALL=1: every one), on cuBLAS (the weights "

@@ -47,6 +47,11 @@ int cmp_dev_on(void)
 	return cmp_device_cuda() && cmp_cuda_open(buf, sizeof buf);
 }
 
+int cmp_dev_worth(int64_t macs)
+{
+	return macs >= CMP_DEV_MIN_MACS || cmp_cuda_all();
+}
+
 static pthread_mutex_t dev_mu = PTHREAD_MUTEX_INITIALIZER;
 
 void cmp_dev_lock(void)
@@ -294,6 +299,12 @@ void cmp_dev_conv_run(cmp_dev_conv *c, float *x, int64_t ldx, int64_t L, int cnt
 
 int cmp_dev_on(void)
 {
+	return 0;
+}
+
+int cmp_dev_worth(int64_t macs)
+{
+	(void)macs;
 	return 0;
 }
 

@@ -142,6 +142,19 @@ static int64_t floats_of(size_t bytes)
 	return (int64_t)((bytes + sizeof(float) - 1) / sizeof(float));
 }
 
+/* multiply-adds of the plan: scores and outputs */
+static int64_t macs(const sa_plan *p)
+{
+	int64_t n = 0;
+
+	for (int64_t i = 0; i < p->ngrp; i++) {
+		const grp *g = &p->grp[i];
+		for (int64_t j = g->seg0; j < g->seg0 + g->nseg; j++)
+			n += 2 * (int64_t)g->m * p->seg[j].n * p->dk;
+	}
+	return n;
+}
+
 static const float *at(float *const *dbuf, sa_at a)
 {
 	return a.b < 0 ? NULL : dbuf[a.b] + a.off;
@@ -162,6 +175,8 @@ int sa_run(sa_plan *p, float *out, int64_t rows, int64_t cols, int64_t ldo, lc_e
 		return 1;
 	if (rows < 1 || cols < 1 || p->ngrp == 0)
 		return 0;
+	if (!cmp_dev_worth(macs(p)))
+		return 1;               /* small: the CPU computes it sooner */
 	dbuf = malloc((size_t)(p->nbuf ? p->nbuf : 1) * sizeof *dbuf);
 	hg = malloc((size_t)p->ngrp * sizeof *hg);
 	hs = malloc((size_t)(p->nseg ? p->nseg : 1) * sizeof *hs);

@@ -67,9 +67,10 @@ void sa_rows(sa_plan *p, sa_at q, int64_t ldq, int64_t m, int64_t o, int64_t ldo
 
 /* Runs the plan on the GPU into out: the row ranges must write every one
  * of its rows x cols floats (row stride ldo); only those are copied back.
- * 0: done; 1: not run, the caller computes on the CPU (!sa_takes(dk), or
- * the GPU has no memory for it or failed: said once on standard error);
- * -1: out of memory here (err). */
+ * 0: done; 1: not run, the caller computes on the CPU (!sa_takes(dk), too
+ * little work to be worth the GPU's fixed costs (compute/dev.h's
+ * cmp_dev_worth), or the GPU has no memory for it or failed: said once
+ * on standard error); -1: out of memory here (err). */
 int sa_run(sa_plan *p, float *out, int64_t rows, int64_t cols, int64_t ldo, lc_err *err);
 
 #endif
