@@ -10,6 +10,7 @@
 #include <fftw3.h>
 
 #include "compute/compute.h"
+#include "compute/dev.h"
 #include "compute/gemm.h"
 
 #include <limits.h>
@@ -169,10 +170,11 @@ int cmp_set_device(const char *name, void (*warn)(void *ctx, const char *msg), v
 	return 0;
 }
 
-int cmp_cuda_all(void)
+/* compute/dev.h's rule for an attention, beside to_gpu's for products */
+int cmp_dev_worth(int64_t macs)
 {
 	pthread_once(&cs.once, settings_init);
-	return cs.gpu_all;
+	return cs.gpu_all || macs >= CMP_DEV_MIN_MACS;
 }
 
 int cmp_device_cuda(void)

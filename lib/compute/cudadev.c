@@ -47,11 +47,6 @@ int cmp_dev_on(void)
 	return cmp_device_cuda() && cmp_cuda_open(buf, sizeof buf);
 }
 
-int cmp_dev_worth(int64_t macs)
-{
-	return macs >= CMP_DEV_MIN_MACS || cmp_cuda_all();
-}
-
 static pthread_mutex_t dev_mu = PTHREAD_MUTEX_INITIALIZER;
 
 void cmp_dev_lock(void)
@@ -302,11 +297,6 @@ int cmp_dev_on(void)
 	return 0;
 }
 
-int cmp_dev_worth(int64_t macs)
-{
-	(void)macs;
-	return 0;
-}
 
 void cmp_dev_say(const char *what, const char *why)
 {

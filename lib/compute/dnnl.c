@@ -242,6 +242,15 @@ static void *grow(struct thr *t, size_t n)
 	return t->scratch;
 }
 
+/* An entry lookup made for this call alone (own: past MAXENT shapes). */
+static void release(struct entry *e, int own)
+{
+	if (own) {
+		dnnl_primitive_destroy(e->p);
+		free(e);
+	}
+}
+
 /* B (data b: the fp32 weight or its bf16 copy) packed as e reads it, made
  * on first use by the calling thread (stream strm); NULL when there is no
  * memory for it (then for every weight from then on) or oneDNN cannot
@@ -390,10 +399,7 @@ int cmp_dnnl_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, in
 	          (bf16 ? b != t->b16 : cmp_is_constant(B, (br - 1) * ldb + bc));
 	if ((e = k.packw ? lookup(&k, &own) : NULL) && e->packed &&
 	    !(bp = packed_get(e, B, b, t->strm))) {
-		if (own) {
-			dnnl_primitive_destroy(e->p);
-			free(e);
-		}
+		release(e, own);
 		e = NULL;
 	}
 	if (!e) {
@@ -427,10 +433,7 @@ out:
 		dnnl_memory_destroy(mb);
 	if (ma)
 		dnnl_memory_destroy(ma);
-	if (own) {
-		dnnl_primitive_destroy(e->p);
-		free(e);
-	}
+	release(e, own);
 	return rc;
 }
 

@@ -85,7 +85,4 @@ int cmp_cuda_gemm_dev(int ta, int tb, int64_t M, int64_t N, int64_t K, float alp
 /* 1 when the device in force is cuda (cpu.c; a GPU answered then). */
 int cmp_device_cuda(void);
 
-/* 1 with $LC_CUDA_ALL=1 (cpu.c): every product and attention to the GPU. */
-int cmp_cuda_all(void);
-
 #endif

@@ -242,7 +242,6 @@ static int blk_dev(const blkattn_spec *s, const float *q, const float *k, const 
 	sa_plan *p = sa_new(s->dk, s->scale);
 	int64_t w = (int64_t)s->heads * s->dk, n = (T - 1) * ld + w, bs = s->bs;
 	float *pf = pad ? pad_floats(pad, T) : NULL;
-	int bq, bk, bv, bp;
 	int rc;
 
 	if (!p || (pad && !pf)) {
@@ -250,26 +249,25 @@ static int blk_dev(const blkattn_spec *s, const float *q, const float *k, const 
 		free(pf);
 		return lc_fail(err, "out of memory (an attention's plan)");
 	}
-	bq = sa_buf(p, q, n);
-	bk = sa_buf(p, k, n);
-	bv = sa_buf(p, v, n);
-	bp = pf ? sa_buf(p, pf, T) : -1;
+	sa_buf(p, q, n);
+	sa_buf(p, k, n);
+	sa_buf(p, v, n);
+	if (pf)
+		sa_buf(p, pf, T);
 	for (int h = 0; h < s->heads; h++) {
 		int64_t off = (int64_t)h * s->dk;
 		for (int64_t b0 = 0; b0 < T; b0 += bs) {
 			int64_t r0 = s->global0 && b0 == 0 ? 1 : b0, e = T - b0 < bs ? T : b0 + bs;
+			const float *rp = pf && r0 < T ? pf + r0 : NULL;
 			if (s->global0)
-				sa_seg(p, (sa_at){ bk, off }, (sa_at){ bv, off }, ld, 1, SA_NONE, SA_NONE);
-			sa_seg(p, (sa_at){ bk, r0 * ld + off }, (sa_at){ bv, r0 * ld + off }, ld, e - r0,
-			       SA_NONE, (sa_at){ bp, r0 });
-			sa_rows(p, (sa_at){ bq, r0 * ld + off }, ld, e - r0, r0 * ld + off, ld,
-			        (sa_at){ bp, r0 });
+				sa_seg(p, k + off, v + off, ld, 1, NULL, NULL);
+			sa_seg(p, k + r0 * ld + off, v + r0 * ld + off, ld, e - r0, NULL, rp);
+			sa_rows(p, q + r0 * ld + off, ld, e - r0, r0 * ld + off, ld, rp);
 		}
 		if (s->global0) {
-			sa_seg(p, (sa_at){ bk, off }, (sa_at){ bv, off }, ld, 1, SA_NONE, SA_NONE);
-			sa_seg(p, (sa_at){ bk, ld + off }, (sa_at){ bv, ld + off }, ld, T - 1, SA_NONE,
-			       (sa_at){ bp, 1 });
-			sa_rows(p, (sa_at){ bq, off }, ld, 1, off, ld, SA_NONE);
+			sa_seg(p, k + off, v + off, ld, 1, NULL, NULL);
+			sa_seg(p, k + ld + off, v + ld + off, ld, T - 1, NULL, pf && T > 1 ? pf + 1 : NULL);
+			sa_rows(p, q + off, ld, 1, off, ld, NULL);
 		}
 	}
 	rc = sa_run(p, out, T, w, ld, err);
@@ -521,7 +519,6 @@ static int xat_dev(const xat_run *r, lc_err *err)
 	int d = r->d, dk = d / r->heads;
 	sa_plan *p = sa_new(dk, r->scale);
 	float *mf = r->pm ? malloc((size_t)r->Tp * sizeof *mf) : NULL;
-	int bq, bk, bv, bm;
 	int rc;
 
 	if (!p || (r->pm && !mf)) {
@@ -531,14 +528,15 @@ static int xat_dev(const xat_run *r, lc_err *err)
 	}
 	for (int64_t j = 0; mf && j < r->Tp; j++)
 		mf[j] = r->pm[j] ? -INFINITY : 0.0f;
-	bq = sa_buf(p, r->q, r->T * d);
-	bk = sa_buf(p, r->kp, r->Tp * d);
-	bv = sa_buf(p, r->vp, r->Tp * d);
-	bm = mf ? sa_buf(p, mf, r->Tp) : -1;
+	sa_buf(p, r->q, r->T * d);
+	sa_buf(p, r->kp, r->Tp * d);
+	sa_buf(p, r->vp, r->Tp * d);
+	if (mf)
+		sa_buf(p, mf, r->Tp);
 	for (int h = 0; h < r->heads; h++) {
 		int64_t off = (int64_t)h * dk;
-		sa_seg(p, (sa_at){ bk, off }, (sa_at){ bv, off }, d, r->Tp, (sa_at){ bm, 0 }, SA_NONE);
-		sa_rows(p, (sa_at){ bq, off }, d, r->T, off, d, SA_NONE);
+		sa_seg(p, r->kp + off, r->vp + off, d, r->Tp, mf, NULL);
+		sa_rows(p, r->q + off, d, r->T, off, d, NULL);
 	}
 	rc = sa_run(p, r->o, r->T, d, d, err);
 	sa_free(p);

@@ -398,23 +398,23 @@ static void sparse_head(void *ctx, int64_t h, int tid)
 /* ------------------------------------------------------------ blocks */
 
 /* Job j < heads * nblocks: block j % nblocks of head j / nblocks; the
- * jobs after those: the global queries of one head each. */
-static void block_job(void *ctx, int64_t j, int tid)
+ * jobs after those: the global queries of one head each. Its queries (m
+ * rows from *q, outputs from *o, both of row stride ld) and their key
+ * segments in g; returns the number of segments. */
+static int job_segs(const lsg_run *r, int64_t j, seg *g, const float **q, float **o, int64_t *m)
 {
-	lsg_run *r = ctx;
 	const lsg_spec *s = r->s;
 	int64_t nb = r->T / s->bs, ld = r->ld, bs = s->bs, step = s->bs / s->sf;
-	float *S = r->scratch + (int64_t)tid * r->scratch_n;
-	seg g[MAXSEG];
 	int n = 0, h;
 
 	if (j >= s->heads * nb) {              /* global queries: every key */
 		h = (int)(j - s->heads * nb);
 		g[n++] = (seg){ r->gk + (int64_t)h * s->dk, r->gv + (int64_t)h * s->dk, ld, s->ng, NULL };
 		g[n++] = (seg){ r->k + (int64_t)h * s->dk, r->v + (int64_t)h * s->dk, ld, r->T, r->kmask };
-		attend(r->q - s->ng * ld + (int64_t)h * s->dk, ld, s->ng, s->dk, s->scale, g, n,
-		       r->out + (int64_t)h * s->dk, ld, S);
-		return;
+		*q = r->q - s->ng * ld + (int64_t)h * s->dk;
+		*o = r->out + (int64_t)h * s->dk;
+		*m = s->ng;
+		return n;
 	}
 	h = (int)(j / nb);
 	int64_t b = j % nb, lo, hi;
@@ -442,8 +442,23 @@ static void block_job(void *ctx, int64_t j, int tid)
 		hi = r->T;
 	g[n++] = (seg){ r->k + lo * ld + (int64_t)h * s->dk, r->v + lo * ld + (int64_t)h * s->dk, ld,
 	                hi - lo, r->kmask + lo };
-	attend(r->q + b * bs * ld + (int64_t)h * s->dk, ld, bs, s->dk, s->scale, g, n,
-	       r->out + (s->ng + b * bs) * ld + (int64_t)h * s->dk, ld, S);
+	*q = r->q + b * bs * ld + (int64_t)h * s->dk;
+	*o = r->out + (s->ng + b * bs) * ld + (int64_t)h * s->dk;
+	*m = bs;
+	return n;
+}
+
+static void block_job(void *ctx, int64_t j, int tid)
+{
+	lsg_run *r = ctx;
+	seg g[MAXSEG];
+	const float *q;
+	float *o;
+	int64_t m;
+	int n = job_segs(r, j, g, &q, &o, &m);
+
+	attend(q, r->ld, m, r->s->dk, r->s->scale, g, n, o, r->ld,
+	       r->scratch + (int64_t)tid * r->scratch_n);
 }
 
 /* The floats of R rows of stride ld whose last row holds w. */
@@ -452,56 +467,38 @@ static int64_t span(int64_t R, int64_t ld, int64_t w)
 	return R < 1 ? 0 : (R - 1) * ld + w;
 }
 
-/* The blocks and the global queries of block_job as one plan on the
- * GPU (ops/segattn.h), the sparse slots computed before on the CPU: 0
- * done, 1 the CPU's to do. */
+/* block_job's attentions as one plan on the GPU (ops/segattn.h), the
+ * sparse slots computed before on the CPU: 0 done, 1 the CPU's to do. */
 static int lsg_dev(const lsg_run *r, lc_err *err)
 {
 	const lsg_spec *s = r->s;
 	sa_plan *p = sa_new(s->dk, s->scale);
-	int64_t ld = r->ld, ng = s->ng, T = r->T, R = ng + T, bs = s->bs, nb = T / bs;
-	int64_t step = bs / s->sf, w = (int64_t)s->heads * s->dk, hs = r->S * s->dk;
-	int bq, bk, bv, bm, bsk = -1, bsv = -1, bsm = -1;
+	int64_t R = s->ng + r->T, w = (int64_t)s->heads * s->dk;
 	int rc;
 
 	if (!p)
 		return lc_fail(err, "out of memory (an attention's plan)");
 	/* the rows as lsg_attn_fw was given them: globals first */
-	bq = sa_buf(p, r->q - ng * ld, span(R, ld, w));
-	bk = sa_buf(p, r->gk, span(R, ld, w));
-	bv = sa_buf(p, r->gv, span(R, ld, w));
-	bm = sa_buf(p, r->kmask - ng, R);
+	sa_buf(p, r->q - s->ng * r->ld, span(R, r->ld, w));
+	sa_buf(p, r->gk, span(R, r->ld, w));
+	sa_buf(p, r->gv, span(R, r->ld, w));
+	sa_buf(p, r->kmask - s->ng, R);
 	if (r->S > 0) {
-		bsk = sa_buf(p, r->sk, s->heads * hs);
-		bsv = sa_buf(p, r->sv, s->heads * hs);
-		bsm = sa_buf(p, r->sm, s->heads * r->S);
+		sa_buf(p, r->sk, s->heads * r->S * s->dk);
+		sa_buf(p, r->sv, s->heads * r->S * s->dk);
+		sa_buf(p, r->sm, s->heads * r->S);
 	}
-	for (int h = 0; h < s->heads; h++) {
-		int64_t off = (int64_t)h * s->dk;
-		/* the global queries: every key */
-		sa_seg(p, (sa_at){ bk, off }, (sa_at){ bv, off }, ld, ng, SA_NONE, SA_NONE);
-		sa_seg(p, (sa_at){ bk, ng * ld + off }, (sa_at){ bv, ng * ld + off }, ld, T,
-		       (sa_at){ bm, ng }, SA_NONE);
-		sa_rows(p, (sa_at){ bq, off }, ld, ng, off, ld, SA_NONE);
-		for (int64_t b = 0; b < nb; b++) {
-			int64_t lo = (b - 1) * bs, hi = (b + 2) * bs;
-			sa_seg(p, (sa_at){ bk, off }, (sa_at){ bv, off }, ld, ng, SA_NONE, SA_NONE);
-			for (int side = 0; side < 2 && r->S > 0; side++) {
-				int64_t a = b * step + (side ? r->after : r->before), e = a + s->sbs;
-				a = a < 0 ? 0 : a;
-				e = e > r->S ? r->S : e;
-				sa_seg(p, (sa_at){ bsk, h * hs + a * s->dk }, (sa_at){ bsv, h * hs + a * s->dk },
-				       s->dk, e - a, (sa_at){ bsm, h * r->S + a }, SA_NONE);
-			}
-			lo = lo < 0 ? 0 : lo;
-			hi = hi > T ? T : hi;
-			sa_seg(p, (sa_at){ bk, (ng + lo) * ld + off }, (sa_at){ bv, (ng + lo) * ld + off },
-			       ld, hi - lo, (sa_at){ bm, ng + lo }, SA_NONE);
-			sa_rows(p, (sa_at){ bq, (ng + b * bs) * ld + off }, ld, bs, (ng + b * bs) * ld + off,
-			        ld, SA_NONE);
-		}
+	for (int64_t j = 0; j < (int64_t)s->heads * (r->T / s->bs + 1); j++) {
+		seg g[MAXSEG];
+		const float *q;
+		float *o;
+		int64_t m;
+		int n = job_segs(r, j, g, &q, &o, &m);
+		for (int i = 0; i < n; i++)
+			sa_seg(p, g[i].k, g[i].v, g[i].ld, g[i].n, g[i].mask, NULL);
+		sa_rows(p, q, r->ld, m, o - r->out, r->ld, NULL);
 	}
-	rc = sa_run(p, r->out, R, w, ld, err);
+	rc = sa_run(p, r->out, R, w, r->ld, err);
 	sa_free(p);
 	return rc;
 }
@@ -537,19 +534,19 @@ static int full_dev(int heads, int dk, float scale, const float *q, const float 
 {
 	sa_plan *p = sa_new(dk, scale);
 	int64_t w = (int64_t)heads * dk;
-	int bq, bk, bv, bm;
 	int rc;
 
 	if (!p)
 		return lc_fail(err, "out of memory (an attention's plan)");
-	bq = sa_buf(p, q, span(R, ld, w));
-	bk = sa_buf(p, k, span(R, ld, w));
-	bv = sa_buf(p, v, span(R, ld, w));
-	bm = kmask ? sa_buf(p, kmask, R) : -1;
+	sa_buf(p, q, span(R, ld, w));
+	sa_buf(p, k, span(R, ld, w));
+	sa_buf(p, v, span(R, ld, w));
+	if (kmask)
+		sa_buf(p, kmask, R);
 	for (int h = 0; h < heads; h++) {
 		int64_t off = (int64_t)h * dk;
-		sa_seg(p, (sa_at){ bk, off }, (sa_at){ bv, off }, ld, R, (sa_at){ bm, 0 }, SA_NONE);
-		sa_rows(p, (sa_at){ bq, off }, ld, R, off, ld, SA_NONE);
+		sa_seg(p, k + off, v + off, ld, R, kmask, NULL);
+		sa_rows(p, q + off, ld, R, off, ld, NULL);
 	}
 	rc = sa_run(p, out, R, w, ld, err);
 	sa_free(p);

@@ -18,13 +18,19 @@ typedef struct buf {
 	int64_t n;
 } buf;
 
+/* An operand: buffer b (-1: none) at float offset off. */
+typedef struct at {
+	int b;
+	int64_t off;
+} at_t;
+
 typedef struct seg {
-	sa_at k, v, mask, pad;
+	at_t k, v, mask, pad;
 	int64_t ld, n;
 } seg;
 
 typedef struct grp {
-	sa_at q, pad;
+	at_t q, pad;
 	int64_t ldq, o, ldo;
 	int m;
 	int64_t seg0, nseg;
@@ -34,6 +40,7 @@ struct sa_plan {
 	int dk;
 	float scale;
 	int oom;                        /* a table could not grow */
+	int stray;                      /* a pointer outside the buffers */
 	buf *buf;
 	int64_t nbuf, cbuf;
 	seg *seg;
@@ -93,32 +100,53 @@ static int room(sa_plan *p, void **a, int64_t n, int64_t *c, size_t sz)
 	return 1;
 }
 
-int sa_buf(sa_plan *p, const float *x, int64_t n)
+void sa_buf(sa_plan *p, const float *x, int64_t n)
 {
 	void *a = p->buf;
 
 	if (!room(p, &a, p->nbuf, &p->cbuf, sizeof *p->buf))
-		return -1;
+		return;
 	p->buf = a;
-	p->buf[p->nbuf] = (buf){ x, n };
-	return (int)p->nbuf++;
+	p->buf[p->nbuf++] = (buf){ x, n };
 }
 
-void sa_seg(sa_plan *p, sa_at k, sa_at v, int64_t ld, int64_t n, sa_at mask, sa_at pad)
+/* x as a buffer and offset ({ -1, 0 } for NULL) */
+static at_t locate(sa_plan *p, const float *x)
+{
+	if (!x)
+		return (at_t){ -1, 0 };
+	for (int64_t i = 0; i < p->nbuf; i++)
+		if (x >= p->buf[i].x && x < p->buf[i].x + p->buf[i].n)
+			return (at_t){ (int)i, x - p->buf[i].x };
+	p->stray = 1;
+	return (at_t){ -1, 0 };
+}
+
+void sa_seg(sa_plan *p, const float *k, const float *v, int64_t ld, int64_t n,
+            const float *mask, const float *pad)
 {
 	void *a = p->seg;
 
 	if (n < 1 || !room(p, &a, p->nseg, &p->cseg, sizeof *p->seg))
 		return;
 	p->seg = a;
-	p->seg[p->nseg++] = (seg){ k, v, mask, pad, ld, n };
+	p->seg[p->nseg++] = (seg){ locate(p, k), locate(p, v), locate(p, mask), locate(p, pad), ld,
+	                           n };
 }
 
-void sa_rows(sa_plan *p, sa_at q, int64_t ldq, int64_t m, int64_t o, int64_t ldo, sa_at qpad)
+void sa_rows(sa_plan *p, const float *q, int64_t ldq, int64_t m, int64_t o, int64_t ldo,
+             const float *qpad)
 {
+	at_t aq, ap;
+
+	if (m < 1) {
+		p->open = p->nseg;
+		return;
+	}
+	aq = locate(p, q), ap = locate(p, qpad);
 	for (int64_t r = 0; r < m; r += CMP_DEV_SEG_ROWS) {
 		void *a = p->grp;
-		grp g = { q, qpad, ldq, o + r * ldo, ldo, 0, p->open, p->nseg - p->open };
+		grp g = { aq, ap, ldq, o + r * ldo, ldo, 0, p->open, p->nseg - p->open };
 		if (!room(p, &a, p->ngrp, &p->cgrp, sizeof *p->grp))
 			break;
 		p->grp = a;
@@ -155,7 +183,7 @@ static int64_t macs(const sa_plan *p)
 	return n;
 }
 
-static const float *at(float *const *dbuf, sa_at a)
+static const float *at(float *const *dbuf, at_t a)
 {
 	return a.b < 0 ? NULL : dbuf[a.b] + a.off;
 }
@@ -171,6 +199,8 @@ int sa_run(sa_plan *p, float *out, int64_t rows, int64_t cols, int64_t ldo, lc_e
 
 	if (p->oom)
 		return lc_fail(err, "out of memory (an attention's plan)");
+	if (p->stray)
+		return lc_fail(err, "an attention's plan points outside its buffers");
 	if (!sa_takes(p->dk) || p->nseg > INT32_MAX || p->nbuf > INT32_MAX)
 		return 1;
 	if (rows < 1 || cols < 1 || p->ngrp == 0)

@@ -11,10 +11,10 @@
  * when the device is cuda.
  *
  * Operands are the caller's arrays, registered as buffers; a segment or
- * a row range names them by buffer and float offset, so the plan reads
- * the same on both sides of the bus. A row range's rows attend to the
- * segments added since the previous row range (one head each: dk floats
- * of each row, from the offsets given).
+ * a row range points into them, and the plan keeps each pointer as its
+ * buffer and offset, so it reads the same on both sides of the bus. A
+ * row range's rows attend to the segments added since the previous row
+ * range (one head each: dk floats of each row, from the pointers given).
  *
  * Scores: scale q.k; in a segment with pad flags, -10000 (assigned) where
  * the key's or the query's flag is non-zero (BART-LS's block_noglobal);
@@ -43,34 +43,28 @@ int64_t sa_gpu_runs(void);
 sa_plan *sa_new(int dk, float scale);
 void sa_free(sa_plan *p);
 
-/* Registers the n floats at x (read on the GPU; not changed); returns
- * its number. */
-int sa_buf(sa_plan *p, const float *x, int64_t n);
-
-/* Where an operand lies: buffer b (-1: none) at float offset off. */
-typedef struct sa_at {
-	int b;
-	int64_t off;
-} sa_at;
-
-#define SA_NONE ((sa_at){ -1, 0 })
+/* Registers the n floats at x (read on the GPU; not changed). */
+void sa_buf(sa_plan *p, const float *x, int64_t n);
 
 /* n keys and values (rows of stride ld) for the next row range; mask
- * additive [n] or pad flags [n] (at most one of them), or SA_NONE. n < 1
- * adds nothing. */
-void sa_seg(sa_plan *p, sa_at k, sa_at v, int64_t ld, int64_t n, sa_at mask, sa_at pad);
+ * additive [n] or pad flags [n] (at most one of them), or NULL. n < 1
+ * adds nothing. Every pointer lies in a registered buffer. */
+void sa_seg(sa_plan *p, const float *k, const float *v, int64_t ld, int64_t n,
+            const float *mask, const float *pad);
 
 /* m query rows at q (stride ldq), their outputs at float offset o of the
- * run's output (stride ldo), their pad flags [m] at qpad or SA_NONE,
- * over the segments added since the last call. */
-void sa_rows(sa_plan *p, sa_at q, int64_t ldq, int64_t m, int64_t o, int64_t ldo, sa_at qpad);
+ * run's output (stride ldo), their pad flags [m] at qpad or NULL, over
+ * the segments added since the last call. */
+void sa_rows(sa_plan *p, const float *q, int64_t ldq, int64_t m, int64_t o, int64_t ldo,
+             const float *qpad);
 
 /* Runs the plan on the GPU into out: the row ranges must write every one
  * of its rows x cols floats (row stride ldo); only those are copied back.
  * 0: done; 1: not run, the caller computes on the CPU (!sa_takes(dk), too
  * little work to be worth the GPU's fixed costs (compute/dev.h's
  * cmp_dev_worth), or the GPU has no memory for it or failed: said once
- * on standard error); -1: out of memory here (err). */
+ * on standard error); -1: out of memory here, or a pointer outside the
+ * registered buffers (err). */
 int sa_run(sa_plan *p, float *out, int64_t rows, int64_t cols, int64_t ldo, lc_err *err);
 
 #endif
