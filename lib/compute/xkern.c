@@ -639,8 +639,7 @@ BF16K static void scores16_avx512(int64_t R, int64_t c, int64_t d, const uint16_
  * back at the end. nr (<= 6) rows of C by ng (1 or 2) groups of 32
  * columns, the last masked to t (1..32) columns. */
 TILE16 void accum16_tile(int nr, int ng, int64_t t, int64_t c, const uint16_t *P, int64_t ldp,
-                         const uint16_t *E, int64_t lde, float *C, int64_t ldc,
-                         const uint16_t *pf)
+                         const uint16_t *E, int64_t lde, float *C, int64_t ldc)
 {
 	/* C's columns 0..15 and 16..31 from (lo, hi) lanes, and back */
 	const __m512i in0 = _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
@@ -678,10 +677,6 @@ TILE16 void accum16_tile(int nr, int ng, int64_t t, int64_t c, const uint16_t *P
 				__m512i w0 = _mm512_maskz_loadu_epi16(mg, ej + 32 * g);
 				__m512i w1 = two ? _mm512_maskz_loadu_epi16(mg, ej + lde + 32 * g)
 				                 : _mm512_setzero_si512();
-				if (pf) {
-					_mm_prefetch((const char *)(pf + j * lde + 32 * g), PF_HINT);
-					_mm_prefetch((const char *)(pf + (j + 1) * lde + 32 * g), PF_HINT);
-				}
 				e[2 * g] = _mm512_unpacklo_epi16(w0, w1);
 				e[2 * g + 1] = _mm512_unpackhi_epi16(w0, w1);
 			}
@@ -722,15 +717,19 @@ TILE16 void accum16_tile(int nr, int ng, int64_t t, int64_t c, const uint16_t *P
 				}
 }
 
+/* No prefetch of the next chunk here, unlike fp32's: with bf16 states
+ * the scores keep up with memory better (half the bytes per flop), and
+ * the prefetches cost more than they saved: xattn_fw_bf16 at R = 12 over
+ * 131,072 states with 2 threads ran 8.4-9.1 ms without them against
+ * 9.3-9.5 ms with (Zen 5, alternating runs). */
 #define ACCUM16_ROWS(nr)                                                                 \
 	do {                                                                             \
 		const uint16_t *Pr = P + r * ldp, *Ek = E + k0;                          \
-		const uint16_t *pf = r || R > PF_NEXT_R ? NULL : Ek + c * lde;           \
 		float *Cr = C + r * ldc + k0;                                            \
 		if (nb > 32)                                                             \
-			accum16_tile(nr, 2, nb - 32, c, Pr, ldp, Ek, lde, Cr, ldc, pf);  \
+			accum16_tile(nr, 2, nb - 32, c, Pr, ldp, Ek, lde, Cr, ldc);      \
 		else                                                                     \
-			accum16_tile(nr, 1, nb, c, Pr, ldp, Ek, lde, Cr, ldc, pf);       \
+			accum16_tile(nr, 1, nb, c, Pr, ldp, Ek, lde, Cr, ldc);           \
 	} while (0)
 
 BF16K static void accum16_avx512(int64_t R, int64_t c, int64_t n, const uint16_t *P,
