@@ -1,7 +1,8 @@
 /*
  * vmath.c: see vmath.h. The scalar functions are the reference; the AVX2
  * ones compute the same formulas eight lanes at a time (with FMA), for
- * whole blocks of 8, the rest in scalar.
+ * whole blocks of 8, the rest in scalar (exp_sum also 16 at a time, with
+ * AVX-512).
  */
 #include "ops/vmath.h"
 
@@ -119,6 +120,58 @@ AVX2 static double exp_sum_avx2(const float *x, float sub, float *y, int64_t n)
 	}
 	_mm256_storeu_pd(s, _mm256_add_pd(s0, s1));
 	sum = (s[0] + s[1]) + (s[2] + s[3]);
+	for (; i < n; i++) {
+		y[i] = exp1(x[i] - sub);
+		sum += y[i];
+	}
+	return sum;
+}
+
+/* The same, 16 lanes at a time where the processor has AVX-512 (the
+ * decoder's online softmax: 4% of a bf16 step at 131,072 states in
+ * AVX2). Each lane computes what exp8's does, so y is the same; the sum
+ * is taken in another order. */
+#define AVX512 __attribute__((target("avx512f")))
+
+AVX512 static inline __m512 exp16(__m512 x)
+{
+	__mmask16 under = _mm512_cmp_ps_mask(x, _mm512_set1_ps(EXP_LO), _CMP_LT_OQ);
+	__m512 n, r, z, p;
+	__m512i e;
+
+	x = _mm512_min_ps(x, _mm512_set1_ps(EXP_HI));
+	n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(LOG2E)),
+	                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_HI), x);
+	r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_LO), r);
+	z = _mm512_mul_ps(r, r);
+	p = _mm512_set1_ps(P0);
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(P1));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(P2));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(P3));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(P4));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(P5));
+	p = _mm512_add_ps(_mm512_fmadd_ps(p, z, r), _mm512_set1_ps(1.0f));
+	e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+	p = _mm512_mul_ps(p, _mm512_castsi512_ps(e));
+	return _mm512_maskz_mov_ps((__mmask16)~under, p);
+}
+
+AVX512 static double exp_sum_avx512(const float *x, float sub, float *y, int64_t n)
+{
+	__m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
+	__m512 m = _mm512_set1_ps(sub);
+	double sum;
+	int64_t i = 0;
+
+	for (; i + 16 <= n; i += 16) {
+		__m512 v = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), m));
+		_mm512_storeu_ps(y + i, v);
+		s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+		s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_castpd_ps(
+		                           _mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+	}
+	sum = _mm512_reduce_add_pd(_mm512_add_pd(s0, s1));
 	for (; i < n; i++) {
 		y[i] = exp1(x[i] - sub);
 		sum += y[i];
@@ -261,6 +314,11 @@ static int have_avx2(void)
 {
 	return atomic_load_explicit(&allowed, memory_order_relaxed) && cpu_avx2_fma();
 }
+
+static int have_avx512(void)
+{
+	return atomic_load_explicit(&allowed, memory_order_relaxed) == 1 && cpu_avx512f();
+}
 #else
 int vm_simd(int on)
 {
@@ -279,6 +337,8 @@ double vm_exp_sum(const float *x, float sub, float *y, int64_t n)
 	double sum = 0;
 
 #ifdef AVX2
+	if (have_avx512())
+		return exp_sum_avx512(x, sub, y, n);
 	if (have_avx2())
 		return exp_sum_avx2(x, sub, y, n);
 #endif

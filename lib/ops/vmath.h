@@ -19,8 +19,9 @@
 
 #include <stdint.h>
 
-/* on 0: the scalar code from now on, 1: AVX2 where the CPU has it (the
- * default), -1: no change; returns the setting. For tests. */
+/* on 0: the scalar code from now on, 1: the widest vectors the CPU has
+ * (AVX-512 for vm_exp_sum, else AVX2; the default), 2: AVX2 at most, -1:
+ * no change; returns the setting. For tests. */
 int vm_simd(int on);
 
 /* exp(x), the scalar formula. */
