@@ -33,11 +33,11 @@ void cmp_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_
               float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
               float beta, float *C, int64_t ldc);
 
-/* The same product split over nth threads by blocks of the columns of C
- * (for few rows and many columns: the decoder's projections). Up to 1024
- * rows, the blocks are 256 columns whatever nth (128 up to XK_GEMM_ROWS
- * rows), so the result is the same bits for every thread count; taller
- * products get one block per thread (each at least 256 columns). */
+/* The same product split over nth threads: up to 1024 rows by blocks of
+ * 256 columns of C (128 up to XK_GEMM_ROWS rows: the decoder's
+ * projections), taller ones by blocks of 256 rows (an encoder's), in
+ * either case the same blocks whatever nth, so the result is the same
+ * bits for every thread count. */
 void cmp_gemm_par(int nth, enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N,
                   int64_t K, float alpha, const float *A, int64_t lda, const float *B,
                   int64_t ldb, float beta, float *C, int64_t ldc);
