@@ -23,7 +23,8 @@
 #           2 x L x heads x d_kv numbers, at the read bandwidth; the
 #           others fold 4 rows: 4 times the greedy arithmetic.
 #           lc-decode computes the cache at the first step (its time is
-#           printed apart).
+#           printed apart). A second fp32 4-beam row gives the cache half
+#           of memory (--cross-cache): what a user buys with more of it.
 #
 # Decode is timed inside lc-decode (--stats: the steps after the first,
 # the model, the states and the first step apart) over N + 1 tokens:
@@ -126,11 +127,17 @@ decode_len() { # L: prints s/token greedy and 4 beams
 			echo "$L $b $(tdec "$b" $((N + 1)) "$p") $p"
 		done
 	done
+	# 4 beams again with half of memory for the cache (the default is a
+	# quarter): the speed a user buys with --cross-cache
+	echo "$L 4h $(tdec 4 $((N + 1)) f32 --cross-cache "$HALF") f32"
 	rm -f "$D/states.lcs"
 }
-tdec() { # BEAMS TOKENS PRECISION -> "SECONDS_A_STEP PEAK_KB LAYERS_CACHED FIRST_STEP"
-	/usr/bin/time -f '%M' -o "$D/time" lc-decode -q -j "$J" -m "$D" -f ids -b "$1" \
-		--compute "$3" --stats --max-new "$2" --min-new "$2" "$D/states.lcs" \
+HALF=$(awk '/^MemTotal:/ { printf "%.0fM", $2 / 2048 }' /proc/meminfo)
+tdec() { # BEAMS TOKENS PRECISION [FLAGS...] -> "SECONDS_A_STEP PEAK_KB LAYERS_CACHED FIRST_STEP"
+	b=$1 n=$2 p=$3
+	shift 3
+	/usr/bin/time -f '%M' -o "$D/time" lc-decode -q -j "$J" -m "$D" -f ids -b "$b" \
+		--compute "$p" --stats --max-new "$n" --min-new "$n" "$@" "$D/states.lcs" \
 		>/dev/null 2>"$D/dstats"
 	echo "$(sed -n 's/.*then \([0-9.]*\) s a step.*/\1/p' "$D/dstats") $(tail -1 "$D/time")" \
 		"$(sed -n 's/.*cross cache \([0-9]*\) of.*/\1/p' "$D/dstats")" \
@@ -139,7 +146,7 @@ tdec() { # BEAMS TOKENS PRECISION -> "SECONDS_A_STEP PEAK_KB LAYERS_CACHED FIRST
 PRECS=f32
 [ "$BF16" = 0 ] || PRECS="f32 bf16"
 for L in $DLENS; do decode_len "$L"; done >"$D/dec"
-awk -v r="$F32" -v bw="$BW" -v d="$DM" -v nl="$NDL" -v nh="$NH" -v dk="$DKV" '
+awk -v r="$F32" -v bw="$BW" -v d="$DM" -v nl="$NDL" -v nh="$NH" -v dk="$DKV" -v half="$HALF" '
 	# fields: L beams s/step peakKB layers-cached first-step precision
 	{ L = $1; b = $2; s = $3; c = $5; p = $7
 	  fa = 4 * nl * nh * L * d / (r * 1e9); fb = nl * L * d * 4 / (bw * 1e9); fl = fa > fb ? fa : fb
@@ -153,6 +160,10 @@ awk -v r="$F32" -v bw="$BW" -v d="$DM" -v nl="$NDL" -v nh="$NH" -v dk="$DKV" '
 	      else printf "decode L=%-7d bf16 4 beams: %.3f s/step, %.2f x fp32, %.2f x bf16 greedy (goal <= 1.6); %s\n",
 	          L, s, s / g4[L], s / gb[L], cache
 	      if (b == 1) gb[L] = s
+	      next }
+	  if (b == "4h") {
+	      printf "decode L=%-7d 4 beams, --cross-cache %s (half of memory): %.3f s/step, %.2f x greedy (goal <= 1.6), floor %.3f s, ratio %.2f; %s, peak RSS %.0f MiB\n",
+	          L, half, s, s / g[L], f4, s / f4, cache, $4 / 1024
 	      next }
 	  if (b > 1) g4[L] = s
 	  if (b == 1) { g[L] = s
