@@ -201,11 +201,30 @@ static void test_plain(void)
 	cmp_xk_simd(1);
 }
 
+/* The bf16 scores take blocks of 12 rows, the rest tiles of 6: the same
+ * bits as tiles of 6 alone (every row's sum reduced alike). */
+static void tiles_alike(void)
+{
+	enum { R = 30, C = 37, DD = 770 };
+	float *Q = randm(R, DD, 1.0), *E = randm(C, DD, 1.0);
+	float *S = calloc(R * C, sizeof *S), *S6 = calloc(R * C, sizeof *S6);
+	uint16_t *Q16 = to16(Q, R * DD), *E16 = to16(E, C * DD);
+
+	if (T_OK(Q && E && S && S6 && Q16 && E16, "memory")) {
+		cmp_xk_scores_bf16(R, C, DD, Q16, DD, E16, DD, S, C);
+		for (int r = 0; r < R; r += 6)
+			cmp_xk_scores_bf16(6, C, DD, Q16 + r * DD, DD, E16, DD, S6 + r * C, C);
+		T_OK(!memcmp(S, S6, R * C * sizeof *S), "bf16 scores: blocks of 12 rows = tiles of 6");
+	}
+	free(Q), free(E), free(S), free(S6), free(Q16), free(E16);
+}
+
 /* The bf16 forms: AVX512-BF16 where the processor has it, then plain C. */
 static void test_bf16(void)
 {
 	bf16mode = 1;
 	cmp_xk_simd(1);
+	tiles_alike();
 	sweep();
 	cmp_xk_simd(0);
 	sweep();
