@@ -671,6 +671,25 @@ static void test_xattn(void)
 	free(lse);
 }
 
+/* q (nq values) rounded to bf16; K and V (n each) rounded, their bf16
+ * bits into K16 and V16; returns the largest |V|. */
+static double to_bf16_kv(float *q, int64_t nq, float *K, float *V, uint16_t *K16, uint16_t *V16,
+                         int64_t n)
+{
+	double vmax = 0;
+
+	for (int64_t i = 0; i < nq; i++)
+		q[i] = cmp_bf16_round(q[i]);
+	for (int64_t i = 0; i < n; i++) {
+		K16[i] = lc_f32_to_bf16(K[i]);
+		K[i] = lc_bf16_to_f32(K16[i]);
+		V16[i] = lc_f32_to_bf16(V[i]);
+		V[i] = lc_bf16_to_f32(V16[i]);
+		vmax = fmax(vmax, fabs((double)V[i]));
+	}
+	return vmax;
+}
+
 /* xattn_fw_kv (a cross-attention cache's keys and values, several heads
  * at once) against attention in double: three heads of width 20 (the
  * kernels' masked tails), queries and contexts with row strides wider
@@ -716,15 +735,7 @@ static void test_xattn_kv(void)
 	     "the same bits on 1 and 3 threads");
 
 	/* bf16: fp32's on the same bf16 values, the weights rounded */
-	for (int64_t i = 0; i < R * ldq; i++)
-		q[i] = cmp_bf16_round(q[i]);
-	for (int64_t i = 0; i < nh * L * dk; i++) {
-		K16[i] = lc_f32_to_bf16(K[i]);
-		K[i] = lc_bf16_to_f32(K16[i]);
-		V16[i] = lc_f32_to_bf16(V[i]);
-		V[i] = lc_bf16_to_f32(V16[i]);
-		vmax = fmax(vmax, fabs((double)V[i]));
-	}
+	vmax = to_bf16_kv(q, R * ldq, K, V, K16, V16, nh * L * dk);
 	xattn_fw_kv(w3, q, R, ldq, nh, dk, K, V, L, dk, L * dk, c1, ldc, NULL);
 	xattn_fw_kv_bf16(w3, q, R, ldq, nh, dk, K16, V16, L, dk, L * dk, c3, ldc, NULL);
 	e = 0;
@@ -741,6 +752,40 @@ static void test_xattn_kv(void)
 	xattn_work_free(w3);
 	free(q); free(K); free(V); free(c1); free(c3); free(l1); free(l3); free(ref); free(lse);
 	free(K16); free(V16);
+}
+
+/* bf16 keys and values over parts longer than XATTN_CHUNK (a bf16
+ * cache takes chunks of up to 256 KiB of keys, so each part here is one
+ * chunk): within the weights' rounding of fp32's on the same values, and
+ * the same bits on 1 and 3 threads. */
+static void test_xattn_kv_long(void)
+{
+	int nh = 3, dk = 20, in = nh * dk;
+	int64_t R = 4, L = 64 * (XATTN_CHUNK + 44) + 5;
+	lc_err err;
+	xattn_work *w1 = xattn_work_new(R * nh, dk, 1, &err), *w3 = xattn_work_new(R * nh, dk, 3, &err);
+	float *q = randv(R * in, 0.3), *K = randv(nh * L * dk, 1), *V = randv(nh * L * dk, 1);
+	float *c = malloc((size_t)(R * in) * 4), *c1 = malloc((size_t)(R * in) * 4);
+	float *c3 = malloc((size_t)(R * in) * 4);
+	uint16_t *K16 = malloc((size_t)(nh * L * dk) * 2), *V16 = malloc((size_t)(nh * L * dk) * 2);
+	double e = 0, vmax, g = 0;
+
+	if (!T_OK(w1 && w3 && q && K && V && c && c1 && c3 && K16 && V16, "memory"))
+		return;
+	vmax = to_bf16_kv(q, R * in, K, V, K16, V16, nh * L * dk);
+	xattn_fw_kv(w1, q, R, in, nh, dk, K, V, L, dk, L * dk, c, in, NULL);
+	xattn_fw_kv_bf16(w1, q, R, in, nh, dk, K16, V16, L, dk, L * dk, c1, in, NULL);
+	xattn_fw_kv_bf16(w3, q, R, in, nh, dk, K16, V16, L, dk, L * dk, c3, in, NULL);
+	for (int64_t i = 0; i < R * in; i++) {
+		e = fmax(e, fabs((double)c1[i] - c[i]));
+		g = fmax(g, fabs((double)c[i]));
+	}
+	T_OK(e <= ldexp(vmax, -9) + 1e-5 * g && g > 0, "bf16, long parts: %.3g (bound %.3g)", e,
+	     ldexp(vmax, -9) + 1e-5 * g);
+	T_OK(!memcmp(c1, c3, (size_t)(R * in) * 4), "bf16, long parts: the same bits on 1 and 3 threads");
+	xattn_work_free(w1);
+	xattn_work_free(w3);
+	free(q); free(K); free(V); free(c); free(c1); free(c3); free(K16); free(V16);
 }
 
 /* y [n, dout] = x W^T + b in double */
@@ -1014,6 +1059,7 @@ int main(void)
 	T_RUN(test_xattn);
 	T_RUN(test_xattn_bf16);
 	T_RUN(test_xattn_kv);
+	T_RUN(test_xattn_kv_long);
 	T_RUN(test_xcache);
 	T_RUN(test_cache_reorder);
 	return t_done();
