@@ -297,7 +297,6 @@ int cmp_dev_on(void)
 	return 0;
 }
 
-
 void cmp_dev_say(const char *what, const char *why)
 {
 	(void)what, (void)why;

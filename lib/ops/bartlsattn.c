@@ -513,33 +513,19 @@ static void xat_bw_job(void *ctx, int64_t h, int tid)
 	}
 }
 
-/* The forward on the GPU (ops/segattn.h): 0 done, 1 the CPU's to do. */
+/* The forward on the GPU (ops/segattn.h): 0 done, 1 the CPU's to do;
+ * the pooled keys' mask flags as -inf. */
 static int xat_dev(const xat_run *r, lc_err *err)
 {
-	int d = r->d, dk = d / r->heads;
-	sa_plan *p = sa_new(dk, r->scale);
 	float *mf = r->pm ? malloc((size_t)r->Tp * sizeof *mf) : NULL;
 	int rc;
 
-	if (!p || (r->pm && !mf)) {
-		sa_free(p);
-		free(mf);
+	if (r->pm && !mf)
 		return lc_fail(err, "out of memory (an attention's plan)");
-	}
 	for (int64_t j = 0; mf && j < r->Tp; j++)
 		mf[j] = r->pm[j] ? -INFINITY : 0.0f;
-	sa_buf(p, r->q, r->T * d);
-	sa_buf(p, r->kp, r->Tp * d);
-	sa_buf(p, r->vp, r->Tp * d);
-	if (mf)
-		sa_buf(p, mf, r->Tp);
-	for (int h = 0; h < r->heads; h++) {
-		int64_t off = (int64_t)h * dk;
-		sa_seg(p, r->kp + off, r->vp + off, d, r->Tp, mf, NULL);
-		sa_rows(p, r->q + off, d, r->T, off, d, NULL);
-	}
-	rc = sa_run(p, r->o, r->T, d, d, err);
-	sa_free(p);
+	rc = sa_dense(r->heads, r->d / r->heads, r->scale, r->q, r->d, r->T, r->kp, r->vp, r->d,
+	              r->Tp, mf, r->o, r->d, err);
 	free(mf);
 	return rc;
 }

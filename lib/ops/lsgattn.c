@@ -461,12 +461,6 @@ static void block_job(void *ctx, int64_t j, int tid)
 	       r->scratch + (int64_t)tid * r->scratch_n);
 }
 
-/* The floats of R rows of stride ld whose last row holds w. */
-static int64_t span(int64_t R, int64_t ld, int64_t w)
-{
-	return R < 1 ? 0 : (R - 1) * ld + w;
-}
-
 /* block_job's attentions as one plan on the GPU (ops/segattn.h), the
  * sparse slots computed before on the CPU: 0 done, 1 the CPU's to do. */
 static int lsg_dev(const lsg_run *r, lc_err *err)
@@ -479,9 +473,9 @@ static int lsg_dev(const lsg_run *r, lc_err *err)
 	if (!p)
 		return lc_fail(err, "out of memory (an attention's plan)");
 	/* the rows as lsg_attn_fw was given them: globals first */
-	sa_buf(p, r->q - s->ng * r->ld, span(R, r->ld, w));
-	sa_buf(p, r->gk, span(R, r->ld, w));
-	sa_buf(p, r->gv, span(R, r->ld, w));
+	sa_buf(p, r->q - s->ng * r->ld, sa_span(R, r->ld, w));
+	sa_buf(p, r->gk, sa_span(R, r->ld, w));
+	sa_buf(p, r->gv, sa_span(R, r->ld, w));
 	sa_buf(p, r->kmask - s->ng, R);
 	if (r->S > 0) {
 		sa_buf(p, r->sk, s->heads * r->S * s->dk);
@@ -527,32 +521,6 @@ static void dense_job(void *ctx, int64_t j, int tid)
 	       r->out + r0 * r->ld + off, r->ld, r->scratch + (int64_t)tid * r->scratch_n);
 }
 
-/* attn_full_fw on the GPU (ops/segattn.h): 0 done, 1 the CPU's to do. */
-static int full_dev(int heads, int dk, float scale, const float *q, const float *k,
-                    const float *v, int64_t ld, int64_t R, const float *kmask, float *out,
-                    lc_err *err)
-{
-	sa_plan *p = sa_new(dk, scale);
-	int64_t w = (int64_t)heads * dk;
-	int rc;
-
-	if (!p)
-		return lc_fail(err, "out of memory (an attention's plan)");
-	sa_buf(p, q, span(R, ld, w));
-	sa_buf(p, k, span(R, ld, w));
-	sa_buf(p, v, span(R, ld, w));
-	if (kmask)
-		sa_buf(p, kmask, R);
-	for (int h = 0; h < heads; h++) {
-		int64_t off = (int64_t)h * dk;
-		sa_seg(p, k + off, v + off, ld, R, kmask, NULL);
-		sa_rows(p, q + off, ld, R, off, ld, NULL);
-	}
-	rc = sa_run(p, out, R, w, ld, err);
-	sa_free(p);
-	return rc;
-}
-
 int attn_full_fw(int heads, int dk, float scale, const float *q, const float *k, const float *v,
                  int64_t ld, int64_t R, const float *kmask, float *out, int nth, lc_err *err)
 {
@@ -561,7 +529,9 @@ int attn_full_fw(int heads, int dk, float scale, const float *q, const float *k,
 
 	if (R < 1)
 		return 0;
-	if (sa_takes(dk) && (rc = full_dev(heads, dk, scale, q, k, v, ld, R, kmask, out, err)) <= 0)
+	/* on the GPU (ops/segattn.h): 0 done, 1 the CPU's to do */
+	if (sa_takes(dk) &&
+	    (rc = sa_dense(heads, dk, scale, q, ld, R, k, v, ld, R, kmask, out, ld, err)) <= 0)
 		return rc;
 	if (nth < 1)
 		nth = 1;

@@ -258,3 +258,28 @@ out:
 	free(dbuf), free(hg), free(hs);
 	return rc;
 }
+
+int sa_dense(int heads, int dk, float scale, const float *q, int64_t ldq, int64_t T,
+             const float *k, const float *v, int64_t ldk, int64_t Tk, const float *mask,
+             float *out, int64_t ldo, lc_err *err)
+{
+	sa_plan *p = sa_new(dk, scale);
+	int64_t w = (int64_t)heads * dk;
+	int rc;
+
+	if (!p)
+		return lc_fail(err, "out of memory (an attention's plan)");
+	sa_buf(p, q, sa_span(T, ldq, w));
+	sa_buf(p, k, sa_span(Tk, ldk, w));
+	sa_buf(p, v, sa_span(Tk, ldk, w));
+	if (mask)
+		sa_buf(p, mask, Tk);
+	for (int h = 0; h < heads; h++) {
+		int64_t off = (int64_t)h * dk;
+		sa_seg(p, k + off, v + off, ldk, Tk, mask, NULL);
+		sa_rows(p, q + off, ldq, T, off, ldo, NULL);
+	}
+	rc = sa_run(p, out, T, w, ldo, err);
+	sa_free(p);
+	return rc;
+}

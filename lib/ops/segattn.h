@@ -67,4 +67,19 @@ void sa_rows(sa_plan *p, const float *q, int64_t ldq, int64_t m, int64_t o, int6
  * registered buffers (err). */
 int sa_run(sa_plan *p, float *out, int64_t rows, int64_t cols, int64_t ldo, lc_err *err);
 
+/* The floats of R rows of stride ld whose last row holds w (a buffer's
+ * length for sa_buf). */
+static inline int64_t sa_span(int64_t R, int64_t ld, int64_t w)
+{
+	return R < 1 ? 0 : (R - 1) * ld + w;
+}
+
+/* The dense attention as a plan, run: every head's T query rows (q,
+ * stride ldq) over all Tk keys and values (k, v, stride ldk; mask
+ * additive [Tk] or NULL), outputs at out (stride ldo), heads of dk floats
+ * side by side. Returns as sa_run. */
+int sa_dense(int heads, int dk, float scale, const float *q, int64_t ldq, int64_t T,
+             const float *k, const float *v, int64_t ldk, int64_t Tk, const float *mask,
+             float *out, int64_t ldo, lc_err *err);
+
 #endif
