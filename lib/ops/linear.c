@@ -1,13 +1,13 @@
 #include "ops/linear.h"
 
 #include "compute/compute.h"
+#include "ops/vmath.h"
 
 static void add_bias_rows(float *y, const float *b, int64_t R, int dout)
 {
 	if (b)
 		for (int64_t r = 0; r < R; r++)
-			for (int o = 0; o < dout; o++)
-				y[r * dout + o] += b[o];
+			vm_add(y + r * dout, b, y + r * dout, dout);
 }
 
 void linear_fw(float *y, const float *x, const float *W, const float *b, int64_t R, int dout,
@@ -25,11 +25,8 @@ void linear_fw_to_t(float *yT, int64_t ldy, const float *x, const float *W, cons
 {
 	cmp_gemm(CMP_N, CMP_T, dout, R, din, 1.0f, W, din, x, din, 0.0f, yT, ldy);
 	if (b)
-		for (int o = 0; o < dout; o++) {
-			float *row = yT + (int64_t)o * ldy, bo = b[o];
-			for (int64_t r = 0; r < R; r++)
-				row[r] += bo;
-		}
+		for (int o = 0; o < dout; o++)
+			vm_addc(yT + (int64_t)o * ldy, b[o], yT + (int64_t)o * ldy, R);
 }
 
 void linear_fw_from_t(float *y, const float *xT, int64_t ldx, const float *W, const float *b,

@@ -1,8 +1,8 @@
 /*
  * vmath.c: see vmath.h. The scalar functions are the reference; the AVX2
  * ones compute the same formulas eight lanes at a time (with FMA), for
- * whole blocks of 8, the rest in scalar (exp_sum also 16 at a time, with
- * AVX-512).
+ * whole blocks of 8, the rest in scalar (exp_sum, gelu_new and the sums and
+ * products also 16 at a time, with AVX-512).
  */
 #include "ops/vmath.h"
 
@@ -301,6 +301,76 @@ AVX2 static void axpby_avx2(const float *x, float b, float a, float *y, int64_t 
 		y[i] = y[i] * a + x[i] * b;
 }
 
+AVX2 static void add_avx2(const float *a, const float *b, float *y, int64_t n)
+{
+	int64_t i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
+	for (; i < n; i++)
+		y[i] = a[i] + b[i];
+}
+
+AVX2 static void addc_avx2(const float *x, float c, float *y, int64_t n)
+{
+	__m256 k = _mm256_set1_ps(c);
+	int64_t i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(x + i), k));
+	for (; i < n; i++)
+		y[i] = x[i] + c;
+}
+
+/* 16 lanes at a time, each computing what the AVX2 lane does (the same
+ * operations, divisions and fused multiply-adds included), so the results
+ * are the same bits: gelu_new was 2.7% of a bf16 encode in AVX2, the bias
+ * additions (scalar, before) 2.7%. */
+AVX512 static void gelu_tanh_avx512(const float *x, const float *g, float *y, int64_t n)
+{
+	const __m512 one = _mm512_set1_ps(1.0f);
+	int64_t i = 0;
+
+	for (; i + 16 <= n; i += 16) {
+		__m512 v = _mm512_loadu_ps(x + i), v3 = _mm512_mul_ps(_mm512_mul_ps(v, v), v), r;
+		__m512 u = _mm512_mul_ps(_mm512_set1_ps(-2.0f * GC0),
+		                         _mm512_fmadd_ps(_mm512_set1_ps(GC1), v3, v));
+		r = _mm512_div_ps(v, _mm512_add_ps(one, exp16(u)));
+		if (g)
+			r = _mm512_mul_ps(r, _mm512_loadu_ps(g + i));
+		_mm512_storeu_ps(y + i, r);
+	}
+	gelu_tanh_avx2(x + i, g ? g + i : NULL, y + i, n - i);
+}
+
+AVX512 static void mul_avx512(const float *a, const float *b, float *y, int64_t n)
+{
+	int64_t i = 0;
+
+	for (; i + 16 <= n; i += 16)
+		_mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i)));
+	mul_avx2(a + i, b + i, y + i, n - i);
+}
+
+AVX512 static void add_avx512(const float *a, const float *b, float *y, int64_t n)
+{
+	int64_t i = 0;
+
+	for (; i + 16 <= n; i += 16)
+		_mm512_storeu_ps(y + i, _mm512_add_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i)));
+	add_avx2(a + i, b + i, y + i, n - i);
+}
+
+AVX512 static void addc_avx512(const float *x, float c, float *y, int64_t n)
+{
+	__m512 k = _mm512_set1_ps(c);
+	int64_t i = 0;
+
+	for (; i + 16 <= n; i += 16)
+		_mm512_storeu_ps(y + i, _mm512_add_ps(_mm512_loadu_ps(x + i), k));
+	addc_avx2(x + i, c, y + i, n - i);
+}
+
 static atomic_int allowed = 1;
 
 int vm_simd(int on)
@@ -364,6 +434,10 @@ void vm_gelu(const float *x, float *y, int64_t n)
 void vm_gelu_tanh(const float *x, const float *g, float *y, int64_t n)
 {
 #ifdef AVX2
+	if (have_avx512()) {
+		gelu_tanh_avx512(x, g, y, n);
+		return;
+	}
 	if (have_avx2()) {
 		gelu_tanh_avx2(x, g, y, n);
 		return;
@@ -376,6 +450,10 @@ void vm_gelu_tanh(const float *x, const float *g, float *y, int64_t n)
 void vm_mul(const float *a, const float *b, float *y, int64_t n)
 {
 #ifdef AVX2
+	if (have_avx512()) {
+		mul_avx512(a, b, y, n);
+		return;
+	}
 	if (have_avx2()) {
 		mul_avx2(a, b, y, n);
 		return;
@@ -383,6 +461,38 @@ void vm_mul(const float *a, const float *b, float *y, int64_t n)
 #endif
 	for (int64_t i = 0; i < n; i++)
 		y[i] = a[i] * b[i];
+}
+
+void vm_add(const float *a, const float *b, float *y, int64_t n)
+{
+#ifdef AVX2
+	if (have_avx512()) {
+		add_avx512(a, b, y, n);
+		return;
+	}
+	if (have_avx2()) {
+		add_avx2(a, b, y, n);
+		return;
+	}
+#endif
+	for (int64_t i = 0; i < n; i++)
+		y[i] = a[i] + b[i];
+}
+
+void vm_addc(const float *x, float c, float *y, int64_t n)
+{
+#ifdef AVX2
+	if (have_avx512()) {
+		addc_avx512(x, c, y, n);
+		return;
+	}
+	if (have_avx2()) {
+		addc_avx2(x, c, y, n);
+		return;
+	}
+#endif
+	for (int64_t i = 0; i < n; i++)
+		y[i] = x[i] + c;
 }
 
 double vm_sumsq(const float *x, int64_t n)

@@ -893,15 +893,17 @@ static void test_xcache(void)
 /* ops/vmath against libm in double: exp within 3 ulp over [-87.3, 88],
  * 0 below; GELU within 3e-7 |x|; gelu_new within 4e-7 |x| (the error of
  * exp and of the rounded argument 2y, measured 2.4e-7); the sum of
- * squares, the products and axpby exact to their roundings; the AVX-512,
- * AVX2 and scalar paths. */
+ * squares, the products, sums and axpby exact to their roundings; the
+ * AVX-512, AVX2 and scalar paths (AVX-512's exp and gelu_new the same bits
+ * as AVX2's). */
 static void test_vmath(void)
 {
 	enum { N = 200003 };
 	float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *y2 = malloc(N * sizeof *y2);
+	float *y3 = malloc(N * sizeof *y3);
 	double we = 0, wg = 0, sum, want;
 
-	if (!T_OK(x && y && y2, "memory"))
+	if (!T_OK(x && y && y2 && y3, "memory"))
 		return;
 	for (int simd = 2; simd >= 0; simd--) {
 		/* 2: AVX2 at most, 1: AVX-512 where the CPU has it, 0: scalar */
@@ -956,6 +958,10 @@ static void test_vmath(void)
 				wt = fmax(wt, fabs(y[i] / g[i] - t) / (fabs(v) + 1e-30));
 			}
 			T_OK(wt <= 4e-7, "simd %d: gelu_new error / |x| %.3g", simd, wt);
+			if (simd == 2)
+				memcpy(y3, y, N * sizeof *y);
+			else if (simd == 1)
+				T_OK(!memcmp(y3, y, N * sizeof *y), "gelu_new: AVX-512's lanes are AVX2's");
 			vm_gelu_tanh(x, NULL, g, N);
 			for (int i = 0; i < N; i++)
 				exact &= g[i] * (1.0f + (float)(i % 7) / 8.0f) == y[i];
@@ -965,6 +971,17 @@ static void test_vmath(void)
 			for (int i = 0; i < N; i++)
 				exact &= g[i] == x[i] * x[i];
 			T_OK(exact, "simd %d: mul", simd);
+			memcpy(y, x, N * sizeof *y);
+			vm_add(y, g, y, N);
+			exact = 1;
+			for (int i = 0; i < N; i++)
+				exact &= y[i] == x[i] + g[i];
+			T_OK(exact, "simd %d: add (in place)", simd);
+			vm_addc(x, 0.3f, y, N);
+			exact = 1;
+			for (int i = 0; i < N; i++)
+				exact &= y[i] == x[i] + 0.3f;
+			T_OK(exact, "simd %d: add a constant", simd);
 			vm_scale_mul(x, 0.25f, x, g, N);
 			exact = 1;
 			for (int i = 0; i < N; i++)
@@ -1002,6 +1019,7 @@ static void test_vmath(void)
 	free(x);
 	free(y);
 	free(y2);
+	free(y3);
 }
 
 /* attn_cache_reorder: every (source row, layer, cache) keeps its values
