@@ -747,20 +747,76 @@ void cmp_rfft(const cmp_fft *p, cmp_fftws *w, int slot, const float *x, int64_t 
 	fftwf_execute_dft_r2c(p->fwd, w->x, w->s[slot]);
 }
 
+/* The spectra's product, 8 (AVX-512) or 4 (AVX2) complex numbers at a
+ * time, each computed as the scalar loop below computes it: products
+ * rounded apart, then their sum or difference, then the scale (no fused
+ * multiply-add), so the same bits. Scalar, the products were 0.9% of a
+ * bf16 encode. Returns how many were done. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+__attribute__((target("avx512f"))) static int64_t spec_mul512(const float *A, const float *B,
+                                                              float *Y, int64_t nf, float s,
+                                                              int conj_b)
+{
+	/* a b = (ar br - ai bi, ar bi + ai br); a conj(b) = (ar br + ai bi, ai br - ar bi) */
+	const __m512 k = _mm512_set1_ps(s);
+	const __m512i neg = _mm512_set1_epi64(conj_b ? (long long)0x8000000000000000ull
+	                                             : (long long)0x80000000ull);
+	int64_t j = 0;
+
+#define FLIP512(v) _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(v), neg))
+	for (; j + 8 <= nf; j += 8) {
+		__m512 a = _mm512_loadu_ps(A + 2 * j), b = _mm512_loadu_ps(B + 2 * j);
+		__m512 p1 = _mm512_mul_ps(_mm512_moveldup_ps(a), b);                     /* ar br, ar bi */
+		__m512 p2 = _mm512_mul_ps(_mm512_movehdup_ps(a), _mm512_permute_ps(b, 0xb1)); /* ai bi, ai br */
+		__m512 r = conj_b ? _mm512_add_ps(FLIP512(p1), p2) : _mm512_add_ps(p1, FLIP512(p2));
+		_mm512_storeu_ps(Y + 2 * j, _mm512_mul_ps(r, k));
+	}
+#undef FLIP512
+	return j;
+}
+
+__attribute__((target("avx2"))) static int64_t spec_mul256(const float *A, const float *B,
+                                                           float *Y, int64_t nf, float s,
+                                                           int conj_b)
+{
+	const __m256 k = _mm256_set1_ps(s), neg = _mm256_castsi256_ps(_mm256_set1_epi64x(
+	    conj_b ? (long long)0x8000000000000000ull : (long long)0x80000000ull));
+	int64_t j = 0;
+
+	for (; j + 4 <= nf; j += 4) {
+		__m256 a = _mm256_loadu_ps(A + 2 * j), b = _mm256_loadu_ps(B + 2 * j);
+		__m256 p1 = _mm256_mul_ps(_mm256_moveldup_ps(a), b);
+		__m256 p2 = _mm256_mul_ps(_mm256_movehdup_ps(a), _mm256_permute_ps(b, 0xb1));
+		__m256 r = conj_b ? _mm256_add_ps(_mm256_xor_ps(p1, neg), p2)
+		                  : _mm256_add_ps(p1, _mm256_xor_ps(p2, neg));
+		_mm256_storeu_ps(Y + 2 * j, _mm256_mul_ps(r, k));
+	}
+	return j;
+}
+#endif
+
 const float *cmp_irfft_mul(const cmp_fft *p, cmp_fftws *w, int a, int b, int conj_b)
 {
-	int64_t nf = p->n / 2 + 1;
+	int64_t nf = p->n / 2 + 1, j0 = 0;
 	const fftwf_complex *A = w->s[a], *B = w->s[b];
 	float s = 1.0f / (float)p->n;
 
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (cpu_avx512f())
+		j0 = spec_mul512(&A[0][0], &B[0][0], &w->prod[0][0], nf, s, conj_b);
+	else if (cpu_avx2_fma())
+		j0 = spec_mul256(&A[0][0], &B[0][0], &w->prod[0][0], nf, s, conj_b);
+#endif
 	if (conj_b)
-		for (int64_t j = 0; j < nf; j++) {
+		for (int64_t j = j0; j < nf; j++) {
 			float ar = A[j][0], ai = A[j][1], br = B[j][0], bi = B[j][1];
 			w->prod[j][0] = (ar * br + ai * bi) * s;
 			w->prod[j][1] = (ai * br - ar * bi) * s;
 		}
 	else
-		for (int64_t j = 0; j < nf; j++) {
+		for (int64_t j = j0; j < nf; j++) {
 			float ar = A[j][0], ai = A[j][1], br = B[j][0], bi = B[j][1];
 			w->prod[j][0] = (ar * br - ai * bi) * s;
 			w->prod[j][1] = (ar * bi + ai * br) * s;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/rng.h"
+#include "ops/vmath.h"
 
 
 #ifndef CMPLX   /* glibc defines it for gcc only */
@@ -417,8 +418,7 @@ static void conv_blocks(const cmp_fft *pl, ssm_cwork *w, const float *x, int64_t
 			memcpy(prev, x + s + nb - left, (size_t)left * sizeof *prev);
 		cmp_rfft(pl, w->fw, S_X, g, B);
 		c = cmp_irfft_mul(pl, w->fw, S_X, S_KER, 0);
-		for (int64_t j = 0; j < nb; j++)
-			y[s + j] = c[left + j] + D * x[s + j];
+		vm_madd(c + left, D, x + s, y + s, nb);
 	}
 }
 
@@ -438,9 +438,7 @@ int ssm_conv(const cmp_fft *pl, ssm_cwork *w, const float *x, int64_t L, const f
 	}
 	cmp_rfft(pl, w->fw, S_X, x, L);
 	c = cmp_irfft_mul(pl, w->fw, S_X, S_KER, 0);
-	/* x is read before y is written (in place allowed) */
-	for (int64_t j = 0; j < L; j++)
-		y[j] = c[j] + D * x[j];
+	vm_madd(c, D, x, y, L);         /* x is read before y is written (in place allowed) */
 	return 0;
 }
 

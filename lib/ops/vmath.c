@@ -322,6 +322,18 @@ AVX2 static void addc_avx2(const float *x, float c, float *y, int64_t n)
 		y[i] = x[i] + c;
 }
 
+AVX2 static void madd_avx2(const float *c, float s, const float *x, float *y, int64_t n)
+{
+	__m256 k = _mm256_set1_ps(s);
+	int64_t i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(c + i),
+		                                      _mm256_mul_ps(_mm256_loadu_ps(x + i), k)));
+	for (; i < n; i++)
+		y[i] = c[i] + s * x[i];
+}
+
 /* 16 lanes at a time, each computing what the AVX2 lane does (the same
  * operations, divisions and fused multiply-adds included), so the results
  * are the same bits: gelu_new was 2.7% of a bf16 encode in AVX2, the bias
@@ -369,6 +381,17 @@ AVX512 static void addc_avx512(const float *x, float c, float *y, int64_t n)
 	for (; i + 16 <= n; i += 16)
 		_mm512_storeu_ps(y + i, _mm512_add_ps(_mm512_loadu_ps(x + i), k));
 	addc_avx2(x + i, c, y + i, n - i);
+}
+
+AVX512 static void madd_avx512(const float *c, float s, const float *x, float *y, int64_t n)
+{
+	__m512 k = _mm512_set1_ps(s);
+	int64_t i = 0;
+
+	for (; i + 16 <= n; i += 16)
+		_mm512_storeu_ps(y + i, _mm512_add_ps(_mm512_loadu_ps(c + i),
+		                                      _mm512_mul_ps(_mm512_loadu_ps(x + i), k)));
+	madd_avx2(c + i, s, x + i, y + i, n - i);
 }
 
 static atomic_int allowed = 1;
@@ -477,6 +500,22 @@ void vm_add(const float *a, const float *b, float *y, int64_t n)
 #endif
 	for (int64_t i = 0; i < n; i++)
 		y[i] = a[i] + b[i];
+}
+
+void vm_madd(const float *c, float s, const float *x, float *y, int64_t n)
+{
+#ifdef AVX2
+	if (have_avx512()) {
+		madd_avx512(c, s, x, y, n);
+		return;
+	}
+	if (have_avx2()) {
+		madd_avx2(c, s, x, y, n);
+		return;
+	}
+#endif
+	for (int64_t i = 0; i < n; i++)
+		y[i] = c[i] + s * x[i];
 }
 
 void vm_addc(const float *x, float c, float *y, int64_t n)

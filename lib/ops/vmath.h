@@ -20,9 +20,9 @@
 #include <stdint.h>
 
 /* on 0: the scalar code from now on, 1: the widest vectors the CPU has
- * (AVX-512 for vm_exp_sum, vm_gelu_tanh, vm_mul, vm_add, vm_addc, else
- * AVX2; the default), 2: AVX2 at most, -1: no change; returns the
- * setting. For tests. */
+ * (AVX-512 for vm_exp_sum, vm_gelu_tanh, vm_mul, vm_add, vm_addc,
+ * vm_madd, else AVX2; the default), 2: AVX2 at most, -1: no change;
+ * returns the setting. For tests. */
 int vm_simd(int on);
 
 /* exp(x), the scalar formula. */
@@ -46,6 +46,10 @@ void vm_add(const float *a, const float *b, float *y, int64_t n);
 
 /* y[i] = x[i] + c; y may be x. */
 void vm_addc(const float *x, float c, float *y, int64_t n);
+
+/* y[i] = c[i] + s x[i], the product rounded, then the sum (no fused
+ * multiply-add: the scalar expression's bits); y may be c or x. */
+void vm_madd(const float *c, float s, const float *x, float *y, int64_t n);
 
 /* The sum of x[i]^2, in double. */
 double vm_sumsq(const float *x, int64_t n);

@@ -982,6 +982,12 @@ static void test_vmath(void)
 			for (int i = 0; i < N; i++)
 				exact &= y[i] == x[i] + 0.3f;
 			T_OK(exact, "simd %d: add a constant", simd);
+			memcpy(y, x, N * sizeof *y);
+			vm_madd(g, 0.3f, y, y, N);
+			exact = 1;
+			for (int i = 0; i < N; i++)
+				exact &= y[i] == g[i] + 0.3f * x[i];
+			T_OK(exact, "simd %d: madd (in place), as its C expression", simd);
 			vm_scale_mul(x, 0.25f, x, g, N);
 			exact = 1;
 			for (int i = 0; i < N; i++)
