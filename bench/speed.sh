@@ -28,10 +28,11 @@
 #
 # Decode is timed inside lc-decode (--stats: the steps after the first,
 # the model, the states and the first step apart) over N + 1 tokens:
-# N = 4 Mi / L, from 4 to 32 (32 at 16K and 131K, 6 at 600K). The
+# N = 4 Mi / L, from 12 to 32 (32 at 16K and 131K, 12 at 600K). The
 # difference of two runs (1 and N + 1 tokens) varied by half between runs
 # on a shared machine, and more at 600K, where reading the states is most
-# of a run.
+# of a run; 6 steps at 600K gave a bf16 greedy step of 0.60 s in one run
+# where 20 gave 0.46 in others the same hour.
 #
 # Knobs: LC_THREADS (default all cores), BENCH_ENCODE_LEN (65536),
 # BENCH_DECODE_LENS ("16384 131072 600000"), BENCH_DECODE_TOKENS (N for
@@ -120,7 +121,7 @@ decode_len() { # L: prints s/token greedy and 4 beams
 	"$D/hs" "$DM" "L$L=$D/states.raw" >"$D/states.lcs"
 	rm -f "$D/states.raw"
 	N=${NTOK:-$((4194304 / L))}
-	[ "$N" -lt 4 ] && N=4
+	[ "$N" -lt 12 ] && N=12
 	[ "$N" -gt 32 ] && N=32
 	for p in $PRECS; do
 		for b in 1 4; do
