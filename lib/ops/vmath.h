@@ -21,8 +21,8 @@
 
 /* on 0: the scalar code from now on, 1: the widest vectors the CPU has
  * (AVX-512 for vm_exp_sum, vm_gelu_tanh, vm_mul, vm_add, vm_addc,
- * vm_madd, else AVX2; the default), 2: AVX2 at most, -1: no change;
- * returns the setting. For tests. */
+ * vm_madd and ops/ssm's kernels, else AVX2; the default), 2: AVX2 at
+ * most, -1: no change; returns the setting. For tests. */
 int vm_simd(int on);
 
 /* exp(x), the scalar formula. */

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "ops/ssm.h"
+#include "ops/vmath.h"
 
 #ifndef CMPLX   /* glibc defines it for gcc only */
 #define CMPLX(x, y) ((double complex)((double)(x) + _Complex_I * (double)(y)))
@@ -202,6 +203,33 @@ static void test_kernel_vs_recurrence(void)
 	}
 	free(buf);
 	free(K);
+	ssm_kwork_free(w);
+}
+
+/* The AVX-512 evaluation of the kernels (vm_simd 1, where the processor
+ * has it) gives the scalar code's bits, over more than 64 blocks of lags
+ * (where the running power is re-anchored). */
+static void test_kernel_wide(void)
+{
+	int H = 3, N2 = 16;
+	int64_t L = 64 * SSM_KBLOCK + 1000;
+	ssm_params p;
+	float *buf = params(H, N2, &p), *K1 = malloc(2 * (size_t)L * 4), *K2 = malloc(2 * (size_t)L * 4);
+	lc_err err;
+	ssm_kwork *w = ssm_kwork_new(N2, 2, L, &err);
+	int simd = vm_simd(-1);
+
+	for (int h = 0; h < H; h++) {
+		vm_simd(1);
+		T_OK(ssm_kernel(&p, h, L, K1, L, w, &err) == 0, "%s", err.msg);
+		vm_simd(2);
+		T_OK(ssm_kernel(&p, h, L, K2, L, w, &err) == 0, "%s", err.msg);
+		T_OK(!memcmp(K1, K2, 2 * (size_t)L * sizeof *K1), "channel %d: wide kernels' bits", h);
+	}
+	vm_simd(simd);
+	free(buf);
+	free(K1);
+	free(K2);
 	ssm_kwork_free(w);
 }
 
@@ -408,6 +436,7 @@ int main(void)
 	T_RUN(test_fft_vs_direct);
 	T_RUN(test_conv_blocks);
 	T_RUN(test_kernel_vs_recurrence);
+	T_RUN(test_kernel_wide);
 	T_RUN(test_support);
 	T_RUN(test_conv_backward);
 	T_RUN(test_kernel_backward);
