@@ -64,10 +64,31 @@ void lc_f32_to_bf16_n(const float *in, uint64_t n, uint16_t *out)
 	}
 }
 
+/* Whether any of the 64 floats at p has all exponent bits set: the
+ * exponent plus one low exponent bit carries into bit 31 exactly then.
+ * In vectors of 4 (the compiler's vector extension: SSE2, or NEON), so
+ * that the scan keeps up with memory; element by element it was 0.4% of
+ * an encode. */
+typedef uint32_t u32x4 __attribute__((vector_size(16)));
+
+static int any_nonfinite64(const float *p)
+{
+	u32x4 acc = { 0, 0, 0, 0 }, v;
+
+	for (int k = 0; k < 64; k += 4) {
+		memcpy(&v, p + k, sizeof v);
+		acc |= (v & 0x7f800000u) + 0x00800000u;
+	}
+	return ((acc[0] | acc[1] | acc[2] | acc[3]) & 0x80000000u) != 0;
+}
+
 int64_t lc_first_nonfinite(const float *x, uint64_t n, const char **what)
 {
-	/* a running test on the exponent bits: cheap next to reading the data */
-	for (uint64_t i = 0; i < n; i++) {
+	uint64_t i = 0;
+
+	while (i + 64 <= n && !any_nonfinite64(x + i))
+		i += 64;
+	for (; i < n; i++) {
 		uint32_t u;
 		memcpy(&u, x + i, 4);
 		if ((u & 0x7f800000u) == 0x7f800000u) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "base/crc32c.h"
+#include "base/dtype.h"
 #include "stream/stream.h"
 
 /* Writes docs into a memory buffer; returns its size. */
@@ -449,6 +450,37 @@ static void test_meta(void)
 	T_EQ_I(lc_dtype_size(LC_F64), 8);
 }
 
+/* lc_first_nonfinite, which checks every float tensor read (scanned 64
+ * at a time): the first NaN or infinity wherever it falls against the
+ * blocks, the largest finite values and the subnormals passed. */
+static void test_nonfinite(void)
+{
+	enum { N = 1000 };
+	static const uint32_t bad[] = { 0x7fc00000u, 0x7f800000u, 0xff800000u, 0xffc00001u };
+	static const char *const name[] = { "NaN", "inf", "-inf", "NaN" };
+	static const int64_t at[] = { 0, 1, 63, 64, 65, 127, 128, 511, 959, 960, 998, 999 };
+	float x[N];
+	const char *what;
+	int ok = 1;
+
+	for (int i = 0; i < N; i++) {
+		uint32_t u = i % 3 == 0 ? 0x7f7fffffu : i % 3 == 1 ? 0x80000001u : 0x3f800000u;
+		memcpy(&x[i], &u, 4);
+	}
+	T_OK(lc_first_nonfinite(x, N, &what) == -1, "finite: none");
+	for (size_t b = 0; b < sizeof bad / sizeof *bad; b++)
+		for (size_t k = 0; k < sizeof at / sizeof *at; k++) {
+			float y[N];
+			memcpy(y, x, sizeof y);
+			memcpy(&y[at[k]], &bad[b], 4);
+			memcpy(&y[N - 1], &bad[b], 4);     /* a later one too */
+			what = "";
+			ok &= lc_first_nonfinite(y, N, &what) == at[k] && !strcmp(what, name[b]);
+			ok &= lc_first_nonfinite(y, (uint64_t)at[k], &what) == -1;
+		}
+	T_OK(ok, "the first non-finite value, at every place against the blocks");
+}
+
 int main(void)
 {
 	T_RUN(test_meta);
@@ -459,5 +491,6 @@ int main(void)
 	T_RUN(test_batches);
 	T_RUN(test_unknown_records);
 	T_RUN(test_absurd_sizes);
+	T_RUN(test_nonfinite);
 	return t_done();
 }
