@@ -99,9 +99,30 @@ int64_t lc_first_nonfinite(const float *x, uint64_t n, const char **what)
 	return -1;
 }
 
+typedef uint16_t u16x8 __attribute__((vector_size(16)));
+
+/* The same for 64 bf16 numbers (their exponent is bits 7-14). */
+static int any_nonfinite64_bf16(const uint16_t *p)
+{
+	u16x8 acc = { 0 }, v;
+	uint16_t a = 0;
+
+	for (int k = 0; k < 64; k += 8) {
+		memcpy(&v, p + k, sizeof v);
+		acc |= (v & 0x7f80u) + 0x0080u;
+	}
+	for (int k = 0; k < 8; k++)
+		a |= acc[k];
+	return (a & 0x8000u) != 0;
+}
+
 int64_t lc_first_nonfinite_bf16(const uint16_t *x, uint64_t n, const char **what)
 {
-	for (uint64_t i = 0; i < n; i++)
+	uint64_t i = 0;
+
+	while (i + 64 <= n && !any_nonfinite64_bf16(x + i))
+		i += 64;
+	for (; i < n; i++)
 		if ((x[i] & 0x7f80u) == 0x7f80u) {
 			*what = (x[i] & 0x007fu) ? "NaN" : (x[i] >> 15) ? "-inf" : "inf";
 			return (int64_t)i;

@@ -479,6 +479,24 @@ static void test_nonfinite(void)
 			ok &= lc_first_nonfinite(y, (uint64_t)at[k], &what) == -1;
 		}
 	T_OK(ok, "the first non-finite value, at every place against the blocks");
+	{
+		static const uint16_t bad16[] = { 0x7fc0u, 0x7f80u, 0xff80u, 0xffc1u };
+		uint16_t h[N];
+		for (int i = 0; i < N; i++)
+			h[i] = i % 3 == 0 ? 0x7f7fu : i % 3 == 1 ? 0x8001u : 0x3f80u;
+		T_OK(lc_first_nonfinite_bf16(h, N, &what) == -1, "bf16 finite: none");
+		ok = 1;
+		for (size_t b = 0; b < sizeof bad16 / sizeof *bad16; b++)
+			for (size_t k = 0; k < sizeof at / sizeof *at; k++) {
+				uint16_t g[N];
+				memcpy(g, h, sizeof g);
+				g[at[k]] = g[N - 1] = bad16[b];
+				what = "";
+				ok &= lc_first_nonfinite_bf16(g, N, &what) == at[k] && !strcmp(what, name[b]);
+				ok &= lc_first_nonfinite_bf16(g, (uint64_t)at[k], &what) == -1;
+			}
+		T_OK(ok, "bf16: the first non-finite value, at every place against the blocks");
+	}
 }
 
 int main(void)
