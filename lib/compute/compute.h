@@ -173,7 +173,8 @@ int cmp_xk_gemm_bf16(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N,
 
 /* on 0: the plain C kernels from now on, 1: the widest vectors the CPU has
  * (AVX-512, else AVX2; the default), 2: AVX2 at most, -1: no change;
- * returns the setting. For tests and benchmarks. */
+ * returns the setting. For tests and benchmarks. The FFT convolutions'
+ * products of spectra (cmp_irfft_mul) follow it too. */
 int cmp_xk_simd(int on);
 
 /* --- FFT convolutions ---------------------------------------------------

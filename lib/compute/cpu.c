@@ -25,6 +25,10 @@
 #include "base/dtype.h"
 #include "base/parallel.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 /* OpenBLAS's pthread build starts its pool (cores - 1 threads) when it is
  * loaded, before main; setting one thread leaves that pool asleep but
  * alive. blas_thread_shutdown_ (exported, no header: OpenBLAS's own fork
@@ -750,11 +754,10 @@ void cmp_rfft(const cmp_fft *p, cmp_fftws *w, int slot, const float *x, int64_t 
 /* The spectra's product, 8 (AVX-512) or 4 (AVX2) complex numbers at a
  * time, each computed as the scalar loop below computes it: products
  * rounded apart, then their sum or difference, then the scale (no fused
- * multiply-add), so the same bits. Scalar, the products were 0.9% of a
- * bf16 encode. Returns how many were done. */
+ * multiply-add), so the same bits (cmp_xk_simd chooses the path, for
+ * tests). Scalar, the products were 0.9% of a bf16 encode. Returns how
+ * many were done. */
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-
 __attribute__((target("avx512f"))) static int64_t spec_mul512(const float *A, const float *B,
                                                               float *Y, int64_t nf, float s,
                                                               int conj_b)
@@ -804,9 +807,9 @@ const float *cmp_irfft_mul(const cmp_fft *p, cmp_fftws *w, int a, int b, int con
 	float s = 1.0f / (float)p->n;
 
 #if defined(__x86_64__) && defined(__GNUC__)
-	if (cpu_avx512f())
+	if (cmp_xk_simd(-1) == 1 && cpu_avx512f())
 		j0 = spec_mul512(&A[0][0], &B[0][0], &w->prod[0][0], nf, s, conj_b);
-	else if (cpu_avx2_fma())
+	else if (cmp_xk_simd(-1) >= 1 && cpu_avx2_fma())
 		j0 = spec_mul256(&A[0][0], &B[0][0], &w->prod[0][0], nf, s, conj_b);
 #endif
 	if (conj_b)

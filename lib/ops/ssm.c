@@ -9,6 +9,10 @@
 #include "base/rng.h"
 #include "ops/vmath.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 
 #ifndef CMPLX   /* glibc defines it for gcc only */
 #define CMPLX(x, y) ((double complex)((double)(x) + _Complex_I * (double)(y)))
@@ -175,7 +179,6 @@ int64_t ssm_support(const ssm_params *p, int h, int64_t L)
  * Scalar, they and their exponentials were 3% of a bf16 encode at 65,536
  * tokens. */
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
 #define AVX512D __attribute__((target("avx512f")))
 
 /* re[r], im[r] = a pw[r], r < 32, pw given as (pr, pi) */

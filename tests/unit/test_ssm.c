@@ -233,6 +233,52 @@ static void test_kernel_wide(void)
 	ssm_kwork_free(w);
 }
 
+/* The spectra's products in AVX-512, AVX2 and plain C (cmp_xk_simd 1, 2,
+ * 0) give the same bits, a b in the convolution and a conj(b) in its
+ * backward. */
+static void test_spectra_paths(void)
+{
+	enum { L = 3001, T = 700 };
+	float *x = malloc(L * 4), *wf = malloc(L * 4), *k0 = malloc(T * 4), *k1 = malloc(T * 4);
+	float *y[3], *dx[3], *dk[3];
+	double dD;
+	int simd = cmp_xk_simd(-1), ok = 1;
+	lc_err err;
+	cmp_fftcache *fc = cmp_fftcache_new(&err);
+	const cmp_fft *pl = cmp_fft_get(fc, ssm_fft_size(L, T), &err);
+	ssm_cwork *w = ssm_cwork_new(cmp_fft_n(pl), &err);
+
+	for (int i = 0; i < L; i++) {
+		x[i] = (float)t_nrand();
+		wf[i] = (float)t_nrand();
+	}
+	for (int i = 0; i < T; i++) {
+		k0[i] = (float)t_nrand();
+		k1[i] = (float)t_nrand();
+	}
+	for (int m = 0; m < 3; m++) {
+		y[m] = malloc(L * 4);
+		dx[m] = calloc(L, 4);
+		dk[m] = calloc(2 * T, 4);
+		cmp_xk_simd(m == 0 ? 1 : m == 1 ? 2 : 0);
+		T_OK(ssm_conv(pl, w, x, L, k0, k1, T, 0.5f, y[m], &err) == 0, "%s", err.msg);
+		ssm_conv_backward(pl, w, x, L, k0, k1, T, 0.5f, wf, dx[m], dk[m], dk[m] + T, &dD);
+	}
+	cmp_xk_simd(simd);
+	for (int m = 1; m < 3; m++)
+		ok &= !memcmp(y[0], y[m], L * 4) && !memcmp(dx[0], dx[m], L * 4) &&
+		      !memcmp(dk[0], dk[m], 2 * T * 4);
+	T_OK(ok, "the spectra's products: the same bits on every path");
+	for (int m = 0; m < 3; m++) {
+		free(y[m]);
+		free(dx[m]);
+		free(dk[m]);
+	}
+	ssm_cwork_free(w);
+	cmp_fftcache_free(fc);
+	free(x); free(wf); free(k0); free(k1);
+}
+
 /* Beyond the support, the kernels' L1 mass is within the stated budget. */
 static void test_support(void)
 {
@@ -437,6 +483,7 @@ int main(void)
 	T_RUN(test_conv_blocks);
 	T_RUN(test_kernel_vs_recurrence);
 	T_RUN(test_kernel_wide);
+	T_RUN(test_spectra_paths);
 	T_RUN(test_support);
 	T_RUN(test_conv_backward);
 	T_RUN(test_kernel_backward);
