@@ -7,7 +7,7 @@ static void add_bias_rows(float *y, const float *b, int64_t R, int dout)
 {
 	if (b)
 		for (int64_t r = 0; r < R; r++)
-			vm_add(y + r * dout, b, y + r * dout, dout);
+			vm_madd(y + r * dout, 1.0f, b, y + r * dout, dout);
 }
 
 void linear_fw(float *y, const float *x, const float *W, const float *b, int64_t R, int dout,

@@ -238,9 +238,11 @@ AVX512D static void arows512(const ssm_kwork *w, int n0, int64_t nb, float *A)
 	}
 }
 
+/* Whether this call takes the loops above. */
 static int wide(const ssm_kwork *w)
 {
-	return w->N2 % 8 == 0 && w->nch <= 2 && vm_simd(-1) == 1 && cpu_avx512f();
+	return w->N2 % 8 == 0 && w->nch <= 2 && SSM_KBLOCK % 32 == 0 && vm_simd(-1) == 1 &&
+	       cpu_avx512f();
 }
 #endif
 
@@ -255,6 +257,9 @@ int ssm_kernel(const ssm_params *p, int h, int64_t T, float *K, int64_t ldk, ssm
 	if (nb > w->nbmax || N2 != w->N2 || nch != w->nch)
 		return lc_fail(err, "ssm_kernel: scratch too small");
 	discretize(p, h, w->dtA, w->coef, NULL, NULL);
+#if defined(__x86_64__) && defined(__GNUC__)
+	int wv = wide(w);
+#endif
 	/* V[n][j] = Re exp(dtA j), V[N2 + n][j] = Im exp(dtA j): the anchors
 	 * exp(dtA j0) (every 32 lags) times the 32 powers exp(dtA r), so that
 	 * one chain of products is 32 long, not KB (a chain runs at the
@@ -266,7 +271,7 @@ int ssm_kernel(const ssm_params *p, int h, int64_t T, float *K, int64_t ldk, ssm
 			z = cmul(z, step);
 		}
 #if defined(__x86_64__) && defined(__GNUC__)
-		if (wide(w) && KB % 32 == 0) {
+		if (wv) {
 			double pr[32], pi[32];
 			for (int r = 0; r < 32; r++)
 				pr[r] = creal(pw[r]), pi[r] = cimag(pw[r]);
@@ -289,7 +294,7 @@ int ssm_kernel(const ssm_params *p, int h, int64_t T, float *K, int64_t ldk, ssm
 	/* A[(c nb + b)][n] = Re a, [N2 + n] = -Im a, a = 2 coef exp(dtA b KB) */
 	for (int n = 0; n < N2; n++) {
 #if defined(__x86_64__) && defined(__GNUC__)
-		if (wide(w)) {
+		if (wv) {
 			arows512(w, n, nb, w->A);
 			n += 7;
 			continue;

@@ -301,16 +301,6 @@ AVX2 static void axpby_avx2(const float *x, float b, float a, float *y, int64_t 
 		y[i] = y[i] * a + x[i] * b;
 }
 
-AVX2 static void add_avx2(const float *a, const float *b, float *y, int64_t n)
-{
-	int64_t i = 0;
-
-	for (; i + 8 <= n; i += 8)
-		_mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
-	for (; i < n; i++)
-		y[i] = a[i] + b[i];
-}
-
 AVX2 static void addc_avx2(const float *x, float c, float *y, int64_t n)
 {
 	__m256 k = _mm256_set1_ps(c);
@@ -362,15 +352,6 @@ AVX512 static void mul_avx512(const float *a, const float *b, float *y, int64_t 
 	for (; i + 16 <= n; i += 16)
 		_mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i)));
 	mul_avx2(a + i, b + i, y + i, n - i);
-}
-
-AVX512 static void add_avx512(const float *a, const float *b, float *y, int64_t n)
-{
-	int64_t i = 0;
-
-	for (; i + 16 <= n; i += 16)
-		_mm512_storeu_ps(y + i, _mm512_add_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i)));
-	add_avx2(a + i, b + i, y + i, n - i);
 }
 
 AVX512 static void addc_avx512(const float *x, float c, float *y, int64_t n)
@@ -484,22 +465,6 @@ void vm_mul(const float *a, const float *b, float *y, int64_t n)
 #endif
 	for (int64_t i = 0; i < n; i++)
 		y[i] = a[i] * b[i];
-}
-
-void vm_add(const float *a, const float *b, float *y, int64_t n)
-{
-#ifdef AVX2
-	if (have_avx512()) {
-		add_avx512(a, b, y, n);
-		return;
-	}
-	if (have_avx2()) {
-		add_avx2(a, b, y, n);
-		return;
-	}
-#endif
-	for (int64_t i = 0; i < n; i++)
-		y[i] = a[i] + b[i];
 }
 
 void vm_madd(const float *c, float s, const float *x, float *y, int64_t n)

@@ -20,9 +20,9 @@
 #include <stdint.h>
 
 /* on 0: the scalar code from now on, 1: the widest vectors the CPU has
- * (AVX-512 for vm_exp_sum, vm_gelu_tanh, vm_mul, vm_add, vm_addc,
- * vm_madd and ops/ssm's kernels, else AVX2; the default), 2: AVX2 at
- * most, -1: no change; returns the setting. For tests. */
+ * (AVX-512 for vm_exp_sum, vm_gelu_tanh, vm_mul, vm_addc, vm_madd and
+ * ops/ssm's kernels, else AVX2; the default), 2: AVX2 at most, -1: no
+ * change; returns the setting. For tests. */
 int vm_simd(int on);
 
 /* exp(x), the scalar formula. */
@@ -41,14 +41,12 @@ void vm_gelu_tanh(const float *x, const float *g, float *y, int64_t n);
 /* y[i] = a[i] b[i]; y may be a or b. */
 void vm_mul(const float *a, const float *b, float *y, int64_t n);
 
-/* y[i] = a[i] + b[i]; y may be a or b. */
-void vm_add(const float *a, const float *b, float *y, int64_t n);
-
 /* y[i] = x[i] + c; y may be x. */
 void vm_addc(const float *x, float c, float *y, int64_t n);
 
 /* y[i] = c[i] + s x[i], the product rounded, then the sum (no fused
- * multiply-add: the scalar expression's bits); y may be c or x. */
+ * multiply-add: the scalar expression's bits; with s = 1, c[i] + x[i]);
+ * y may be c or x. */
 void vm_madd(const float *c, float s, const float *x, float *y, int64_t n);
 
 /* The sum of x[i]^2, in double. */

@@ -972,11 +972,11 @@ static void test_vmath(void)
 				exact &= g[i] == x[i] * x[i];
 			T_OK(exact, "simd %d: mul", simd);
 			memcpy(y, x, N * sizeof *y);
-			vm_add(y, g, y, N);
+			vm_madd(y, 1.0f, g, y, N);
 			exact = 1;
 			for (int i = 0; i < N; i++)
 				exact &= y[i] == x[i] + g[i];
-			T_OK(exact, "simd %d: add (in place)", simd);
+			T_OK(exact, "simd %d: add (madd by 1, in place)", simd);
 			vm_addc(x, 0.3f, y, N);
 			exact = 1;
 			for (int i = 0; i < N; i++)
