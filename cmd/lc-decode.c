@@ -64,7 +64,8 @@ static _Noreturn void usage(void)
 	       "      --info                print the settings in force and where each comes from\n"
 	       "  -v, --verbose             print them on standard error, then decode\n"
 	       "  -t, --tokenizer PATH      tokenizer (default: the model directory's)\n"
-	       "  -j, --threads N           threads (default $LC_THREADS or all cores)\n"
+	       "  -j, --threads N           threads (default $LC_THREADS, else the processors\n"
+	       "                            this process may use: taskset, cgroup quota)\n"
 	       "      --batch N             decode up to N documents together (default 16;\n"
 	       "                            1: one at a time)\n"
 	       "  -d, --device D            cpu, or cuda: the matrix products on the GPU (a\n"
@@ -251,13 +252,12 @@ int main(int argc, char **argv)
 		cli_usage_error("%s", err.msg);
 	if (o.format == SUMM_STREAM && !info)
 		cli_binary_stdout(force);
-	o.threads = cli_threads(jopt);
+	o.threads = cli_threads(jopt, &o.threads_from);
 	if (cmp_set_device(dopt, cli_warn_cb, NULL, &err) < 0 ||
 	    cmp_set_compute(copt, note, sizeof note, &err) < 0)
 		cli_usage_error("%s", err.msg);
 	if (*note)
 		cli_warn("--compute %s: %s", copt, note);
-
 	cli_check_path(from, mdir);
 	if (!(model = model_open(mdir, MODEL_COPY, &err)))
 		cli_die_source(from, mdir, err.msg);
@@ -274,7 +274,7 @@ int main(int argc, char **argv)
 	if (rc < 0)
 		cli_usage_error("%s", err.msg);
 	if (info || verbose) {
-		summ_print_settings(model, &gs, info ? stdout : stderr);
+		summ_print_settings(&o, model, dec, &gs, info ? stdout : stderr);
 		if (info) {
 			decoder_free(dec);
 			model_free(model);

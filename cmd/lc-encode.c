@@ -25,8 +25,9 @@ static void usage(void)
 	       "  -m, --model DIR    model directory (config.json + model.safetensors or\n"
 	       "                     pytorch_model.bin) or a weight file in one;\n"
 	       "                     default $LC_MODEL, else the demo model\n"
-	       "  -j, --threads N    threads, 1..1024 (default $LC_THREADS, else the number\n"
-	       "                     of cores); short documents are encoded several at a\n"
+	       "  -j, --threads N    threads, 1..1024 (default $LC_THREADS, else the\n"
+	       "                     processors this process may use: taskset, cgroup\n"
+	       "                     quota); short documents are encoded several at a\n"
 	       "                     time, one thread each\n"
 	       "      --batch N      at most N short documents at a time (default 64;\n"
 	       "                     1: one at a time on all threads)\n"
@@ -67,7 +68,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, 0, OPT_HELP }, { "version", no_argument, 0, OPT_VERSION },
 		{ 0, 0, 0, 0 }
 	};
-	const char *mopt = NULL, *mdir, *from, *jopt = NULL, *copt = NULL, *dopt = NULL;
+	const char *mopt = NULL, *mdir, *from, *jopt = NULL, *copt = NULL, *dopt = NULL, *tfrom;
 	char mdirbuf[4096], note[200];
 	int force = 0, quiet = 0, info = 0, random_w = 0, threads, nshort, c;
 	uint64_t seed = 1;
@@ -112,7 +113,7 @@ int main(int argc, char **argv)
 	}
 	if (info + !!o.gemm + random_w > 1)
 		cli_usage_error("--info, --gemm-only and --random-weights exclude each other");
-	threads = cli_threads(jopt);
+	threads = cli_threads(jopt, &tfrom);
 	if (cmp_set_device(dopt, cli_warn_cb, NULL, &err) < 0 ||
 	    cmp_set_compute(copt, note, sizeof note, &err) < 0)
 		cli_usage_error("%s", err.msg);
@@ -140,6 +141,7 @@ int main(int argc, char **argv)
 			cli_usage_error("--info takes no input files");
 		model_info(m, stdout);
 		cmp_info(stdout);
+		printf("threads\t%d (%s)\n", threads, tfrom);
 		model_free(m);
 		return cli_finish(0);
 	}

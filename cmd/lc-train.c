@@ -73,8 +73,8 @@ static void usage(void)
 	       "      --id FIELD        with --jsonl: the field naming the pair (default none:\n"
 	       "                        FILE:LINE)\n"
 	       "      --skip-bad        with --jsonl: skip bad lines, and say how many\n"
-	       "  -j, --threads N       threads, 1..1024 (default $LC_THREADS, else the number\n"
-	       "                        of cores)\n"
+	       "  -j, --threads N       threads, 1..1024 (default $LC_THREADS, else the\n"
+	       "                        processors this process may use: taskset, cgroup quota)\n"
 	       "  -d, --device D        cpu, or cuda: the matrix products on the GPU (a build\n"
 	       "                        with CUDA=1; the default there when one answers)\n"
 	       "  -q, --quiet           no progress or log lines on standard error\n"
@@ -217,7 +217,7 @@ int main(int argc, char **argv)
 		cli_usage_error("--holdout-out needs --holdout N");
 	if (jsonl_opt && !job.jsonl)
 		cli_usage_error("%s goes with --jsonl", jsonl_opt);
-	job.threads = cli_threads(jopt);
+	job.threads = cli_threads(jopt, NULL);
 	if (cmp_set_device(dopt, cli_warn_cb, NULL, &err) < 0)
 		cli_usage_error("%s", err.msg);
 	job.inputs = argv + optind;

@@ -2,9 +2,9 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/dtype.h"
+#include "base/machine.h"
 #include "compute/compute.h"
 #include "compute/dev.h"
 
@@ -14,20 +14,13 @@ struct lc_decoder {
 	void *impl;
 	uint64_t xbudget;           /* cross-attention caches, bytes */
 	int xgreedy;                /* for one-row documents too */
+	char xfrom[160];            /* what set xbudget (--info) */
 };
 
 struct dec_state {
 	const lc_dec_ops *ops;
 	void *impl;
 };
-
-/* The machine's memory in bytes, 0 when the system does not say. */
-static uint64_t phys_bytes(void)
-{
-	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-
-	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
-}
 
 lc_decoder *decoder_new(lc_model *m, lc_err *err)
 {
@@ -44,7 +37,16 @@ lc_decoder *decoder_new(lc_model *m, lc_err *err)
 	}
 	d->ops = c->arch->dec;
 	d->cfg = c;
-	d->xbudget = phys_bytes() / 4;
+	{
+		const char *bound;
+		uint64_t mem = machine_memory(&bound);
+
+		/* a quarter: room for the states, the weights and the other
+		 * program of a pipeline, or a second pipeline beside it */
+		d->xbudget = mem / 4;
+		snprintf(d->xfrom, sizeof d->xfrom, "a quarter of the memory this process may use "
+		         "(%.1f GiB: %s)", (double)mem / 1073741824.0, bound);
+	}
 	if (!(d->impl = d->ops->open(m, err))) {
 		free(d);
 		return NULL;
@@ -67,14 +69,23 @@ const lc_config *decoder_config(const lc_decoder *d)
 
 int decoder_set_cross_cache(lc_decoder *d, uint64_t bytes, int greedy_too, lc_err *err)
 {
-	uint64_t mem = phys_bytes();
+	const char *bound;
+	uint64_t mem = machine_memory(&bound);
 
 	if (mem && bytes > mem)
-		return lc_fail(err, "%.1f GiB is more than this machine's memory (%.1f GiB)",
-		               (double)bytes / 1073741824.0, (double)mem / 1073741824.0);
+		return lc_fail(err, "%.1f GiB is more than the memory this process may use "
+		               "(%.1f GiB: %s)", (double)bytes / 1073741824.0,
+		               (double)mem / 1073741824.0, bound);
 	d->xbudget = bytes;
 	d->xgreedy = greedy_too;
+	snprintf(d->xfrom, sizeof d->xfrom, "--cross-cache");
 	return 0;
+}
+
+uint64_t decoder_cross_cache(const lc_decoder *d, const char **from)
+{
+	*from = d->xfrom;
+	return d->xbudget;
 }
 
 /* enc (float32) or enc16 (bf16) [L, d_model]: no rows, or a NaN, would

@@ -74,10 +74,14 @@ int decoder_rows(const dec_state *s);
  * decoded with one row (greedy) folds every layer unless greedy_too: the
  * cache then reads more bytes a step than the folded products take time
  * on the machines measured (lc-decode(1)). The default budget is a
- * quarter of the machine's memory; more than all of it is an error. Either
+ * quarter of the memory this process may use (machine_memory: a cgroup's
+ * limit within the machine's); more than all of it is an error. Either
  * way the logits agree up to float summation order (and bf16's rounding
  * of the keys and values). */
 int decoder_set_cross_cache(lc_decoder *d, uint64_t bytes, int greedy_too, lc_err *err);
+/* The cache's memory; *from says what set it: "--cross-cache", or the
+ * default's reckoning (a quarter of machine_memory). */
+uint64_t decoder_cross_cache(const lc_decoder *d, const char **from);
 /* Layers with a cross-attention cache (0 before the first step). */
 int decoder_cross_cached(const dec_state *s);
 

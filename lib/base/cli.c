@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/machine.h"
 
 #ifndef LC_VERSION
 #define LC_VERSION "0"
@@ -251,19 +252,21 @@ int cli_threads_arg(const char *jopt)
 	return (int)cli_int("-j/--threads", jopt, 1, CLI_THREADS_MAX);
 }
 
-int cli_threads(const char *jopt)
+int cli_threads(const char *jopt, const char **from)
 {
-	const char *env = getenv("LC_THREADS");
+	const char *env = getenv("LC_THREADS"), *bound;
 	long n;
 
+	if (from)
+		*from = jopt ? "-j/--threads" : env && *env ? "$LC_THREADS" : NULL;
 	if (jopt)
 		return cli_threads_arg(jopt);
 	if (env && *env)
 		return (int)cli_int("$LC_THREADS", env, 1, CLI_THREADS_MAX);
-	n = sysconf(_SC_NPROCESSORS_ONLN);
-	if (n > CLI_THREADS_MAX)
-		n = CLI_THREADS_MAX;
-	return n > 0 ? (int)n : 1;
+	n = machine_cpus(&bound);
+	if (from)
+		*from = bound;
+	return n > CLI_THREADS_MAX ? CLI_THREADS_MAX : (int)n;
 }
 
 const char *cli_source(const char *val, const char *opt, const char *env, const char **from)

@@ -51,7 +51,8 @@ const char *cli_label(const char *path);
 int cli_finish(int code);
 
 /* Threads to use: the -j/--threads value if given, else $LC_THREADS when
- * set and not empty, else the number of online processors. A value is an
+ * set and not empty, else the processors this process may use
+ * (base/machine.h: its affinity mask, a cgroup's CPU quota). A value is an
  * integer in [1, CLI_THREADS_MAX]; a bad one is a usage error naming where
  * it came from: "-j/--threads: expected an integer in [1, 1024], got 'x'",
  * or "$LC_THREADS: ..." (every program takes -j/--threads; the ones that
@@ -59,7 +60,9 @@ int cli_finish(int code);
  * $LC_THREADS). cli_threads_arg checks an option's value alone; call it
  * where -j is parsed, so that a bad value is refused before any work. */
 #define CLI_THREADS_MAX 1024
-int cli_threads(const char *jopt);
+/* *from (may be NULL) says where the count came from: "-j/--threads",
+ * "$LC_THREADS", or what bounds the processors (machine_cpus). */
+int cli_threads(const char *jopt, const char **from);
 int cli_threads_arg(const char *jopt);
 
 /* Parses a decimal integer in [lo, hi] for option `opt` (named as the

@@ -5,7 +5,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
-#include <unistd.h>
+
+#include "base/machine.h"
 
 /* Workers are kept between calls: starting and joining threads cost 58
  * us a call on a 2-core virtual machine, and the decoder makes about 120
@@ -24,9 +25,9 @@
  * decoder's do, cost a few microseconds; a pool left idle sleeps after
  * SPIN_NS and takes no processor time. Watching yields the processor now
  * and then, to any thread that is waiting for it (another program's,
- * in a pipeline), and a pool with more threads than the machine has
- * processors does not watch at all: its workers would take turns with the
- * ones it waits for. */
+ * in a pipeline), and a pool with more threads than the process may use
+ * processors (base/machine.h: taskset, a container's quota) does not
+ * watch at all: its workers would take turns with the ones it waits for. */
 #define SPIN_NS 100000
 
 struct job {
@@ -141,7 +142,7 @@ static int pool_grow(int want)
 	static long ncpu;
 
 	if (!ncpu)
-		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		ncpu = machine_cpus(NULL);
 	while (pool.started < want) {
 		pthread_t th;
 		pthread_attr_t at;
@@ -155,7 +156,7 @@ static int pool_grow(int want)
 			break;
 		pool.started++;
 	}
-	/* the workers and the caller against the processors online */
+	/* the workers and the caller against the processors this process may use */
 	atomic_store(&pool.spin, pool.started + 1 <= ncpu);
 	return pool.started;
 }

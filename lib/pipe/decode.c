@@ -524,11 +524,17 @@ int summ_settings(gen_settings *g, summ_opts *o, const lc_model *m, const search
 	return search_opts_check(&o->search, err) < 0 ? -2 : 0;
 }
 
-void summ_print_settings(const lc_model *m, const gen_settings *g, FILE *f)
+void summ_print_settings(const summ_opts *o, const lc_model *m, const lc_decoder *d,
+                         const gen_settings *g, FILE *f)
 {
+	const char *from;
+	uint64_t x = decoder_cross_cache(d, &from);
+
 	fprintf(f, "model\t%s\t%s\n", model_dir(m), model_config(m)->arch->name);
 	gen_settings_print(g, f);
 	cmp_info(f);
+	fprintf(f, "threads\t%d\t%s\n", o->threads, o->threads_from ? o->threads_from : "lc default");
+	fprintf(f, "cross_cache\t%lluM\t%s\n", (unsigned long long)(x >> 20), from);
 }
 
 int summ_tokenizer(const summ_opts *o, const char *topt, const char *mdir, lc_tokenizer **tok,

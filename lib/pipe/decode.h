@@ -54,6 +54,7 @@ typedef struct summ_opts {
 	enum summ_format format;
 	int nul;                 /* text: summaries as they are, each ended by a NUL */
 	int threads;             /* for the decoder's products */
+	const char *threads_from; /* where that count came from (--info), or NULL */
 	int batch;               /* documents summ_docs takes at most (>= 1) */
 	search_opts search;      /* checked (search_opts_check); seed: the user's */
 	/* Progress (may be NULL): a line on the decoding under way, or NULL
@@ -111,8 +112,11 @@ int summ_check_options(const summ_opts *o, search_opts *cl, const int given[GEN_
  * error). */
 int summ_settings(gen_settings *g, summ_opts *o, const lc_model *m, const search_opts *cl,
                   const int given[GEN_NKEYS], lc_err *err);
-/* --info's lines: "model\tDIR\tARCH", then the settings' (gen_settings_print). */
-void summ_print_settings(const lc_model *m, const gen_settings *g, FILE *f);
+/* --info's lines: "model\tDIR\tARCH", then the settings'
+ * (gen_settings_print), the compute's (cmp_info), the threads' and the
+ * cross-attention cache's, each with where it came from. */
+void summ_print_settings(const summ_opts *o, const lc_model *m, const lc_decoder *d,
+                         const gen_settings *g, FILE *f);
 /* The tokenizer for o->format (text, jsonl or stream): topt if given, else
  * model directory mdir's, else the default (tok_open_model). 0 and *tok;
  * for -f stream *tok may be NULL where there is none (a warning through

@@ -35,6 +35,12 @@ is() { if [ "$2" = "$3" ]; then _res 0 "$1"; else
 	echo "# got:  $2"; echo "# want: $3"; _res 1 "$1"; fi; }
 skip() { t_skip=$((t_skip + 1)); echo "ok - $1 # skip $2"; }
 need() { command -v "$1" >/dev/null 2>&1; }
+# one_cpu NAME PATTERN CMD...: CMD run on processor 0 alone (taskset -c 0)
+# prints a line matching PATTERN; skipped where taskset cannot do that
+one_cpu() { n=$1 p=$2; shift 2
+	if need taskset && taskset -c 0 true 2>/dev/null; then
+		taskset -c 0 "$@" >"$T/out" 2>&1; grep -q "$p" "$T/out"; _res $? "$n"
+	else skip "$n" "no taskset here"; fi; }
 skip_all() { echo "# skipping the rest: $1"; t_skip=$((t_skip + 1)); done_testing; }
 done_testing() {
 	echo "$t_pass passed, $t_fail failed, $t_skip skipped"

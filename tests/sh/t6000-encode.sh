@@ -45,6 +45,8 @@ same "a document's states do not depend on its neighbours" "$T/alone" "$T/instre
 
 ok "--info" lc-encode -m "$M" --info
 grep -q "^parameters	239104$" "$T/out"; _res $? "--info counts the parameters"
+one_cpu "--info: one thread under taskset -c 0" \
+	"^threads	1 (the processors this process may run on)$" lc-encode -m "$M" --info
 ok "--help" lc-encode --help
 fails 2 "bad option" lc-encode --bogus
 fails 2 "bad dtype" lc-encode --dtype f16 -m "$M"

@@ -31,6 +31,23 @@ grep -q '^do_sample	false	lc default$' "$T/out" &&
 	grep -q '^max_new_tokens	256	lc default$' "$T/out" &&
 	grep -q '^max_length	257	lc default$' "$T/out"
 _res $? "transformers' defaults (top_k 50), 256 new tokens"
+# threads and the cache: the processors and memory this process may use
+# (base/machine.h: the affinity mask or a cgroup's quota; physical memory
+# or a cgroup's limit), the cache a quarter of that memory
+awk -F'\t' '$1 == "threads" && $2 >= 1 && ($3 == "the processors this process may run on" ||
+	$3 == "the CPU quota of its cgroup") { t = 1 }
+	$1 == "cross_cache" && match($3, /^a quarter of the memory this process may use \([0-9.]+ GiB: /) {
+		x = $3; sub(/^[^(]*[(]/, "", x); d = $2 - x * 256; c = d >= -14 && d <= 14 }
+	END { exit !(t && c) }' "$T/out"
+_res $? "threads: the processors this process may use; cross_cache a quarter of its memory"
+LC_THREADS=2 lc-decode -m "$M" --info -j 3 --cross-cache 64M >"$T/out" 2>&1
+grep -q '^threads	3	-j/--threads$' "$T/out" && grep -q '^cross_cache	64M	--cross-cache$' "$T/out"
+_res $? "-j over \$LC_THREADS, --cross-cache, and where they came from"
+LC_THREADS=2 lc-decode -m "$M" --info >"$T/out" 2>&1
+grep -q '^threads	2	\$LC_THREADS$' "$T/out"
+_res $? "\$LC_THREADS"
+one_cpu "under taskset -c 0: one thread" '^threads	1	the processors this process may run on$' \
+	lc-decode -m "$M" --info
 
 D=$T/model
 mkdir "$D"

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/cli.h"
+#include "base/machine.h"
 #include "t.h"
 
 /* Runs fn in a child with stdout on path; returns its exit status. */
@@ -95,7 +96,7 @@ static int child_err(void (*fn)(const char *), const char *arg, char *line, size
 }
 
 static void threads_arg(const char *s) { cli_threads_arg(s); }
-static void threads(const char *s) { cli_threads(s); }
+static void threads(const char *s) { cli_threads(s, NULL); }
 static void check_path(const char *s) { cli_check_path("-m/--model", s); }
 static void check_path_none(const char *s) { cli_check_path(NULL, s); }
 
@@ -106,14 +107,27 @@ static void test_threads(void)
 	cli_init("test_cli");
 	T_EQ_I(cli_threads_arg("1"), 1);
 	T_EQ_I(cli_threads_arg("1024"), 1024);
-	T_EQ_I(cli_threads("7"), 7);
+	T_EQ_I(cli_threads("7", NULL), 7);
 	setenv("LC_THREADS", "3", 1);
-	T_EQ_I(cli_threads(NULL), 3);
-	T_EQ_I(cli_threads("5"), 5);             /* -j wins */
+	T_EQ_I(cli_threads(NULL, NULL), 3);
+	T_EQ_I(cli_threads("5", NULL), 5);             /* -j wins */
 	setenv("LC_THREADS", "", 1);
-	T_OK(cli_threads(NULL) >= 1, "an empty LC_THREADS is not set");
+	T_OK(cli_threads(NULL, NULL) >= 1, "an empty LC_THREADS is not set");
 	unsetenv("LC_THREADS");
-	T_OK(cli_threads(NULL) >= 1 && cli_threads(NULL) <= CLI_THREADS_MAX, "the cores");
+	T_OK(cli_threads(NULL, NULL) >= 1 && cli_threads(NULL, NULL) <= CLI_THREADS_MAX, "the cores");
+	{
+		const char *from = NULL, *bound;
+
+		/* the processors this process may use, and where each count came from */
+		T_EQ_I(cli_threads(NULL, &from), machine_cpus(&bound));
+		T_EQ_S(from, bound);
+		T_EQ_I(cli_threads("6", &from), 6);
+		T_EQ_S(from, "-j/--threads");
+		setenv("LC_THREADS", "4", 1);
+		T_EQ_I(cli_threads(NULL, &from), 4);
+		T_EQ_S(from, "$LC_THREADS");
+		unsetenv("LC_THREADS");
+	}
 
 	T_EQ_I(child_err(threads_arg, "0", line, sizeof line), LC_EXIT_USAGE);
 	T_EQ_S(line, "test_cli: -j/--threads: expected an integer in [1, 1024], got '0'");

@@ -271,7 +271,7 @@ static void test_settings(void)
 	T_EQ_I(o.search.num_beams, 3);
 	T_EQ_S(g.src[GEN_BEAMS], "command line");
 	if ((f = fmemopen(buf, sizeof buf - 1, "w"))) {
-		summ_print_settings(model, &g, f);
+		summ_print_settings(&o, model, dec, &g, f);
 		fclose(f);
 	}
 	T_OK(!strncmp(buf, "model\t", 6) && strstr(buf, "\nnum_beams\t3\tcommand line\n"), "%s",
