@@ -137,7 +137,7 @@ int main(int argc, char **argv)
 		setenv("LC_GEMM", what, 1);
 		what = "f32";
 	}
-	cmp_init();
+	cmp_init(NULL);
 	if (cmp_set_compute(what, note, sizeof note, &err) < 0) {
 		fprintf(stderr, "rates: %s\n", err.msg);
 		return 1;

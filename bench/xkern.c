@@ -138,7 +138,7 @@ int main(int argc, char **argv)
 
 	/* cmp_gemm's choice would give these shapes to the kernels themselves */
 	setenv("LC_GEMM", "openblas", 1);
-	cmp_init();
+	cmp_init(NULL);
 	/* the kernels' paths: 1 the widest (default), 2 AVX2 at most, 0 plain C */
 	cmp_xk_simd(argc > 1 ? atoi(argv[1]) : 1);
 	printf("bench/xkern: one thread, GFLOP/s, d = %d (xkern path %d / OpenBLAS)\n", D,

@@ -166,6 +166,7 @@ struct dec_groups {
 	 * every document; 0 until an architecture builds them) */
 	uint64_t xbudget;
 	int xgreedy;                /* also when every document has one row */
+	int xdefault;               /* xbudget is the default's, not the user's */
 	int xlayers;
 };
 
@@ -188,7 +189,9 @@ void dec_groups_free(dec_groups *gs);
  * documents) layers, every document's, from its states (E, else E16),
  * bf16 under --compute bf16; 0 layers when the budget holds none, or when
  * every document has one row (but xgreedy). Nothing when built already
- * or without a budget. -1 and err when out of memory. */
+ * or without a budget. Out of memory for them, the default's budget
+ * (xdefault) takes half the layers, down to none (the cache only saves
+ * time); a budget the user set is -1 and err. */
 int dec_groups_xcache(dec_groups *gs, int nl, int nh, int dk, int d, const xcache_w *w,
                       int nth, lc_err *err);
 /* Cross-attention of cached layer li: o [nrow T, nh dk] from the queries

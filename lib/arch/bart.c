@@ -372,7 +372,8 @@ int bart_enc_layers_post(const lc_config *c, const bart_weights *W, float *x, in
 		nl = c->num_layers;
 	if (nl == 0)
 		return 0;
-	cmp_init();
+	if (cmp_init(err) < 0)
+		return -1;
 	q = malloc((size_t)(R * d) * sizeof *q);
 	k = malloc((size_t)(R * d) * sizeof *k);
 	v = malloc((size_t)(R * d) * sizeof *v);

@@ -15,6 +15,7 @@ struct lc_decoder {
 	uint64_t xbudget;           /* cross-attention caches, bytes */
 	int xgreedy;                /* for one-row documents too */
 	char xfrom[160];            /* what set xbudget (--info) */
+	int xdefault;               /* xbudget is the default's */
 };
 
 struct dec_state {
@@ -44,6 +45,7 @@ lc_decoder *decoder_new(lc_model *m, lc_err *err)
 		/* a quarter: room for the states, the weights and the other
 		 * program of a pipeline, or a second pipeline beside it */
 		d->xbudget = mem / 4;
+		d->xdefault = 1;
 		snprintf(d->xfrom, sizeof d->xfrom, "a quarter of the memory this process may use "
 		         "(%.1f GiB: %s)", (double)mem / 1073741824.0, bound);
 	}
@@ -78,6 +80,7 @@ int decoder_set_cross_cache(lc_decoder *d, uint64_t bytes, int greedy_too, lc_er
 		               (double)mem / 1073741824.0, bound);
 	d->xbudget = bytes;
 	d->xgreedy = greedy_too;
+	d->xdefault = 0;
 	snprintf(d->xfrom, sizeof d->xfrom, "--cross-cache");
 	return 0;
 }
@@ -164,6 +167,7 @@ dec_state *decoder_batch_new(const lc_decoder *d, const dec_input *in, int n, in
 	}
 	s->ops->groups(s->impl)->xbudget = d->xbudget;
 	s->ops->groups(s->impl)->xgreedy = d->xgreedy;
+	s->ops->groups(s->impl)->xdefault = d->xdefault;
 	return s;
 }
 
@@ -316,7 +320,10 @@ int dec_groups_xcache(dec_groups *gs, int nl, int nh, int dk, int d, const xcach
 				xcache_free(gs->g[j].xc);
 				gs->g[j].xc = NULL;
 			}
-			return lc_prefix(err, "decoder (--cross-cache 0 does without)");
+			if (!gs->xdefault)
+				return lc_prefix(err, "decoder (--cross-cache 0 does without)");
+			n /= 2;         /* the default's: fewer layers, from the first */
+			i = -1;
 		}
 	}
 	gs->xlayers = (int)n;

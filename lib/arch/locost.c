@@ -504,7 +504,8 @@ static int encode(enc *e, const int32_t *ids, int64_t L, float *out, int nlayers
 		return -1;
 	r.ld = chan_ld(L);
 	embed_fw(e->W->dec.shared, d, ids, L, 1.0f, out);
-	cmp_init();
+	if (cmp_init(err) < 0)
+		return -1;
 	/* kernel supports and FFT sizes of every layer, up front */
 	if (nl > 0) {
 		struct support_job sj = { e, L, NULL };
@@ -609,7 +610,8 @@ static int enc_gemm_only(void *p, int64_t L, double *seconds, lc_err *err)
 	r.gemm_only = 1;
 	if (!(r.ts = new_scratch(e, e->threads, 0, 0, err)))
 		goto out;
-	cmp_init();
+	if (cmp_init(err) < 0)
+		goto out;
 	t0 = clock_now();
 	for (int i = 0; i < e->nl; i++) {
 		r.L = &e->W->enc[i];
@@ -673,7 +675,8 @@ int locost_trace_layer(lc_model *m, int layer_ix, const float *x, int64_t L, loc
 	    !(pl = cmp_fft_get(fc, ssm_fft_size(L, L), err)) ||
 	    !(cw = ssm_cwork_new(cmp_fft_n(pl), err)))
 		goto out;
-	cmp_init();
+	if (cmp_init(err) < 0)
+		goto out;
 	rmsnorm_fw(x, L, d, ly->prenorm, c->eps, u, NULL);
 	linear_fw_to_t(kT, L, u, ly->wk, ly->bk, L, d, d);
 	if (ly->wq)
@@ -856,7 +859,8 @@ static int tr_step_begin(void *p, const void *W, int64_t Lmax, int threads, lc_e
 	s->Lmax = Lmax;
 	s->W = W;
 	s->failed = 0;
-	cmp_init();
+	if (cmp_init(err) < 0)
+		return -1;
 	par_for(threads, (int64_t)s->nl * s->d, kernels_one, s);
 	return s->failed ? lc_fail(err, "out of memory for the kernels") : 0;
 }

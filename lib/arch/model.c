@@ -230,7 +230,8 @@ lc_model *model_open(const char *dir, unsigned flags, lc_err *err)
 		lc_fail(err, "out of memory");
 		return NULL;
 	}
-	cmp_init();
+	if (cmp_init(err) < 0)
+		goto fail;
 	if (stat(dir, &sb) < 0) {
 		lc_fail(err, "%s: %s", dir, strerror(errno));
 		goto fail;

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@ static const char B_AFFINITY[] = "the processors this process may run on";
 static const char B_QUOTA[] = "the CPU quota of its cgroup";
 static const char B_PHYS[] = "the machine's memory";
 static const char B_LIMIT[] = "the memory limit of its cgroup";
+static const char B_RLIMIT[] = "its address-space limit (ulimit -v or -d)";
 
 /* The first line of path, without its newline: 0, or -1 when unreadable. */
 static int first_line(const char *path, char *buf, size_t cap)
@@ -265,13 +268,35 @@ static struct {
 	const char *cpus_bound, *mem_bound;
 } m = { PTHREAD_ONCE_INIT, 0, 0, NULL, NULL };
 
+/* The least of the address-space and data limits (both count every
+ * private mapping a process makes: malloc's, the libraries'), 0: none. */
+static uint64_t rlimit_bytes(void)
+{
+	static const int which[] = { RLIMIT_AS, RLIMIT_DATA };
+	uint64_t best = 0;
+
+	for (int i = 0; i < 2; i++) {
+		struct rlimit r;
+
+		if (getrlimit(which[i], &r) == 0 && r.rlim_cur != RLIM_INFINITY &&
+		    (!best || (uint64_t)r.rlim_cur < best))
+			best = (uint64_t)r.rlim_cur;
+	}
+	return best;
+}
+
 static void init(void)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
 	uint64_t phys = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+	uint64_t lim = rlimit_bytes();
 
 	m.cpus = machine_cpus_at("", affinity_count(), &m.cpus_bound);
 	m.mem = machine_memory_at("", phys, &m.mem_bound);
+	if (lim && (!m.mem || lim < m.mem)) {
+		m.mem = lim;
+		m.mem_bound = B_RLIMIT;
+	}
 }
 
 int machine_cpus(const char **bound)
@@ -288,4 +313,17 @@ uint64_t machine_memory(const char **bound)
 	if (bound)
 		*bound = m.mem_bound;
 	return m.mem;
+}
+
+int machine_room(uint64_t bytes)
+{
+	/* MAP_NORESERVE: no memory is committed, only address space counted
+	 * (ulimit -v and -d count it; strict overcommit counts it too) */
+	void *p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return 0;
+	munmap(p, (size_t)bytes);
+	return 1;
 }

@@ -22,8 +22,11 @@
 #include "base/err.h"
 
 /* Sets the libraries' own threading off (lc's threads call them one per
- * thread). Idempotent; the model layer calls it before its first product. */
-void cmp_init(void);
+ * thread) and has OpenBLAS make its buffers, one for each processor this
+ * process may use, while there is room for them. Idempotent; the model
+ * layer calls it first, before any large allocation. -1 and err (may be
+ * NULL) when the buffers could not be had (an address-space limit). */
+int cmp_init(lc_err *err);
 
 enum cmp_trans { CMP_N = 0, CMP_T = 1 };
 

@@ -23,6 +23,7 @@
 
 #include "base/cpu.h"
 #include "base/dtype.h"
+#include "base/machine.h"
 #include "base/parallel.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -36,19 +37,67 @@
  * builds (OpenMP, serial) may not have it, and have no pool to stop. */
 int blas_thread_shutdown_(void) __attribute__((weak));
 
+/* OpenBLAS takes a buffer from its pool for each call under way, makes
+ * one when none is free, and keeps it; where making one fails (near an
+ * address-space limit, ulimit -v) it tries again forever: lc-encode under
+ * ulimit -v 2000000 hung so, a thread at 100% in blas_memory_alloc. So
+ * the buffers that lc's threads can ask for at once (one each, as many as
+ * the processors this process may use) are made here, at the first
+ * model's opening, after a check that the address space has room for
+ * them: later calls find them made. The two functions are exported, with
+ * no header (OpenBLAS's own interface uses them); weak, as for the pool. */
+void *blas_memory_alloc(int procpos) __attribute__((weak));
+void blas_memory_free(void *buf) __attribute__((weak));
+#define BLAS_BUFFER ((uint64_t)160 << 20)   /* 128 MiB and its alignment, with room */
+#define BLAS_RESERVE_MAX 64
+
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+static int blas_buffers = -1;   /* made; -1: no room for them */
+
+/* Without room even for them, OpenBLAS's own pool (started when it was
+ * loaded) may be spinning already, its threads making buffers as they
+ * start, and its destructor would wait for them at exit: the process
+ * leaves through here instead, its output flushed, as exit would. */
+static void leave_now(int status, void *arg)
+{
+	(void)arg;
+	fflush(NULL);
+	_Exit(status);
+}
 
 static void blas_single(void)
 {
+	int n = machine_cpus(NULL);
+	void *b[BLAS_RESERVE_MAX];
+
+	n = n < BLAS_RESERVE_MAX ? n : BLAS_RESERVE_MAX;
+	if (!machine_room(BLAS_BUFFER * (uint64_t)n)) {
+		on_exit(leave_now, NULL);
+		return;
+	}
 	openblas_set_num_threads(1);
 	if (blas_thread_shutdown_)
 		blas_thread_shutdown_();
+	if (!blas_memory_alloc || !blas_memory_free) {
+		blas_buffers = 0;
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		b[i] = blas_memory_alloc(0);
+	for (int i = 0; i < n; i++)
+		blas_memory_free(b[i]);
+	blas_buffers = n;
 }
 
-void cmp_init(void)
+int cmp_init(lc_err *err)
 {
 	/* lc parallelises around BLAS: every call runs on the calling thread */
 	pthread_once(&blas_once, blas_single);
+	if (blas_buffers < 0)
+		return lc_fail(err, "out of memory: no room in the address space for OpenBLAS's "
+		               "buffers (%d x %d MiB; ulimit -v?)", machine_cpus(NULL),
+		               (int)(BLAS_BUFFER >> 20));
+	return 0;
 }
 
 static enum CBLAS_TRANSPOSE tr(enum cmp_trans t)
@@ -615,6 +664,7 @@ static void fft_free(cmp_fft *p)
 
 /* Plans are made on buffers from fftwf_malloc, and executed on others
  * from it: the same alignment, as FFTW's new-array execute requires. */
+#define FFT_ROOM ((uint64_t)32 << 20)
 static cmp_fft *fft_new(int64_t n, lc_err *err)
 {
 	cmp_fft *p = calloc(1, sizeof *p);
@@ -626,6 +676,11 @@ static cmp_fft *fft_new(int64_t n, lc_err *err)
 		goto fail;
 	}
 	p->n = n;
+	/* FFTW aborts the process where its planner's own allocations fail */
+	if (!machine_room(FFT_ROOM + (uint64_t)n * 32)) {
+		lc_fail(err, "out of memory for FFT plans of size %lld (ulimit -v?)", (long long)n);
+		goto fail;
+	}
 	pthread_mutex_lock(&planner_mu);
 	p->fwd = fftwf_plan_dft_r2c_1d((int)n, x, xf, FFTW_ESTIMATE);
 	p->inv = fftwf_plan_dft_c2r_1d((int)n, xf, x, FFTW_ESTIMATE);

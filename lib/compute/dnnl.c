@@ -30,6 +30,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include "base/hash.h"
+#include "base/machine.h"
 
 /* libgomp's; oneDNN is built on it (Debian's libdnnl2 uses OpenMP). */
 void omp_set_num_threads(int n);
@@ -135,8 +136,17 @@ static struct thr *thr_get(void)
 	return t;
 }
 
+/* oneDNN 2.6 crashes (SIGSEGV inside dnnl_primitive_create) where the
+ * mapping for a primitive's generated code fails, as it does within a few
+ * megabytes of an address-space limit (ulimit -v), and so does
+ * dnnl_primitive_desc_create: lc-encode --compute bf16 under ulimit -v
+ * 1800000 died in each. A primitive is made only while ROOM bytes can
+ * still be mapped; without them the product takes the fallback
+ * (OpenBLAS, or fp32 for a bf16 one), as when oneDNN declines. */
+#define ROOM ((uint64_t)64 << 20)
+
 /* The primitive for k, made with its memory descriptors; NULL when oneDNN
- * cannot (e.g. bf16 on a processor without it). */
+ * cannot (e.g. bf16 on a processor without it), or without ROOM. */
 static struct entry *make(const struct key *k)
 {
 	struct entry *e = calloc(1, sizeof *e);
@@ -155,8 +165,10 @@ static struct entry *make(const struct key *k)
 
 	memcpy(&alpha, &k->alpha, sizeof alpha);
 	memcpy(&beta, &k->beta, sizeof beta);
-	if (!e)
+	if (!e || !machine_room(ROOM)) {
+		free(e);
 		return NULL;
+	}
 	e->k = *k;
 	if (dnnl_memory_desc_init_by_strides(&e->a, 2, da, in, sa) != dnnl_success ||
 	    dnnl_memory_desc_init_by_strides(&e->b, 2, db, in, sb) != dnnl_success ||

@@ -601,7 +601,7 @@ static void test_segxattn(void)
 
 int main(void)
 {
-	cmp_init();
+	cmp_init(NULL);
 	T_RUN(test_block);
 	T_RUN(test_pool);
 	T_RUN(test_block_global);

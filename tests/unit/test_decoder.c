@@ -6,6 +6,9 @@
  * and the cache bookkeeping (reorder, positions).
  */
 #include <stdint.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "arch/decoder.h"
 #include "arch/t5dec.h"
@@ -415,6 +418,77 @@ static void test_bf16_states(void)
 	free(logits);
 }
 
+/* In a child: two rows over L = 100,000 states (a cache layer 51 MB),
+ * the address space then limited to what is mapped and `room` more; the
+ * first step's status, and through st the layers cached (+ 100), or 90
+ * + the failing stage. */
+static int cache_under_limit(lc_decoder *dd, long room, char *msg, size_t cap)
+{
+	int fd[2], st = -1;
+	pid_t pid;
+	ssize_t n;
+
+	if (pipe(fd) < 0)
+		return -1;
+	if ((pid = fork()) == 0) {
+		int64_t L = 100000, d = model_config(model)->d_model;
+		float *e = malloc((size_t)(L * d) * sizeof *e);
+		float *lg = malloc((size_t)2 * model_config(model)->vocab_size * sizeof *lg);
+		int32_t tok[2] = { 0, 0 };
+		long pages = 0, ps = sysconf(_SC_PAGESIZE);
+		FILE *f = fopen("/proc/self/statm", "r");
+		lc_err err = { "" };
+		dec_input in;
+		dec_state *s;
+		struct rlimit r;
+
+		close(fd[0]);
+		if (!e || !lg || !f || fscanf(f, "%ld", &pages) != 1)
+			_exit(91);
+		fclose(f);
+		for (int64_t i = 0; i < L * d; i++)
+			e[i] = (float)((i * 37) % 101 - 50) / 64.0f;
+		in = (dec_input){ e, L, 2, NULL };
+		if (!(s = decoder_batch_new(dd, &in, 1, 4, &err)))
+			_exit(92);
+		if ((f = fopen("/proc/self/statm", "r")) && fscanf(f, "%ld", &pages) == 1)
+			fclose(f);
+		r.rlim_cur = r.rlim_max = (rlim_t)(pages * ps + room);
+		if (setrlimit(RLIMIT_AS, &r) < 0)
+			_exit(93);
+		if (decoder_step(s, tok, lg, &err) < 0) {
+			n = write(fd[1], err.msg, strlen(err.msg));
+			_exit(n < 0 ? 94 : 95);
+		}
+		_exit(100 + decoder_cross_cached(s));
+	}
+	close(fd[1]);
+	n = pid > 0 ? read(fd[0], msg, cap - 1) : -1;
+	msg[n > 0 ? n : 0] = 0;
+	close(fd[0]);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/* The default cache, out of memory for it, takes fewer layers (here one
+ * of two), or none; a cache the user sized is an error saying so. */
+static void test_cache_fallback(void)
+{
+	lc_err err = { "" };
+	lc_decoder *dd = decoder_new(model, &err);
+	char msg[512];
+
+	if (!T_OK(dd != NULL, "%s", err.msg))
+		return;
+	T_EQ_I(cache_under_limit(dd, (long)80 << 20, msg, sizeof msg), 101);
+	T_EQ_I(cache_under_limit(dd, (long)24 << 20, msg, sizeof msg), 100);
+	T_OK(decoder_set_cross_cache(dd, (uint64_t)1 << 30, 0, &err) == 0, "%s", err.msg);
+	T_EQ_I(cache_under_limit(dd, (long)80 << 20, msg, sizeof msg), 95);
+	T_OK(strstr(msg, "--cross-cache 0 does without") && strstr(msg, "out of memory"), "%s", msg);
+	decoder_free(dd);
+}
+
 int main(void)
 {
 	lc_err err = { "" };
@@ -431,6 +505,7 @@ int main(void)
 	T_RUN(test_search_goldens);
 	T_RUN(test_search_batched);
 	T_RUN(test_bf16_states);
+	T_RUN(test_cache_fallback);
 	decoder_free(dec);
 	model_free(model);
 	return t_done();

@@ -4,7 +4,9 @@
  * path but has its own cgroup mounted at the top, limits on ancestors,
  * and files holding junk. */
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/machine.h"
@@ -164,6 +166,40 @@ static void test_here(void)
 	     (unsigned long long)machine_memory(NULL));
 }
 
+/* Room in the address space: there is some here; under a limit just
+ * above what a child has mapped, 64 MiB more is not there, and the limit
+ * bounds the memory it may use. */
+static void test_room(void)
+{
+	pid_t pid;
+	int st = -1;
+
+	T_OK(machine_room((uint64_t)1 << 20), "1 MiB of room");
+	if ((pid = fork()) == 0) {
+		long pages = 0, size = sysconf(_SC_PAGESIZE);
+		FILE *f = fopen("/proc/self/statm", "r");
+		struct rlimit r;
+		const char *b;
+
+		if (!f || fscanf(f, "%ld", &pages) != 1)
+			_exit(10);
+		fclose(f);
+		r.rlim_cur = r.rlim_max = (rlim_t)(pages * size + ((long)16 << 20));
+		if (setrlimit(RLIMIT_AS, &r) < 0)
+			_exit(11);
+		if (machine_room((uint64_t)64 << 20))
+			_exit(12);
+		if (!machine_room((uint64_t)1 << 20))
+			_exit(13);
+		if (machine_memory(&b) != (uint64_t)r.rlim_cur ||
+		    strcmp(b, "its address-space limit (ulimit -v or -d)"))
+			_exit(14);
+		_exit(0);
+	}
+	T_OK(pid > 0 && waitpid(pid, &st, 0) == pid, "fork");
+	T_OK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child's checks: status %d", st);
+}
+
 int main(void)
 {
 	char cmd[512];
@@ -172,6 +208,7 @@ int main(void)
 	T_RUN(test_v2);
 	T_RUN(test_v1);
 	T_RUN(test_junk);
+	T_RUN(test_room);       /* first: its child reads the limits fresh */
 	T_RUN(test_here);
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
 	if (system(cmd) != 0)

@@ -245,7 +245,7 @@ static void test_linear(void)
 	float *dx = calloc((size_t)(R * din), 4), *dW = calloc((size_t)(dout * din), 4), *db = calloc((size_t)dout, 4);
 	double *ref = malloc((size_t)(R * (dout > din ? dout : din)) * 8), *rW = malloc((size_t)(dout * din) * 8), e;
 
-	cmp_init();
+	cmp_init(NULL);
 	for (int64_t r = 0; r < R; r++)
 		for (int i = 0; i < din; i++)
 			xT[(int64_t)i * R + r] = x[r * din + i];
@@ -1070,7 +1070,7 @@ static void test_cache_reorder(void)
 int main(void)
 {
 	T_RUN(test_vmath);
-	cmp_init();
+	cmp_init(NULL);
 	T_RUN(test_rmsnorm);
 	T_RUN(test_layernorm);
 	T_RUN(test_act);

@@ -1,0 +1,53 @@
+#!/bin/sh
+# Under an address-space limit (ulimit -v, as batch systems set it) the
+# compute programs end with a message about memory, or succeed: never a
+# signal or a hang. lc's own allocations fail with a message; the
+# libraries that crash or hang where their own fail (oneDNN's primitive
+# creation, FFTW's planner, OpenBLAS's buffers) are called only with room
+# for them (base/machine.h machine_room; compute/cpu.c, dnnl.c). A sweep
+# of limits from too small to enough, and lc-decode's default cache
+# within the limit.
+. tests/sh/lib.sh
+
+M=$DATA/locost
+need lc-encode && need lc-decode || skip_all "lc-encode or lc-decode not built"
+need timeout || skip_all "no timeout(1)"
+(ulimit -v 4000000) 2>/dev/null || skip_all "this shell has no ulimit -v"
+# AddressSanitizer's shadow memory alone is terabytes of address space
+(ulimit -v 4000000; lc-cat --version >/dev/null 2>&1; r=$?; exit $r) 2>/dev/null ||
+	skip_all "the programs cannot start under ulimit -v (AddressSanitizer?)"
+
+# one document of 30,000 tokens for the test model (vocabulary 512)
+awk 'BEGIN { for (i = 0; i < 30000; i++) printf "%d%s", 2 + (i * 7919) % 500,
+	(i < 29999 ? " " : "\n") }' | lc-cat -i ids >"$T/in"
+
+# outcome NAME RC: 0, or 1/2 with a line about memory (lc's, or the
+# dynamic loader's below the libraries' own size) and nothing else
+outcome() {
+	case $2 in
+	0) _res 0 "$1: runs" ;;
+	1 | 2) grep -q -i -e "out of memory" -e "cannot allocate memory" "$T/err" ||
+		echo "# exit $2: $(head -c 300 "$T/err")"
+		_res $? "$1: a message about memory" ;;
+	127) grep -q "error while loading shared libraries" "$T/err"
+		_res $? "$1: the loader's message" ;;
+	*) echo "# exit $2: $(head -c 300 "$T/err")"; _res 1 "$1: neither runs nor says why" ;;
+	esac
+}
+for v in 300000 450000 500000 525000 550000 575000 600000 750000 1200000 2400000; do
+	(ulimit -v $v; exec timeout 120 lc-encode -q -m "$M" "$T/in") >"$T/enc" 2>"$T/err"
+	outcome "lc-encode, ulimit -v $v" $?
+done
+lc-encode -q -m "$M" "$T/in" >"$T/states" || skip_all "the states"
+for v in 300000 450000 500000 550000 600000 750000 1200000; do
+	(ulimit -v $v; exec timeout 120 lc-decode -q -m "$M" -f ids -b 4 --max-new 3 "$T/states") \
+		>"$T/out" 2>"$T/err"
+	outcome "lc-decode, 4 beams, ulimit -v $v" $?
+done
+
+# the default cache: a quarter of the limit
+(ulimit -v 3000000; exec lc-decode -m "$M" --info) >"$T/out" 2>&1
+grep -q '^cross_cache	7[0-9][0-9]M	a quarter of the memory this process may use (2.9 GiB: its address-space limit (ulimit -v or -d))$' "$T/out"
+_res $? "lc-decode --info: the cache a quarter of ulimit -v"
+
+done_testing
