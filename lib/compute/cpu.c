@@ -44,15 +44,19 @@ int blas_thread_shutdown_(void) __attribute__((weak));
  * the buffers that lc's threads can ask for at once (one each, as many as
  * the processors this process may use) are made here, at the first
  * model's opening, after a check that the address space has room for
- * them: later calls find them made. The two functions are exported, with
- * no header (OpenBLAS's own interface uses them); weak, as for the pool. */
+ * them: later calls find them made (OpenBLAS's own pool, stopped below,
+ * made one for each of its threads as it started; they are free now and
+ * taken first). At most BLAS_RESERVE_MAX: the check maps all of them at
+ * once. The two functions are exported, with no header (OpenBLAS's own
+ * interface uses them); weak, as for the pool. */
 void *blas_memory_alloc(int procpos) __attribute__((weak));
 void blas_memory_free(void *buf) __attribute__((weak));
 #define BLAS_BUFFER ((uint64_t)160 << 20)   /* 128 MiB and its alignment, with room */
-#define BLAS_RESERVE_MAX 64
+#define BLAS_RESERVE_MAX 16
 
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
 static int blas_buffers = -1;   /* made; -1: no room for them */
+static int blas_want;           /* to make */
 
 /* Without room even for them, OpenBLAS's own pool (started when it was
  * loaded) may be spinning already, its threads making buffers as they
@@ -71,6 +75,7 @@ static void blas_single(void)
 	void *b[BLAS_RESERVE_MAX];
 
 	n = n < BLAS_RESERVE_MAX ? n : BLAS_RESERVE_MAX;
+	blas_want = n;
 	if (!machine_room(BLAS_BUFFER * (uint64_t)n)) {
 		on_exit(leave_now, NULL);
 		return;
@@ -95,7 +100,7 @@ int cmp_init(lc_err *err)
 	pthread_once(&blas_once, blas_single);
 	if (blas_buffers < 0)
 		return lc_fail(err, "out of memory: no room in the address space for OpenBLAS's "
-		               "buffers (%d x %d MiB; ulimit -v?)", machine_cpus(NULL),
+		               "buffers (%d x %d MiB; ulimit -v?)", blas_want,
 		               (int)(BLAS_BUFFER >> 20));
 	return 0;
 }
