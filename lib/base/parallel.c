@@ -25,9 +25,10 @@
  * decoder's do, cost a few microseconds; a pool left idle sleeps after
  * SPIN_NS and takes no processor time. Watching yields the processor now
  * and then, to any thread that is waiting for it (another program's,
- * in a pipeline), and a pool with more threads than the process may use
- * processors (base/machine.h: taskset, a container's quota) does not
- * watch at all: its workers would take turns with the ones it waits for. */
+ * in a pipeline), and a pool with more threads than there are processors
+ * the process may use (base/machine.h: taskset, a container's quota) does
+ * not watch at all: its workers would take turns with the ones it waits
+ * for. */
 #define SPIN_NS 100000
 
 struct job {
