@@ -5,8 +5,8 @@
 # libraries that crash or hang where their own fail (oneDNN's primitive
 # creation, FFTW's planner, OpenBLAS's buffers) are called only with room
 # for them (base/machine.h machine_room; compute/cpu.c, dnnl.c). A sweep
-# of limits from too small to enough, and lc-decode's default cache
-# within the limit.
+# of limits from too small to enough (lc-encode, lc-decode, lc-train), and
+# lc-decode's default cache within the limit.
 . tests/sh/lib.sh
 
 M=$DATA/locost
@@ -44,6 +44,25 @@ for v in 300000 450000 500000 550000 600000 750000 1200000; do
 		>"$T/out" 2>"$T/err"
 	outcome "lc-decode, 4 beams, ulimit -v $v" $?
 done
+
+# lc-train: a step of a small model from GSG pairs (as t8000)
+SPM=${LC_SHARE:-share}/spiece.model
+if need lc-train && need lc-gsg-split && [ -f "$SPM" ]; then
+	awk 'NF && !/^CHAPTER|^THE BOOK/ { printf "%s%s", $0, (++n % 10 ? " " : "\n\n") }' \
+		"${LC_SHARE:-share}/samples/sample.txt" | lc-cat -i text -d blank |
+		lc-gsg-split -r 0.3 -m "$SPM" >"$T/pairs.lc" 2>/dev/null
+	echo '{"d_model": 64, "d_ff": 128, "d_kv": 16, "d_state": 16, "num_layers": 2,
+	 "num_decoder_layers": 2, "num_heads": 4, "vocab_size": 32000,
+	 "feed_forward_proj": "gated-gelu", "tie_word_embeddings": true}' >"$T/config.json"
+	for v in 450000 550000 600000 650000 900000; do
+		rm -rf "$T/m"
+		(ulimit -v $v; exec timeout 120 lc-train --config "$T/config.json" -o "$T/m" \
+			--steps 1 --batch-tokens 2000 -t "$SPM" -q "$T/pairs.lc") >"$T/out" 2>"$T/err"
+		outcome "lc-train, ulimit -v $v" $?
+	done
+else
+	skip "lc-train under ulimit -v" "lc-train, lc-gsg-split or the tokenizer missing"
+fi
 
 # the default cache: a quarter of the limit, where nothing bounds the
 # memory more (a machine or a cgroup under 3 GB)
