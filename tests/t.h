@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 static int t_pass, t_failn;
 static const char *t_current = "";
@@ -49,6 +51,24 @@ static int t_check(int ok, const char *file, int line, const char *expr, const c
 	fputc('\n', stdout);
 	fflush(stdout);
 	return 0;
+}
+
+/* Limits this process's address space (RLIMIT_AS) to what it has mapped
+ * now and room bytes more, for tests of running out of it (in a forked
+ * child); the limit, or 0 when it could not be set. */
+static inline unsigned long long t_limit_as(long long room)
+{
+	long long pages = 0, size = sysconf(_SC_PAGESIZE);
+	FILE *f = fopen("/proc/self/statm", "r");
+	struct rlimit r;
+	int ok = f && fscanf(f, "%lld", &pages) == 1;
+
+	if (f)
+		fclose(f);
+	if (!ok)
+		return 0;
+	r.rlim_cur = r.rlim_max = (rlim_t)(pages * size + room);
+	return setrlimit(RLIMIT_AS, &r) == 0 ? (unsigned long long)r.rlim_cur : 0;
 }
 
 static inline const char *t_data(const char *name)

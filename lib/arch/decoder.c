@@ -14,8 +14,7 @@ struct lc_decoder {
 	void *impl;
 	uint64_t xbudget;           /* cross-attention caches, bytes */
 	int xgreedy;                /* for one-row documents too */
-	char xfrom[160];            /* what set xbudget (--info) */
-	int xdefault;               /* xbudget is the default's */
+	int xdefault;               /* xbudget is the default's, not --cross-cache */
 };
 
 struct dec_state {
@@ -38,17 +37,10 @@ lc_decoder *decoder_new(lc_model *m, lc_err *err)
 	}
 	d->ops = c->arch->dec;
 	d->cfg = c;
-	{
-		const char *bound;
-		uint64_t mem = machine_memory(&bound);
-
-		/* a quarter: room for the states, the weights and the other
-		 * program of a pipeline, or a second pipeline beside it */
-		d->xbudget = mem / 4;
-		d->xdefault = 1;
-		snprintf(d->xfrom, sizeof d->xfrom, "a quarter of the memory this process may use "
-		         "(%.1f GiB: %s)", (double)mem / 1073741824.0, bound);
-	}
+	/* a quarter: room for the states, the weights and the other program
+	 * of a pipeline, or a second pipeline beside it */
+	d->xbudget = machine_memory(NULL) / 4;
+	d->xdefault = 1;
 	if (!(d->impl = d->ops->open(m, err))) {
 		free(d);
 		return NULL;
@@ -81,13 +73,19 @@ int decoder_set_cross_cache(lc_decoder *d, uint64_t bytes, int greedy_too, lc_er
 	d->xbudget = bytes;
 	d->xgreedy = greedy_too;
 	d->xdefault = 0;
-	snprintf(d->xfrom, sizeof d->xfrom, "--cross-cache");
 	return 0;
 }
 
-uint64_t decoder_cross_cache(const lc_decoder *d, const char **from)
+uint64_t decoder_cross_cache(const lc_decoder *d, char *from, size_t cap)
 {
-	*from = d->xfrom;
+	const char *bound;
+	uint64_t mem = machine_memory(&bound);
+
+	if (d->xdefault)
+		snprintf(from, cap, "a quarter of the memory this process may use (%.1f GiB: %s)",
+		         (double)mem / 1073741824.0, bound);
+	else
+		snprintf(from, cap, "--cross-cache");
 	return d->xbudget;
 }
 

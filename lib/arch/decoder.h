@@ -13,6 +13,7 @@
 #ifndef LC_DECODER_H
 #define LC_DECODER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "arch/model.h"
@@ -79,9 +80,9 @@ int decoder_rows(const dec_state *s);
  * way the logits agree up to float summation order (and bf16's rounding
  * of the keys and values). */
 int decoder_set_cross_cache(lc_decoder *d, uint64_t bytes, int greedy_too, lc_err *err);
-/* The cache's memory; *from says what set it: "--cross-cache", or the
- * default's reckoning (a quarter of machine_memory). */
-uint64_t decoder_cross_cache(const lc_decoder *d, const char **from);
+/* The cache's memory; from [cap] says what set it: "--cross-cache", or
+ * the default's reckoning (a quarter of machine_memory). */
+uint64_t decoder_cross_cache(const lc_decoder *d, char *from, size_t cap);
 /* Layers with a cross-attention cache (0 before the first step). */
 int decoder_cross_cached(const dec_state *s);
 

@@ -19,10 +19,28 @@ static const char B_PHYS[] = "the machine's memory";
 static const char B_LIMIT[] = "the memory limit of its cgroup";
 static const char B_RLIMIT[] = "its address-space limit (ulimit -v or -d)";
 
-/* The first line of path, without its newline: 0, or -1 when unreadable. */
-static int first_line(const char *path, char *buf, size_t cap)
+/* The lesser of two bounds, 0 standing for none. */
+static uint64_t least(uint64_t a, uint64_t b)
 {
-	FILE *f = fopen(path, "re");
+	return !a ? b : !b ? a : a < b ? a : b;
+}
+
+/* *v and *bound become lim and what it is where lim bounds *v more. */
+static void bound_by(uint64_t *v, const char **bound, uint64_t lim, const char *what)
+{
+	if (least(*v, lim) != *v) {
+		*v = lim;
+		*bound = what;
+	}
+}
+
+/* The first line of dir/name, without its newline: 0, or -1 when
+ * unreadable. */
+static int first_line(const char *dir, const char *name, char *buf, size_t cap)
+{
+	char path[PATH_CAP];
+	FILE *f = snprintf(path, sizeof path, "%s/%s", dir, name) < (int)sizeof path
+	                  ? fopen(path, "re") : NULL;
 	int ok = f && fgets(buf, (int)cap, f);
 
 	if (f)
@@ -108,7 +126,7 @@ typedef uint64_t (*read_fn)(const char *dir);
 static uint64_t least_up(const char *base, const char *path, read_fn fn)
 {
 	char dir[PATH_CAP];
-	uint64_t best = 0, v;
+	uint64_t best = 0;
 	size_t nb = strlen(base), n;
 	struct stat st;
 
@@ -119,8 +137,7 @@ static uint64_t least_up(const char *base, const char *path, read_fn fn)
 		;
 	for (;;) {
 		dir[n] = 0;
-		if ((v = fn(dir)) && (!best || v < best))
-			best = v;
+		best = least(best, fn(dir));
 		if (n <= nb)
 			break;
 		do
@@ -132,12 +149,11 @@ static uint64_t least_up(const char *base, const char *path, read_fn fn)
 
 static uint64_t file_number(const char *dir, const char *name)
 {
-	char p[PATH_CAP], line[128];
+	char line[128];
 	const char *s = line;
 	uint64_t v;
 
-	if (snprintf(p, sizeof p, "%s/%s", dir, name) >= (int)sizeof p ||
-	    first_line(p, line, sizeof line) < 0)
+	if (first_line(dir, name, line, sizeof line) < 0)
 		return 0;
 	v = number(&s);
 	return *s ? 0 : v;
@@ -161,12 +177,11 @@ static uint64_t cpus_of(uint64_t q, uint64_t p)
 
 static uint64_t cpu_v2(const char *dir)
 {
-	char p[PATH_CAP], line[128];
+	char line[128];
 	const char *s = line;
 	uint64_t q, per;
 
-	if (snprintf(p, sizeof p, "%s/cpu.max", dir) >= (int)sizeof p ||
-	    first_line(p, line, sizeof line) < 0)
+	if (first_line(dir, "cpu.max", line, sizeof line) < 0)
 		return 0;
 	q = number(&s);
 	per = number(&s);
@@ -189,16 +204,14 @@ static uint64_t cgroup_least(const char *root, read_fn v2, const char *ctl, read
 
 	if (snprintf(base, sizeof base, "%s/sys/fs/cgroup", root) < (int)sizeof base &&
 	    snprintf(probe, sizeof probe, "%s/cgroup.controllers", base) < (int)sizeof probe &&
-	    access(probe, F_OK) == 0 && cgroup_of(root, NULL, path, sizeof path) == 0 &&
-	    (v = least_up(base, path, v2)))
-		best = v;
+	    access(probe, F_OK) == 0 && cgroup_of(root, NULL, path, sizeof path) == 0)
+		best = least_up(base, path, v2);
 	if (cgroup_of(root, ctl, path, sizeof path) == 0)
 		for (int i = 0; mounts[i]; i++)
 			if (snprintf(base, sizeof base, "%s/sys/fs/cgroup/%s", root, mounts[i]) <
 			            (int)sizeof base &&
 			    (v = least_up(base, path, v1))) {
-				if (!best || v < best)
-					best = v;
+				best = least(best, v);
 				break;
 			}
 	return best;
@@ -207,31 +220,23 @@ static uint64_t cgroup_least(const char *root, read_fn v2, const char *ctl, read
 int machine_cpus_at(const char *root, int affinity, const char **bound)
 {
 	static const char *const mounts[] = { "cpu", "cpu,cpuacct", "cpuacct,cpu", NULL };
-	uint64_t q = cgroup_least(root, cpu_v2, "cpu", cpu_v1, mounts);
-	int n = affinity > 0 ? affinity : 1;
+	uint64_t n = affinity > 0 ? (uint64_t)affinity : 1;
+	const char *b = B_AFFINITY;
 
+	bound_by(&n, &b, cgroup_least(root, cpu_v2, "cpu", cpu_v1, mounts), B_QUOTA);
 	if (bound)
-		*bound = B_AFFINITY;
-	if (q && q < (uint64_t)n) {
-		n = (int)q;
-		if (bound)
-			*bound = B_QUOTA;
-	}
-	return n;
+		*bound = b;
+	return (int)n;
 }
 
 uint64_t machine_memory_at(const char *root, uint64_t phys, const char **bound)
 {
 	static const char *const mounts[] = { "memory", NULL };
-	uint64_t lim = cgroup_least(root, mem_v2, "memory", mem_v1, mounts);
+	const char *b = B_PHYS;
 
+	bound_by(&phys, &b, cgroup_least(root, mem_v2, "memory", mem_v1, mounts), B_LIMIT);
 	if (bound)
-		*bound = B_PHYS;
-	if (lim && (!phys || lim < phys)) {
-		if (bound)
-			*bound = B_LIMIT;
-		return lim;
-	}
+		*bound = b;
 	return phys;
 }
 
@@ -278,9 +283,8 @@ static uint64_t rlimit_bytes(void)
 	for (int i = 0; i < 2; i++) {
 		struct rlimit r;
 
-		if (getrlimit(which[i], &r) == 0 && r.rlim_cur != RLIM_INFINITY &&
-		    (!best || (uint64_t)r.rlim_cur < best))
-			best = (uint64_t)r.rlim_cur;
+		if (getrlimit(which[i], &r) == 0 && r.rlim_cur != RLIM_INFINITY)
+			best = least(best, (uint64_t)r.rlim_cur);
 	}
 	return best;
 }
@@ -289,14 +293,10 @@ static void init(void)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
 	uint64_t phys = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
-	uint64_t lim = rlimit_bytes();
 
 	m.cpus = machine_cpus_at("", affinity_count(), &m.cpus_bound);
 	m.mem = machine_memory_at("", phys, &m.mem_bound);
-	if (lim && (!m.mem || lim < m.mem)) {
-		m.mem = lim;
-		m.mem_bound = B_RLIMIT;
-	}
+	bound_by(&m.mem, &m.mem_bound, rlimit_bytes(), B_RLIMIT);
 }
 
 int machine_cpus(const char **bound)

@@ -55,8 +55,15 @@ void blas_memory_free(void *buf) __attribute__((weak));
 #define BLAS_RESERVE_MAX 16
 
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
-static int blas_buffers = -1;   /* made; -1: no room for them */
-static int blas_want;           /* to make */
+static int blas_no_room;        /* no room for the buffers: cmp_init fails */
+
+/* The buffers to make: one for each processor this process may use. */
+static int blas_count(void)
+{
+	int n = machine_cpus(NULL);
+
+	return n < BLAS_RESERVE_MAX ? n : BLAS_RESERVE_MAX;
+}
 
 /* Without room even for them, OpenBLAS's own pool (started when it was
  * loaded) may be spinning already, its threads making buffers as they
@@ -71,36 +78,32 @@ static void leave_now(int status, void *arg)
 
 static void blas_single(void)
 {
-	int n = machine_cpus(NULL);
+	int n = blas_count();
 	void *b[BLAS_RESERVE_MAX];
 
-	n = n < BLAS_RESERVE_MAX ? n : BLAS_RESERVE_MAX;
-	blas_want = n;
 	if (!machine_room(BLAS_BUFFER * (uint64_t)n)) {
+		blas_no_room = 1;
 		on_exit(leave_now, NULL);
 		return;
 	}
 	openblas_set_num_threads(1);
 	if (blas_thread_shutdown_)
 		blas_thread_shutdown_();
-	if (!blas_memory_alloc || !blas_memory_free) {
-		blas_buffers = 0;
+	if (!blas_memory_alloc || !blas_memory_free)
 		return;
-	}
 	for (int i = 0; i < n; i++)
 		b[i] = blas_memory_alloc(0);
 	for (int i = 0; i < n; i++)
 		blas_memory_free(b[i]);
-	blas_buffers = n;
 }
 
 int cmp_init(lc_err *err)
 {
 	/* lc parallelises around BLAS: every call runs on the calling thread */
 	pthread_once(&blas_once, blas_single);
-	if (blas_buffers < 0)
+	if (blas_no_room)
 		return lc_fail(err, "out of memory: no room in the address space for OpenBLAS's "
-		               "buffers (%d x %d MiB; ulimit -v?)", blas_want,
+		               "buffers (%d x %d MiB; ulimit -v?)", blas_count(),
 		               (int)(BLAS_BUFFER >> 20));
 	return 0;
 }

@@ -527,8 +527,8 @@ int summ_settings(gen_settings *g, summ_opts *o, const lc_model *m, const search
 void summ_print_settings(const summ_opts *o, const lc_model *m, const lc_decoder *d,
                          const gen_settings *g, FILE *f)
 {
-	const char *from;
-	uint64_t x = decoder_cross_cache(d, &from);
+	char from[160];
+	uint64_t x = decoder_cross_cache(d, from, sizeof from);
 
 	fprintf(f, "model\t%s\t%s\n", model_dir(m), model_config(m)->arch->name);
 	gen_settings_print(g, f);

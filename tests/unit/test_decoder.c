@@ -6,7 +6,6 @@
  * and the cache bookkeeping (reorder, positions).
  */
 #include <stdint.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -435,26 +434,19 @@ static int cache_under_limit(lc_decoder *dd, long room, char *msg, size_t cap)
 		float *e = malloc((size_t)(L * d) * sizeof *e);
 		float *lg = malloc((size_t)2 * model_config(model)->vocab_size * sizeof *lg);
 		int32_t tok[2] = { 0, 0 };
-		long pages = 0, ps = sysconf(_SC_PAGESIZE);
-		FILE *f = fopen("/proc/self/statm", "r");
 		lc_err err = { "" };
 		dec_input in;
 		dec_state *s;
-		struct rlimit r;
 
 		close(fd[0]);
-		if (!e || !lg || !f || fscanf(f, "%ld", &pages) != 1)
+		if (!e || !lg)
 			_exit(91);
-		fclose(f);
 		for (int64_t i = 0; i < L * d; i++)
 			e[i] = (float)((i * 37) % 101 - 50) / 64.0f;
 		in = (dec_input){ e, L, 2, NULL };
 		if (!(s = decoder_batch_new(dd, &in, 1, 4, &err)))
 			_exit(92);
-		if ((f = fopen("/proc/self/statm", "r")) && fscanf(f, "%ld", &pages) == 1)
-			fclose(f);
-		r.rlim_cur = r.rlim_max = (rlim_t)(pages * ps + room);
-		if (setrlimit(RLIMIT_AS, &r) < 0)
+		if (!t_limit_as(room))
 			_exit(93);
 		if (decoder_step(s, tok, lg, &err) < 0) {
 			n = write(fd[1], err.msg, strlen(err.msg));
