@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 void *lc_big_alloc(size_t n)
 {
@@ -14,6 +15,20 @@ void *lc_big_alloc(size_t n)
 	madvise(p, n, MADV_HUGEPAGE);   /* a hint: without it, 4 KiB pages */
 #endif
 	return p;
+}
+
+void lc_huge_hint(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t m = pg > 0 ? (uintptr_t)pg - 1 : 4095;
+	uintptr_t a = ((uintptr_t)p + m) & ~m, b = ((uintptr_t)p + n) & ~m;
+
+	if (p && n >= LC_HUGE_MIN && b > a)
+		madvise((void *)a, b - a, MADV_HUGEPAGE);   /* a hint: failure changes nothing */
+#else
+	(void)p, (void)n;
+#endif
 }
 
 void lc_big_free(void *p, size_t n)

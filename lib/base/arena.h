@@ -36,4 +36,11 @@ void lc_arena_free(lc_arena *a);   /* frees everything; the arena can be used ag
 void *lc_big_alloc(size_t n);
 void lc_big_free(void *p, size_t n);
 
+/* Asks for 2 MiB pages for the whole pages inside [p, p + n) of a malloc'd
+ * buffer of data that will be read over and over (encoder states). Only
+ * pages touched after it are affected. Below LC_HUGE_MIN bytes it does
+ * nothing. */
+#define LC_HUGE_MIN ((size_t)8 << 20)
+void lc_huge_hint(void *p, size_t n);
+
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/arena.h"
 #include "base/dtype.h"
 
 static int werr(lc_err *err)
@@ -231,6 +232,7 @@ const float *convert_f32_view(const lc_tensor *t, float **buf, uint64_t *cap, lc
 		}
 		*buf = p;
 		*cap = n;
+		lc_huge_hint(p, n * sizeof *p);
 	}
 	/* payloads are host order in memory: these converters read little-endian words */
 	if (t->dtype == LC_BF16)

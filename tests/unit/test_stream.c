@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
+#include "base/arena.h"
 #include "base/crc32c.h"
 #include "base/dtype.h"
 #include "stream/stream.h"
@@ -96,6 +97,37 @@ static void test_roundtrip_dtypes_ranks(void)
 		T_EQ_S(meta_get(&b->meta, "rank"), meta_get(&a->meta, "rank"));
 	}
 	doc_free(&back[0]);
+	doc_free(&d);
+	free(buf);
+}
+
+/* A record larger than the reader's growth by doubling (LC_HUGE_MIN, past
+ * which it takes the rest at once): its bytes come back, and a stream cut
+ * before, at and after the step is an error, not a short record. */
+static void test_large_record(void)
+{
+	uint64_t dims[1] = { 5 * (LC_HUGE_MIN / 4) + 3 };
+	size_t cuts[] = { 1u << 20, LC_HUGE_MIN - 8, LC_HUGE_MIN, LC_HUGE_MIN + 64,
+	                  3 * LC_HUGE_MIN };
+	lc_doc d, back[1];
+	lc_err err;
+	char *buf = NULL;
+	size_t len;
+	lc_tensor *t;
+
+	T_OK(doc_init(&d, "large", &err) == 0, "%s", err.msg);
+	t = doc_add_tensor(&d, "hidden", LC_F32, 1, dims, &err);
+	T_OK(t != NULL, "%s", err.msg);
+	fill(t);
+	len = write_stream(&d, 1, &buf);
+	T_EQ_I(read_all(buf, len, back, 1, &err), 1);
+	T_OK(back[0].nrec == 1 && back[0].rec[0].t.nbytes == t->nbytes &&
+	     memcmp(back[0].rec[0].t.data, t->data, t->nbytes) == 0, "the large record's bytes");
+	doc_free(&back[0]);
+	for (size_t i = 0; i < sizeof cuts / sizeof *cuts; i++) {
+		T_EQ_I(read_all(buf, cuts[i], NULL, 0, &err), -1);
+		T_OK(strstr(err.msg, "truncated") != NULL, "cut at %zu: %s", cuts[i], err.msg);
+	}
 	doc_free(&d);
 	free(buf);
 }
@@ -505,6 +537,7 @@ int main(void)
 	T_RUN(test_roundtrip_dtypes_ranks);
 	T_RUN(test_empty_and_many);
 	T_RUN(test_truncation_every_byte);
+	T_RUN(test_large_record);
 	T_RUN(test_concatenation);
 	T_RUN(test_batches);
 	T_RUN(test_unknown_records);
