@@ -457,13 +457,14 @@ static int rd_exact(lc_reader *r, void *p, size_t n, lc_err *err)
 	return 0;
 }
 
-/* Reads n bytes into a fresh buffer that grows as data arrives, so that a
- * header alone cannot make it allocate more than twice what came. Once
- * LC_HUGE_MIN bytes have come, it takes the rest at once, in 2 MiB pages
+/* Reads n bytes into a fresh buffer that grows by doubling as data
+ * arrives, so that a short stream whose header lies allocates little.
+ * Once LC_HUGE_MIN bytes have come it takes the rest at once (address
+ * space: pages are only committed as data fills them), in 2 MiB pages
  * where the kernel gives them: a record that large is encoder states,
- * read by every decoder layer at every step (bf16 decoding at 600K
- * states measured 7% faster than in 4 KiB pages), and doubling would
- * move it (realloc's mremap splits 2 MiB pages). */
+ * which every decoder layer reads at every step (bf16 greedy at 600K
+ * states, 0.446 s a step against 0.490 in 4 KiB pages), and doubling
+ * would move it (realloc's mremap splits 2 MiB pages). */
 static int rd_alloc(lc_reader *r, uint64_t n, uint8_t **out, lc_err *err)
 {
 	uint64_t have = 0, cap = n < (1u << 20) ? n : (1u << 20);
