@@ -16,6 +16,7 @@
 #include "base/arena.h"
 #include "base/crc32c.h"
 #include "base/fault.h"
+#include "base/machine.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -459,12 +460,14 @@ static int rd_exact(lc_reader *r, void *p, size_t n, lc_err *err)
 
 /* Reads n bytes into a fresh buffer that grows by doubling as data
  * arrives, so that a short stream whose header lies allocates little.
- * Once LC_HUGE_MIN bytes have come it takes the rest at once (address
- * space: pages are only committed as data fills them), in 2 MiB pages
- * where the kernel gives them: a record that large is encoder states,
- * which every decoder layer reads at every step (bf16 greedy at 600K
- * states, 0.446 s a step against 0.490 in 4 KiB pages), and doubling
- * would move it (realloc's mremap splits 2 MiB pages). */
+ * Once LC_HUGE_MIN bytes have come, a record that fits the memory this
+ * process may use takes the rest at once (address space: pages are only
+ * committed as data fills them), in 2 MiB pages where the kernel gives
+ * them: a record that large is encoder states, which every decoder layer
+ * reads at every step (bf16 greedy at 600K states, 0.446 s a step
+ * against 0.490 in 4 KiB pages), and doubling would move it (realloc's
+ * mremap splits 2 MiB pages). A larger one goes on doubling, to fail
+ * where the data outgrows memory, or ends as truncated. */
 static int rd_alloc(lc_reader *r, uint64_t n, uint8_t **out, lc_err *err)
 {
 	uint64_t have = 0, cap = n < (1u << 20) ? n : (1u << 20);
@@ -474,7 +477,10 @@ static int rd_alloc(lc_reader *r, uint64_t n, uint8_t **out, lc_err *err)
 		return rfail(r, err, "out of memory");
 	while (have < n) {
 		if (have == cap) {
-			cap = cap >= LC_HUGE_MIN || cap * 2 > n ? n : cap * 2;
+			if (cap * 2 > n || (cap >= LC_HUGE_MIN && n <= machine_memory(NULL)))
+				cap = n;
+			else
+				cap *= 2;
 			if (!(q = realloc(p, cap))) {
 				free(p);
 				return rfail(r, err, "out of memory for a %llu-byte record",
