@@ -219,14 +219,41 @@ static void tiles_alike(void)
 	free(Q), free(E), free(S), free(S6), free(Q16), free(E16);
 }
 
+/* The bf16 scores of a chunk of keys called 4 keys at a time, as a bf16
+ * cache's are (ops/xattn.c: each group after a prefetch of its values):
+ * the same bits as in one call, for the rows of 1 to 4 beams and heads of
+ * 64 and 20 (masked) columns. */
+static void groups_alike(void)
+{
+	enum { R = 13, C = 37, DD = 64 };
+	float *Q = randm(R, DD, 1.0), *E = randm(C, DD, 1.0);
+	float *S = calloc(R * C, sizeof *S), *S4 = calloc(R * C, sizeof *S4);
+	uint16_t *Q16 = to16(Q, R * DD), *E16 = to16(E, C * DD);
+
+	if (T_OK(Q && E && S && S4 && Q16 && E16, "memory"))
+		for (int d = 20; d <= DD; d += DD - 20)
+			for (int rows = 1; rows <= R; rows += rows < 4 ? 1 : R - 4) {
+				cmp_xk_scores_bf16(rows, C, d, Q16, DD, E16, DD, S, C);
+				for (int j = 0; j < C; j += 4)
+					cmp_xk_scores_bf16(rows, C - j < 4 ? C - j : 4, d, Q16, DD,
+					                   E16 + j * DD, DD, S4 + j, C);
+				T_OK(!memcmp(S, S4, (size_t)(rows * C) * sizeof *S),
+				     "bf16 scores by groups of 4 keys = in one call (%d rows, %d columns)",
+				     rows, d);
+			}
+	free(Q), free(E), free(S), free(S4), free(Q16), free(E16);
+}
+
 /* The bf16 forms: AVX512-BF16 where the processor has it, then plain C. */
 static void test_bf16(void)
 {
 	bf16mode = 1;
 	cmp_xk_simd(1);
 	tiles_alike();
+	groups_alike();
 	sweep();
 	cmp_xk_simd(0);
+	groups_alike();
 	sweep();
 	cmp_xk_simd(1);
 	bf16mode = 0;
