@@ -146,7 +146,7 @@ static void scores_kv_bf16(const xattn_work *w, int64_t rows, int c, const uint1
 		for (int j = j0; j < j0 + n; j++) {
 			const char *v = (const char *)(w->V16 + at + (size_t)j * (size_t)w->ldk);
 
-			for (size_t b = 0; b < vb; b += 64)
+			for (size_t b = 0; b < vb; b += 64)     /* a cache line each; T1 */
 				__builtin_prefetch(v + b, 0, 2);
 		}
 		cmp_xk_scores_bf16(rows, n, w->wd, q16, w->wd, w->K16 + at + (size_t)j0 * (size_t)w->ldk,
