@@ -4,6 +4,17 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+/* 2 MiB pages asked for [a, a + len), a and len whole pages: a hint,
+ * whose failure changes nothing. */
+static void advise_huge(void *a, size_t len)
+{
+#ifdef MADV_HUGEPAGE
+	madvise(a, len, MADV_HUGEPAGE);
+#else
+	(void)a, (void)len;
+#endif
+}
+
 void *lc_big_alloc(size_t n)
 {
 	void *p = n ? mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
@@ -11,24 +22,18 @@ void *lc_big_alloc(size_t n)
 
 	if (p == MAP_FAILED)
 		return NULL;
-#ifdef MADV_HUGEPAGE
-	madvise(p, n, MADV_HUGEPAGE);   /* a hint: without it, 4 KiB pages */
-#endif
+	advise_huge(p, n);      /* without it, 4 KiB pages */
 	return p;
 }
 
 void lc_huge_hint(void *p, size_t n)
 {
-#ifdef MADV_HUGEPAGE
 	long pg = sysconf(_SC_PAGESIZE);
 	uintptr_t m = pg > 0 ? (uintptr_t)pg - 1 : 4095;
 	uintptr_t a = ((uintptr_t)p + m) & ~m, b = ((uintptr_t)p + n) & ~m;
 
 	if (p && n >= LC_HUGE_MIN && b > a)
-		madvise((void *)a, b - a, MADV_HUGEPAGE);   /* a hint: failure changes nothing */
-#else
-	(void)p, (void)n;
-#endif
+		advise_huge((void *)a, b - a);
 }
 
 void lc_big_free(void *p, size_t n)

@@ -37,15 +37,13 @@
 #define KV_CHUNK_BYTES ((int64_t)256 << 10)
 /* There, keys and values are two streams from memory, the scores reading
  * one and the accumulation the other, and a thread streamed neither at
- * the bandwidth. The scores go KV_PF_KEYS keys at a time, each group
+ * the bandwidth. The scores go XATTN_PF_KEYS keys at a time, each group
  * after a prefetch of its keys' value rows, so the values come in with
  * the keys and the accumulation finds them in cache: 4 beams over
  * 131,072 states, every layer cached, 0.139-0.142 s a step against
  * 0.189-0.216 (alternating runs; groups of 8 to 64 keys 0.13-0.18).
- * Groups of 4 are the scores kernel's own tiles, so the scores have the
- * same bits. fp32's cache prefetches in its accumulation already and ran
- * 10% slower with this. */
-#define KV_PF_KEYS 4
+ * fp32's cache prefetches in its accumulation already and ran 10% slower
+ * with this. */
 
 struct xattn_work {
 	int64_t R;
@@ -133,15 +131,21 @@ void xattn_work_free(xattn_work *w)
 	free(w);
 }
 
-/* The scores of c bf16 keys of their own from at (a cache's), KV_PF_KEYS
- * at a time, each group after a prefetch of its value rows. */
+/* bf16 keys and values of their own (a cache's), not the states folded */
+static int bf16_kv(const xattn_work *w)
+{
+	return w->K16 && w->K16 != w->V16;
+}
+
+/* The scores of c bf16 keys of their own from at, XATTN_PF_KEYS at a
+ * time, each group after a prefetch of its value rows. */
 static void scores_kv_bf16(const xattn_work *w, int64_t rows, int c, const uint16_t *q16,
                            size_t at, float *xs)
 {
 	size_t vb = (size_t)w->wd * sizeof *w->V16;
 
-	for (int j0 = 0; j0 < c; j0 += KV_PF_KEYS) {
-		int n = c - j0 < KV_PF_KEYS ? c - j0 : KV_PF_KEYS;
+	for (int j0 = 0; j0 < c; j0 += XATTN_PF_KEYS) {
+		int n = c - j0 < XATTN_PF_KEYS ? c - j0 : XATTN_PF_KEYS;
 
 		for (int j = j0; j < j0 + n; j++) {
 			const char *v = (const char *)(w->V16 + at + (size_t)j * (size_t)w->ldk);
@@ -180,7 +184,7 @@ static void part_fw(void *ctx, int64_t i, int tid)
 		size_t at = (size_t)h * (size_t)w->hs + (size_t)c0 * (size_t)w->ldk;
 
 		/* scores [rows, c] = q . K^T */
-		if (w->K16 && w->K16 != w->V16)
+		if (bf16_kv(w))
 			scores_kv_bf16(w, rows, c, q16, at, xs);
 		else if (w->K16)
 			cmp_xk_scores_bf16(rows, c, wd, q16, wd, w->K16 + at, w->ldk, xs, ch);
@@ -270,7 +274,7 @@ static void run(xattn_work *w, float *ctx, float *lse)
 			              w->q16 + (size_t)h * w->rows * w->wd, w->wd);
 	w->parts = (int)parts;
 	w->chunk = XATTN_CHUNK;
-	if (w->K16 && w->K16 != w->V16) {           /* bf16 keys of their own */
+	if (bf16_kv(w)) {
 		int64_t kv = KV_CHUNK_BYTES / ((int64_t)w->wd * 2);
 
 		kv = kv < (int64_t)XATTN_CHUNK * w->nh ? kv : (int64_t)XATTN_CHUNK * w->nh;

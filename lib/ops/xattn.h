@@ -34,6 +34,10 @@
 #include "base/err.h"
 
 #define XATTN_CHUNK 256
+/* Over bf16 keys and values of their own (a cache), the scores go this
+ * many keys at a time, each group after a prefetch of its values: the
+ * scores kernel's own tiles, so the same bits as in one call. */
+#define XATTN_PF_KEYS 4
 
 typedef struct xattn_work xattn_work;
 

@@ -21,6 +21,7 @@
 #include "base/cpu.h"
 #include "base/dtype.h"
 #include "compute/compute.h"
+#include "ops/xattn.h"
 #include "t.h"
 
 #define SENT 12345.0f
@@ -219,8 +220,9 @@ static void tiles_alike(void)
 	free(Q), free(E), free(S), free(S6), free(Q16), free(E16);
 }
 
-/* The bf16 scores of a chunk of keys called 4 keys at a time, as a bf16
- * cache's are (ops/xattn.c: each group after a prefetch of its values):
+/* The bf16 scores of a chunk of keys called XATTN_PF_KEYS keys at a time,
+ * as a bf16 cache's are (ops/xattn.c: each group after a prefetch of its
+ * values):
  * the same bits as in one call, for the rows of 1 to 4 beams and heads of
  * 64 and 20 (masked) columns. */
 static void groups_alike(void)
@@ -234,12 +236,12 @@ static void groups_alike(void)
 		for (int d = 20; d <= DD; d += DD - 20)
 			for (int rows = 1; rows <= R; rows += rows < 4 ? 1 : R - 4) {
 				cmp_xk_scores_bf16(rows, C, d, Q16, DD, E16, DD, S, C);
-				for (int j = 0; j < C; j += 4)
-					cmp_xk_scores_bf16(rows, C - j < 4 ? C - j : 4, d, Q16, DD,
-					                   E16 + j * DD, DD, S4 + j, C);
+				for (int j = 0; j < C; j += XATTN_PF_KEYS)
+					cmp_xk_scores_bf16(rows, C - j < XATTN_PF_KEYS ? C - j : XATTN_PF_KEYS,
+					                   d, Q16, DD, E16 + j * DD, DD, S4 + j, C);
 				T_OK(!memcmp(S, S4, (size_t)(rows * C) * sizeof *S),
-				     "bf16 scores by groups of 4 keys = in one call (%d rows, %d columns)",
-				     rows, d);
+				     "bf16 scores by groups of %d keys = in one call (%d rows, %d columns)",
+				     XATTN_PF_KEYS, rows, d);
 			}
 	free(Q), free(E), free(S), free(S4), free(Q16), free(E16);
 }
