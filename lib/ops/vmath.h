@@ -31,6 +31,11 @@ float vm_expf(float x);
 /* y[i] = exp(x[i] - sub), y may be x; returns the sum of the y[i] in double. */
 double vm_exp_sum(const float *x, float sub, float *y, int64_t n);
 
+/* y[i] = exp(x[i] - sub) rounded to bf16 as cmp_bf16_pack rounds it;
+ * returns vm_exp_sum's sum (the same bits as vm_exp_sum, then
+ * cmp_bf16_pack). x may be overwritten with the fp32 values. */
+double vm_exp_sum_bf16(float *x, float sub, uint16_t *y, int64_t n);
+
 /* y[i] = 0.5 x (1 + erf(x / sqrt 2)) (GELU), y may be x. */
 void vm_gelu(const float *x, float *y, int64_t n);
 

@@ -173,6 +173,7 @@ static void part_fw(void *ctx, int64_t i, int tid)
 	float *acc = w->pacc + (size_t)i * (size_t)rows * wd;
 	const float *q = w->q + (size_t)h * wd;
 	const uint16_t *q16 = w->q16 + (size_t)h * rows * wd;
+	uint16_t *p16 = w->K16 ? w->p16 + (size_t)tid * (size_t)rows * (size_t)ch : NULL;
 
 	for (int64_t r = 0; r < rows; r++) {
 		mx[r] = -INFINITY;
@@ -190,6 +191,10 @@ static void part_fw(void *ctx, int64_t i, int tid)
 			cmp_xk_scores_bf16(rows, c, wd, q16, wd, w->K16 + at, w->ldk, xs, ch);
 		else
 			cmp_xk_scores(rows, c, wd, q, w->ldq, w->K + at, w->ldk, xs, ch);
+		/* the weights e^(s - max): with bf16 states rounded to bf16 for
+		 * the dot products as they are made; the sums stay those of the
+		 * fp32 weights (each weight off by at most 2^-9 of itself, so
+		 * the context by at most 2^-9 of the largest |V|) */
 		for (int64_t r = 0; r < rows; r++) {
 			float *sr = xs + (size_t)r * ch, m = mx[r], nm = vm_max(sr, c);
 
@@ -200,21 +205,18 @@ static void part_fw(void *ctx, int64_t i, int tid)
 				vm_scale(acc + (size_t)r * wd, sc, acc + (size_t)r * wd, wd);
 				sum[r] *= sc;
 			}
-			sum[r] += (float)vm_exp_sum(sr, nm, sr, c);
+			if (p16)
+				sum[r] += (float)vm_exp_sum_bf16(sr, nm, p16 + (size_t)r * ch, c);
+			else
+				sum[r] += (float)vm_exp_sum(sr, nm, sr, c);
 			mx[r] = nm;
 		}
 		/* acc [rows, wd] += P [rows, c] . V [c, wd]; the chunk (c rows of
 		 * V, the same as K's when folded) is still in L2 from the
-		 * scores. With bf16 states the weights are rounded to bf16 for
-		 * the dot products; the sums stay those of the fp32 weights
-		 * (each weight off by at most 2^-9 of itself, so the context by
-		 * at most 2^-9 of the largest |V|). */
-		if (w->K16) {
-			uint16_t *p16 = w->p16 + (size_t)tid * (size_t)rows * (size_t)ch;
-
-			cmp_bf16_pack(xs, rows, c, ch, p16, ch);
+		 * scores */
+		if (p16)
 			cmp_xk_accum_bf16(rows, c, wd, p16, ch, w->V16 + at, w->ldk, acc, wd);
-		} else
+		else
 			cmp_xk_accum(rows, c, wd, xs, ch, w->V + at, w->ldk, acc, wd);
 	}
 }

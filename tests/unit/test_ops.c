@@ -1006,6 +1006,45 @@ static void test_vmath(void)
 		}
 		T_OK(vm_max(x, N) == 12.0f && vm_max(x, 5) == x[4] && vm_max(x, 0) == -INFINITY,
 		     "simd %d: max", simd);
+		{
+			/* the largest at every place of 1 to 40 values (AVX-512's
+			 * blocks of 16, AVX2's of 8, the tails) */
+			float v[40];
+			int found = 1;
+
+			for (int n = 1; n <= 40; n++)
+				for (int at = 0; at < n; at++) {
+					for (int i = 0; i < n; i++)
+						v[i] = -1.0f - (float)((i * 7) % 13);
+					v[at] = 0.5f;
+					found &= vm_max(v, n) == 0.5f;
+				}
+			T_OK(found, "simd %d: max at every place", simd);
+		}
+		{
+			/* exp to bf16: vm_exp_sum, then cmp_bf16_pack, in one pass: the
+			 * same bits and the same sum, tails and underflows included */
+			enum { M = 1000 };
+			static float a[M], b[M];
+			static uint16_t h1[M], h2[M];
+			int same = 1;
+
+			for (int i = 0; i < M; i++)
+				a[i] = -100.0f + 110.0f * (float)((i * 389) % M) / M;
+			a[3] = -INFINITY;
+			a[5] = -87.3f;
+			for (int n = 0; n <= M; n += n < 40 ? 1 : 123) {
+				double s1, s2;
+
+				memcpy(b, a, sizeof a);
+				s1 = vm_exp_sum(b, 2.5f, b, n);
+				cmp_bf16_pack(b, 1, n, n, h1, n);
+				memcpy(b, a, sizeof a);
+				s2 = vm_exp_sum_bf16(b, 2.5f, h2, n);
+				same &= s1 == s2 && !memcmp(h1, h2, (size_t)n * sizeof *h1);
+			}
+			T_OK(same, "simd %d: exp to bf16 with its sum, as exp then pack", simd);
+		}
 		vm_scale(x, 0.5, y, N);
 		T_OK(y[N - 1] == 6.0f && y[7] == x[7] * 0.5f, "simd %d: scale", simd);
 		{
