@@ -146,7 +146,8 @@ static int have_avx512(void)
 /* The scores' first row tile (pf) prefetches the encoder rows PF_ROWS
  * ahead of those it works on (12 KiB at d = 768): it reads a chunk from
  * memory, and the hardware prefetcher alone leaves it waiting. 0 turns
- * it off; 2..16 measured within the noise of a shared machine, 4 kept.
+ * it off; for fp32, 2..16 measured within the noise of a shared machine,
+ * 4 kept (bf16's below).
  * The other row tiles find the chunk in cache: without their prefetches
  * the bf16 scores on a chunk in cache ran 1.22 x faster (R = 12, c = 256,
  * best of 6 runs on Zen 5), the fp32 ones the same. */
