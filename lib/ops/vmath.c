@@ -1,8 +1,8 @@
 /*
  * vmath.c: see vmath.h. The scalar functions are the reference; the AVX2
  * ones compute the same formulas eight lanes at a time (with FMA), for
- * whole blocks of 8, the rest in scalar (exp_sum, gelu_new and the sums and
- * products also 16 at a time, with AVX-512).
+ * whole blocks of 8, the rest in scalar (exp_sum, gelu_new, the max and
+ * the sums and products also 16 at a time, with AVX-512).
  */
 #include "ops/vmath.h"
 
