@@ -19,4 +19,11 @@ int cpu_bf16(void);
 /* 1 when it has AVX512-BF16 itself (its conversion instruction). */
 int cpu_avx512_bf16(void);
 
+/* Defined where the compiler has AVX512-BF16's intrinsics for functions
+ * that ask for them by target attribute (x86-64: GCC, clang from 11). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) || \
+	defined(__x86_64__) && defined(__clang__) && __clang_major__ >= 11
+#define LC_CC_AVX512_BF16 1
+#endif
+
 #endif

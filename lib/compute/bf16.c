@@ -21,10 +21,8 @@
 #include "base/cpu.h"
 #include "base/dtype.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) || \
-	defined(__x86_64__) && defined(__clang__) && __clang_major__ >= 11
+#ifdef LC_CC_AVX512_BF16
 #include <immintrin.h>
-#define HAVE_CVT512 1
 #endif
 
 struct region {
@@ -155,7 +153,7 @@ const uint16_t *cmp_bf16_constant(const float *x, int64_t n)
 	return y;
 }
 
-#ifdef HAVE_CVT512
+#ifdef LC_CC_AVX512_BF16
 /* 16 at a time with VCVTNEPS2BF16 (round to nearest even, as
  * lc_f32_to_bf16, except that it reads denormals as zero). */
 __attribute__((target("avx512f,avx512bf16"))) static void pack512(const float *x, int64_t n,
@@ -176,7 +174,7 @@ void cmp_bf16_pack(const float *x, int64_t rows, int64_t cols, int64_t ld, uint1
                    int64_t ldy)
 {
 	for (int64_t r = 0; r < rows; r++) {
-#ifdef HAVE_CVT512
+#ifdef LC_CC_AVX512_BF16
 		if (cpu_avx512_bf16()) {
 			pack512(x + r * ld, cols, y + r * ldy);
 			continue;

@@ -194,8 +194,7 @@ AVX512 static double exp_sum_avx512(const float *x, float sub, float *y, int64_t
  * vm_max in AVX-512 too, a bf16 greedy step at 131,072 states 0.113-0.116
  * s against 0.115-0.126, one thread over 8,192 in cache 0.770 ms against
  * 0.782-0.799 (alternating runs, Zen 5). */
-#if !defined(__clang__) || __clang_major__ >= 11
-#define HAVE_BF16_CVT 1
+#ifdef LC_CC_AVX512_BF16
 __attribute__((target("avx512f,avx512bf16"))) static double
 exp_sum_bf16_avx512(const float *x, float sub, uint16_t *y, int64_t n)
 {
@@ -475,7 +474,7 @@ double vm_exp_sum_bf16(float *x, float sub, uint16_t *y, int64_t n)
 {
 	double sum;
 
-#if defined(AVX2) && defined(HAVE_BF16_CVT)
+#ifdef LC_CC_AVX512_BF16
 	if (have_avx512() && cpu_avx512_bf16())
 		return exp_sum_bf16_avx512(x, sub, y, n);
 #endif

@@ -35,15 +35,6 @@
  * size depends on the model alone, so the bits do not depend on threads
  * or batches. */
 #define KV_CHUNK_BYTES ((int64_t)256 << 10)
-/* There, keys and values are two streams from memory, the scores reading
- * one and the accumulation the other, and a thread streamed neither at
- * the bandwidth. The scores go XATTN_PF_KEYS keys at a time, each group
- * after a prefetch of its keys' value rows, so the values come in with
- * the keys and the accumulation finds them in cache: 4 beams over
- * 131,072 states, every layer cached, 0.139-0.142 s a step against
- * 0.189-0.216 (alternating runs; groups of 8 to 64 keys 0.13-0.18).
- * fp32's cache prefetches in its accumulation already and ran 10% slower
- * with this. */
 
 struct xattn_work {
 	int64_t R;
@@ -138,7 +129,14 @@ static int bf16_kv(const xattn_work *w)
 }
 
 /* The scores of c bf16 keys of their own from at, XATTN_PF_KEYS at a
- * time, each group after a prefetch of its value rows. */
+ * time, each group after a prefetch of its value rows. Keys and values
+ * are two streams from memory there, the scores reading one and the
+ * accumulation the other, and a thread streamed neither at the
+ * bandwidth; so the values come in with the keys and the accumulation
+ * finds them in cache: 4 beams over 131,072 states, every layer cached,
+ * 0.139-0.142 s a step against 0.189-0.216 (alternating runs; groups of
+ * 8 to 64 keys 0.13-0.18). fp32's cache prefetches in its accumulation
+ * already and ran 10% slower with this. */
 static void scores_kv_bf16(const xattn_work *w, int64_t rows, int c, const uint16_t *q16,
                            size_t at, float *xs)
 {
