@@ -422,6 +422,42 @@ AVX512 static void madd_avx512(const float *c, float s, const float *x, float *y
 	madd_avx2(c + i, s, x + i, y + i, n - i);
 }
 
+/* Four chains of double sums: the AVX2 form's two wait on the latency of
+ * their multiply-adds (a d_model-768 row's sum of squares took 0.9% of a
+ * bf16 encode). Another grouping of the sum, so within the double sum's
+ * rounding of the AVX2 and plain forms, not their bits. */
+AVX512 static double sumsq_avx512(const float *x, int64_t n)
+{
+	__m512d s0 = _mm512_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
+	double sum;
+	int64_t i = 0;
+
+	for (; i + 32 <= n; i += 32) {
+		__m512d a = _mm512_cvtps_pd(_mm256_loadu_ps(x + i));
+		__m512d b = _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 8));
+		__m512d c = _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 16));
+		__m512d d = _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 24));
+		s0 = _mm512_fmadd_pd(a, a, s0);
+		s1 = _mm512_fmadd_pd(b, b, s1);
+		s2 = _mm512_fmadd_pd(c, c, s2);
+		s3 = _mm512_fmadd_pd(d, d, s3);
+	}
+	sum = _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(s0, s1), _mm512_add_pd(s2, s3)));
+	return sum + sumsq_avx2(x + i, n - i);
+}
+
+/* the same numbers as the AVX2 form, 16 at a time */
+AVX512 static void scale_mul_avx512(const float *x, float s, const float *w, float *y, int64_t n)
+{
+	__m512 k = _mm512_set1_ps(s);
+	int64_t i = 0;
+
+	for (; i + 16 <= n; i += 16)
+		_mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_loadu_ps(w + i),
+		                                      _mm512_mul_ps(_mm512_loadu_ps(x + i), k)));
+	scale_mul_avx2(x + i, s, w + i, y + i, n - i);
+}
+
 static atomic_int allowed = 1;
 
 int vm_simd(int on)
@@ -564,6 +600,8 @@ double vm_sumsq(const float *x, int64_t n)
 	double s = 0;
 
 #ifdef AVX2
+	if (have_avx512())
+		return sumsq_avx512(x, n);
 	if (have_avx2())
 		return sumsq_avx2(x, n);
 #endif
@@ -575,6 +613,10 @@ double vm_sumsq(const float *x, int64_t n)
 void vm_scale_mul(const float *x, float s, const float *w, float *y, int64_t n)
 {
 #ifdef AVX2
+	if (have_avx512()) {
+		scale_mul_avx512(x, s, w, y, n);
+		return;
+	}
 	if (have_avx2()) {
 		scale_mul_avx2(x, s, w, y, n);
 		return;
