@@ -1,6 +1,7 @@
 #include "ops/norm.h"
 
 #include <math.h>
+#include <stddef.h>
 
 #include "ops/vmath.h"
 
@@ -13,6 +14,15 @@ void rmsnorm_fw(const float *x, int64_t R, int d, const float *w, float eps, flo
 		if (rstd)
 			rstd[r] = s;
 		vm_scale_mul(xr, s, w, y + r * d, d);
+	}
+}
+
+void rmsnorm_fw_res(float *x, const float *a, int64_t R, int d, const float *w, float eps,
+                    float *y, float *rstd)
+{
+	for (int64_t r = 0; r < R; r++) {
+		vm_madd(x + r * d, 1.0f, a + r * d, x + r * d, d);    /* x + a exactly: a 1 = a */
+		rmsnorm_fw(x + r * d, 1, d, w, eps, y + r * d, rstd ? rstd + r : NULL);
 	}
 }
 

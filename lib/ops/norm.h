@@ -18,6 +18,11 @@
 void rmsnorm_fw(const float *x, int64_t R, int d, const float *w, float eps, float *y,
                 float *rstd);
 
+/* The residual and the norm after it, row by row while a row is in cache:
+ * x[r] += a[r] (each sum rounded), then y[r] = RMSNorm(x[r]) as above. */
+void rmsnorm_fw_res(float *x, const float *a, int64_t R, int d, const float *w, float eps,
+                    float *y, float *rstd);
+
 /* Given dy [R, d]: dx [R, d] += d loss / dx, dw [d] += d loss / dw (either
  * may be NULL). x and rstd are the forward's. */
 void rmsnorm_bw(const float *dy, const float *x, const float *rstd, const float *w, int64_t R,
