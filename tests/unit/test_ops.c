@@ -122,6 +122,23 @@ static void test_rmsnorm(void)
 	T_OK(e < 1e-3, "rmsnorm dx: %.3g", e);
 	e = fd_check(norm_f, &c, c.w, dw, c.d, 1e-2);
 	T_OK(e < 1e-3, "rmsnorm dw: %.3g", e);
+	/* with the residual before it: the sums as x[i] + a[i], then the same
+	 * norm of them, bit for bit (d 24: vector and scalar tails) */
+	{
+		float *a = randv(n, 1), *x2 = malloc((size_t)n * 4), *y2 = malloc((size_t)n * 4);
+		float *r2 = malloc(5 * sizeof *r2);
+		int same = 1;
+
+		memcpy(x2, c.x, (size_t)n * 4);
+		for (int64_t i = 0; i < n; i++)
+			c.x[i] = c.x[i] + a[i];
+		rmsnorm_fw(c.x, c.R, c.d, c.w, 1e-6f, c.y, rstd);
+		rmsnorm_fw_res(x2, a, c.R, c.d, c.w, 1e-6f, y2, r2);
+		same = !memcmp(x2, c.x, (size_t)n * 4) && !memcmp(y2, c.y, (size_t)n * 4) &&
+		       !memcmp(r2, rstd, 5 * sizeof *r2);
+		T_OK(same, "rmsnorm with the residual: the sums, the norm and its scales");
+		free(a); free(x2); free(y2); free(r2);
+	}
 	free(c.x); free(c.w); free(c.dy); free(c.y); free(rstd); free(dx); free(dw); free(ref);
 }
 
