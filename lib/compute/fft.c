@@ -288,8 +288,8 @@ float *cmp_fft_signal(cmp_fftws *w)
  * bits (cmp_xk_simd chooses the path, for tests). They take 8 (AVX-512)
  * or 4 (AVX2) pairs at a time, k ascending and m - k descending, while
  * the two runs stay apart and short of the middle, from k = 1; the
- * plain loop does k = 0 and the rest, the middle among it. Scalar, this separation took
- * about as long as the transforms it replaces saved. */
+ * plain loop does k = 0 and the rest, the middle among it. Scalar, the
+ * separation took about as long as the complex transforms saved. */
 
 /* the product of spectra a b, or a conj(b), scaled: into y[0..1] */
 static inline void spec_prod(const float *a, const float *b, float s, int conj_b, float *y)
