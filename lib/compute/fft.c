@@ -130,14 +130,22 @@ static void fft_free(cmp_fft *p)
 static cmp_fft *fft_new(int64_t n, lc_err *err)
 {
 	int64_t m = n / 2, h = m / 2;
-	cmp_fft *p = calloc(1, sizeof *p);
-	fftwf_complex *x = n % 2 == 0 && m <= INT_MAX ? fftwf_malloc((size_t)m * sizeof *x) : NULL;
-	fftwf_complex *xf = x ? fftwf_malloc((size_t)m * sizeof *xf) : NULL;
+	cmp_fft *p = NULL;
+	fftwf_complex *x = NULL, *xf = NULL;
 
-	if (n < 2 || n % 2) {
-		lc_fail(err, "FFT size %lld: not an even size of 2 or more", (long long)n);
-		goto fail;
+	if (n < 2 || n % 2 || m > INT_MAX) {
+		lc_fail(err, "FFT size %lld: not an even size from 2 to 2^32", (long long)n);
+		return NULL;
 	}
+	/* before anything is touched: FFTW aborts the process where its
+	 * planner's own allocations fail */
+	if (!machine_room(FFT_ROOM + (uint64_t)n * 32)) {
+		lc_fail(err, "out of memory for FFT plans of size %lld (ulimit -v?)", (long long)n);
+		return NULL;
+	}
+	p = calloc(1, sizeof *p);
+	x = fftwf_malloc((size_t)m * sizeof *x);
+	xf = fftwf_malloc((size_t)m * sizeof *xf);
 	if (!p || !x || !xf || !(p->tw = malloc((size_t)(h + 1) * 2 * sizeof *p->tw))) {
 		lc_fail(err, "out of memory for FFT plans of size %lld", (long long)n);
 		goto fail;
@@ -150,11 +158,6 @@ static cmp_fft *fft_new(int64_t n, lc_err *err)
 		double s = k == 0 ? 0.0 : 4 * k == n ? 1.0 : sin(a);
 		p->tw[2 * k] = (float)c;
 		p->tw[2 * k + 1] = (float)(0.0 - s);
-	}
-	/* FFTW aborts the process where its planner's own allocations fail */
-	if (!machine_room(FFT_ROOM + (uint64_t)n * 32)) {
-		lc_fail(err, "out of memory for FFT plans of size %lld (ulimit -v?)", (long long)n);
-		goto fail;
 	}
 	pthread_mutex_lock(&planner_mu);
 	p->fwd = fftwf_plan_dft_1d((int)m, x, xf, FFTW_FORWARD, FFTW_ESTIMATE);

@@ -302,9 +302,12 @@ static void test_spectra_paths(void)
 	T_OK(ok, "the transforms and the spectra's products: the same bits on every path");
 	printf("# transforms at %zu sizes vs direct: worst rel err %.3g\n", sizeof ns / sizeof *ns,
 	       worst);
-	/* odd sizes and sizes below 2 have no plan, and say so */
-	T_OK(!cmp_fft_get(fc, 7, &err) && strstr(err.msg, "even"), "odd size: %s", err.msg);
-	T_OK(!cmp_fft_get(fc, 0, &err) && strstr(err.msg, "even"), "size 0: %s", err.msg);
+	/* odd sizes, sizes below 2 and absurd ones have no plan, and say so
+	 * (before any memory is asked for) */
+	T_OK(!cmp_fft_get(fc, 7, &err) && strstr(err.msg, "even size"), "odd size: %s", err.msg);
+	T_OK(!cmp_fft_get(fc, 0, &err) && strstr(err.msg, "even size"), "size 0: %s", err.msg);
+	T_OK(!cmp_fft_get(fc, (int64_t)1 << 40, &err) && strstr(err.msg, "2^32"), "size 2^40: %s",
+	     err.msg);
 	cmp_fftcache_free(fc);
 }
 
