@@ -351,131 +351,115 @@ static void combine_c(const float *A, const float *B, const float *tw, float *Z,
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/* Each macro set below is one vector width: complex numbers interleaved
- * (real, imaginary), R reverses their order, FI / FR negate the imaginary /
- * real parts, SW swaps the parts, LO / HI repeat the real / imaginary
- * part, BL takes the real parts of a and the imaginary ones of b. */
-#define A512 __attribute__((target("avx512f")))
-#define R512(v) _mm512_permutexvar_ps(_mm512_set_epi32(1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, \
-                                                       13, 12, 15, 14), v)
-#define X512(v, bits) _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(v), \
-                                                           _mm512_set1_epi64((long long)(bits))))
-#define FI512(v) X512(v, 0x8000000000000000ull)
-#define FR512(v) X512(v, 0x80000000ull)
-#define SW512(v) _mm512_permute_ps(v, 0xb1)
-#define BL512(a, b) _mm512_mask_blend_ps(0xAAAA, a, b)
-
-A512 static inline __m512 prod512(const float *a, const float *b, __m512 s, int conj_b)
-{
-	__m512 va = _mm512_loadu_ps(a), vb = _mm512_loadu_ps(b);
-	__m512 p1 = _mm512_mul_ps(_mm512_moveldup_ps(va), vb);          /* ar br, ar bi */
-	__m512 p2 = _mm512_mul_ps(_mm512_movehdup_ps(va), SW512(vb));   /* ai bi, ai br */
-
-	return _mm512_mul_ps(conj_b ? _mm512_add_ps(FI512(p1), p2) : _mm512_add_ps(p1, FR512(p2)),
-	                     s);
-}
-
-A512 static int64_t split512(const float *z, const float *tw, float *X, int64_t m)
-{
-	const __m512 half = _mm512_set1_ps(0.5f);
-	int64_t k = 1;
-
-	for (; 2 * k + 14 < m; k += 8) {
-		int64_t j = m - k - 7;
-		__m512 a = _mm512_loadu_ps(z + 2 * k), b = R512(_mm512_loadu_ps(z + 2 * j));
-		__m512 e = _mm512_mul_ps(half, _mm512_add_ps(a, FI512(b)));
-		__m512 o = _mm512_mul_ps(half, FI512(SW512(_mm512_sub_ps(a, FI512(b)))));
-		__m512 w = _mm512_loadu_ps(tw + 2 * k);
-		__m512 p = _mm512_add_ps(_mm512_mul_ps(_mm512_moveldup_ps(w), o),
-		                         FR512(_mm512_mul_ps(_mm512_movehdup_ps(w), SW512(o))));
-
-		_mm512_storeu_ps(X + 2 * k, _mm512_add_ps(e, p));
-		_mm512_storeu_ps(X + 2 * j, R512(BL512(_mm512_sub_ps(e, p), _mm512_sub_ps(p, e))));
+/* The vector forms, written once (SEP_FNS) over one vector width's
+ * operations on interleaved complex numbers (real, imaginary): V_T the
+ * type, V_N the pairs a vector holds, V_LD / V_ST / V_SET / V_ADD / V_SUB
+ * / V_MUL as named, V_LO / V_HI repeat the real / imaginary part, V_SW
+ * swaps the parts, V_FI / V_FR negate the imaginary / real ones, V_R
+ * reverses the numbers' order, V_BL takes the real parts of a and the
+ * imaginary ones of b (V_XOR flips the bits given in each pair). Each
+ * width defines them and instantiates SEP_FNS. */
+#define V_FI(v) V_XOR(v, 0x8000000000000000ull)
+#define V_FR(v) V_XOR(v, 0x80000000ull)
+#define SEP_FNS(ATTR, PROD, SPLIT, COMBINE)                                                \
+	ATTR static inline V_T PROD(const float *a, const float *b, V_T s, int conj_b)      \
+	{                                                                                   \
+		V_T va = V_LD(a), vb = V_LD(b);                                             \
+		V_T p1 = V_MUL(V_LO(va), vb);           /* ar br, ar bi */                  \
+		V_T p2 = V_MUL(V_HI(va), V_SW(vb));     /* ai bi, ai br */                  \
+                                                                                            \
+		return V_MUL(conj_b ? V_ADD(V_FI(p1), p2) : V_ADD(p1, V_FR(p2)), s);        \
+	}                                                                                   \
+                                                                                            \
+	ATTR static int64_t SPLIT(const float *z, const float *tw, float *X, int64_t m)     \
+	{                                                                                   \
+		const V_T half = V_SET(0.5f);                                               \
+		int64_t k = 1;                                                              \
+                                                                                            \
+		for (; 2 * k + 2 * (V_N - 1) < m; k += V_N) {                               \
+			int64_t j = m - k - (V_N - 1);                                      \
+			V_T a = V_LD(z + 2 * k), b = V_R(V_LD(z + 2 * j));                  \
+			V_T e = V_MUL(half, V_ADD(a, V_FI(b)));                             \
+			V_T o = V_MUL(half, V_FI(V_SW(V_SUB(a, V_FI(b)))));                 \
+			V_T w = V_LD(tw + 2 * k);                                           \
+			V_T p = V_ADD(V_MUL(V_LO(w), o), V_FR(V_MUL(V_HI(w), V_SW(o))));    \
+                                                                                            \
+			V_ST(X + 2 * k, V_ADD(e, p));                                       \
+			V_ST(X + 2 * j, V_R(V_BL(V_SUB(e, p), V_SUB(p, e))));               \
+		}                                                                           \
+		return k;                                                                   \
+	}                                                                                   \
+                                                                                            \
+	ATTR static int64_t COMBINE(const float *A, const float *B, const float *tw, float *Z, \
+	                            int64_t m, float s, int conj_b)                         \
+	{                                                                                   \
+		const V_T vs = V_SET(s);                                                    \
+		int64_t k = 1;                                                              \
+                                                                                            \
+		for (; 2 * k + 2 * (V_N - 1) < m; k += V_N) {                               \
+			int64_t j = m - k - (V_N - 1);                                      \
+			V_T y1 = PROD(A + 2 * k, B + 2 * k, vs, conj_b);                    \
+			V_T y2 = V_R(PROD(A + 2 * j, B + 2 * j, vs, conj_b));               \
+			V_T S = V_ADD(y1, V_FI(y2)), D = V_SUB(y1, V_FI(y2));               \
+			V_T w = V_LD(tw + 2 * k);                                           \
+			V_T q = V_ADD(V_MUL(V_LO(w), D), V_FI(V_MUL(V_HI(w), V_SW(D))));    \
+			V_T q1 = V_SW(q);       /* qi, qr */                                \
+                                                                                            \
+			V_ST(Z + 2 * k, V_BL(V_SUB(S, q1), V_ADD(S, q1)));                  \
+			V_ST(Z + 2 * j, V_R(V_BL(V_ADD(S, q1), V_SUB(q1, S))));             \
+		}                                                                           \
+		return k;                                                                   \
 	}
-	return k;
-}
 
-A512 static int64_t combine512(const float *A, const float *B, const float *tw, float *Z,
-                               int64_t m, float s, int conj_b)
-{
-	const __m512 vs = _mm512_set1_ps(s);
-	int64_t k = 1;
+/* AVX-512: 8 pairs */
+#define V_T __m512
+#define V_N 8
+#define V_LD _mm512_loadu_ps
+#define V_ST _mm512_storeu_ps
+#define V_SET _mm512_set1_ps
+#define V_ADD _mm512_add_ps
+#define V_SUB _mm512_sub_ps
+#define V_MUL _mm512_mul_ps
+#define V_LO _mm512_moveldup_ps
+#define V_HI _mm512_movehdup_ps
+#define V_SW(v) _mm512_permute_ps(v, 0xb1)
+#define V_XOR(v, bits) _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(v), \
+                                           _mm512_set1_epi64((long long)(bits))))
+#define V_R(v) _mm512_permutexvar_ps(_mm512_set_epi32(1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, \
+                                                      13, 12, 15, 14), v)
+#define V_BL(a, b) _mm512_mask_blend_ps(0xAAAA, a, b)
+SEP_FNS(__attribute__((target("avx512f"))), prod512, split512, combine512)
+#undef V_T
+#undef V_N
+#undef V_LD
+#undef V_ST
+#undef V_SET
+#undef V_ADD
+#undef V_SUB
+#undef V_MUL
+#undef V_LO
+#undef V_HI
+#undef V_SW
+#undef V_XOR
+#undef V_R
+#undef V_BL
 
-	for (; 2 * k + 14 < m; k += 8) {
-		int64_t j = m - k - 7;
-		__m512 y1 = prod512(A + 2 * k, B + 2 * k, vs, conj_b);
-		__m512 y2 = R512(prod512(A + 2 * j, B + 2 * j, vs, conj_b));
-		__m512 S = _mm512_add_ps(y1, FI512(y2)), D = _mm512_sub_ps(y1, FI512(y2));
-		__m512 w = _mm512_loadu_ps(tw + 2 * k);
-		__m512 q = _mm512_add_ps(_mm512_mul_ps(_mm512_moveldup_ps(w), D),
-		                         FI512(_mm512_mul_ps(_mm512_movehdup_ps(w), SW512(D))));
-		__m512 q1 = SW512(q);   /* qi, qr */
-
-		_mm512_storeu_ps(Z + 2 * k, BL512(_mm512_sub_ps(S, q1), _mm512_add_ps(S, q1)));
-		_mm512_storeu_ps(Z + 2 * j, R512(BL512(_mm512_add_ps(S, q1), _mm512_sub_ps(q1, S))));
-	}
-	return k;
-}
-
-#define A256 __attribute__((target("avx2")))
-#define R256(v) _mm256_permutevar8x32_ps(v, _mm256_setr_epi32(6, 7, 4, 5, 2, 3, 0, 1))
-#define X256(v, bits) _mm256_xor_ps(v, _mm256_castsi256_ps(_mm256_set1_epi64x((long long)(bits))))
-#define FI256(v) X256(v, 0x8000000000000000ull)
-#define FR256(v) X256(v, 0x80000000ull)
-#define SW256(v) _mm256_permute_ps(v, 0xb1)
-#define BL256(a, b) _mm256_blend_ps(a, b, 0xAA)
-
-A256 static inline __m256 prod256(const float *a, const float *b, __m256 s, int conj_b)
-{
-	__m256 va = _mm256_loadu_ps(a), vb = _mm256_loadu_ps(b);
-	__m256 p1 = _mm256_mul_ps(_mm256_moveldup_ps(va), vb);
-	__m256 p2 = _mm256_mul_ps(_mm256_movehdup_ps(va), SW256(vb));
-
-	return _mm256_mul_ps(conj_b ? _mm256_add_ps(FI256(p1), p2) : _mm256_add_ps(p1, FR256(p2)),
-	                     s);
-}
-
-A256 static int64_t split256(const float *z, const float *tw, float *X, int64_t m)
-{
-	const __m256 half = _mm256_set1_ps(0.5f);
-	int64_t k = 1;
-
-	for (; 2 * k + 6 < m; k += 4) {
-		int64_t j = m - k - 3;
-		__m256 a = _mm256_loadu_ps(z + 2 * k), b = R256(_mm256_loadu_ps(z + 2 * j));
-		__m256 e = _mm256_mul_ps(half, _mm256_add_ps(a, FI256(b)));
-		__m256 o = _mm256_mul_ps(half, FI256(SW256(_mm256_sub_ps(a, FI256(b)))));
-		__m256 w = _mm256_loadu_ps(tw + 2 * k);
-		__m256 p = _mm256_add_ps(_mm256_mul_ps(_mm256_moveldup_ps(w), o),
-		                         FR256(_mm256_mul_ps(_mm256_movehdup_ps(w), SW256(o))));
-
-		_mm256_storeu_ps(X + 2 * k, _mm256_add_ps(e, p));
-		_mm256_storeu_ps(X + 2 * j, R256(BL256(_mm256_sub_ps(e, p), _mm256_sub_ps(p, e))));
-	}
-	return k;
-}
-
-A256 static int64_t combine256(const float *A, const float *B, const float *tw, float *Z,
-                               int64_t m, float s, int conj_b)
-{
-	const __m256 vs = _mm256_set1_ps(s);
-	int64_t k = 1;
-
-	for (; 2 * k + 6 < m; k += 4) {
-		int64_t j = m - k - 3;
-		__m256 y1 = prod256(A + 2 * k, B + 2 * k, vs, conj_b);
-		__m256 y2 = R256(prod256(A + 2 * j, B + 2 * j, vs, conj_b));
-		__m256 S = _mm256_add_ps(y1, FI256(y2)), D = _mm256_sub_ps(y1, FI256(y2));
-		__m256 w = _mm256_loadu_ps(tw + 2 * k);
-		__m256 q = _mm256_add_ps(_mm256_mul_ps(_mm256_moveldup_ps(w), D),
-		                         FI256(_mm256_mul_ps(_mm256_movehdup_ps(w), SW256(D))));
-		__m256 q1 = SW256(q);
-
-		_mm256_storeu_ps(Z + 2 * k, BL256(_mm256_sub_ps(S, q1), _mm256_add_ps(S, q1)));
-		_mm256_storeu_ps(Z + 2 * j, R256(BL256(_mm256_add_ps(S, q1), _mm256_sub_ps(q1, S))));
-	}
-	return k;
-}
+/* AVX2: 4 pairs */
+#define V_T __m256
+#define V_N 4
+#define V_LD _mm256_loadu_ps
+#define V_ST _mm256_storeu_ps
+#define V_SET _mm256_set1_ps
+#define V_ADD _mm256_add_ps
+#define V_SUB _mm256_sub_ps
+#define V_MUL _mm256_mul_ps
+#define V_LO _mm256_moveldup_ps
+#define V_HI _mm256_movehdup_ps
+#define V_SW(v) _mm256_permute_ps(v, 0xb1)
+#define V_XOR(v, bits) _mm256_xor_ps(v, _mm256_castsi256_ps(_mm256_set1_epi64x((long long)(bits))))
+#define V_R(v) _mm256_permutevar8x32_ps(v, _mm256_setr_epi32(6, 7, 4, 5, 2, 3, 0, 1))
+#define V_BL(a, b) _mm256_blend_ps(a, b, 0xAA)
+SEP_FNS(__attribute__((target("avx2"))), prod256, split256, combine256)
 #endif
 
 /* 2: AVX-512, 1: AVX2, 0: the plain loops */

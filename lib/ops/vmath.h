@@ -21,8 +21,9 @@
 
 /* on 0: the scalar code from now on, 1: the widest vectors the CPU has
  * (AVX-512 for vm_exp_sum, vm_exp_sum_bf16, vm_max, vm_gelu_tanh, vm_mul,
- * vm_addc, vm_madd and ops/ssm's kernels, else AVX2; the default), 2: AVX2
- * at most, -1: no change; returns the setting. For tests. */
+ * vm_addc, vm_madd, vm_sumsq, vm_scale_mul and ops/ssm's kernels, else
+ * AVX2; the default), 2: AVX2 at most, -1: no change; returns the setting.
+ * For tests. */
 int vm_simd(int on);
 
 /* exp(x), the scalar formula. */
