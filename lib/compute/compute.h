@@ -139,6 +139,12 @@ void cmp_xk_scores(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
 /* C[r, k] += sum_j P[r, j] E[j, k]: P [R, c], E [c, n], C [R, n]. */
 void cmp_xk_accum(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
                   const float *E, int64_t lde, float *C, int64_t ldc);
+/* The same, bringing the next chunk, rows next [cn <= c, n] (lde apart),
+ * into cache as it goes, for the scores that read it next (NULL: none).
+ * The same bits as cmp_xk_accum. */
+void cmp_xk_accum_ahead(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
+                        const float *E, int64_t lde, float *C, int64_t ldc, const float *next,
+                        int64_t cn);
 
 /* The same in bf16 (--compute bf16, cmp_bf16_active): Q, E and the
  * accumulation's P in bf16, the products exact in fp32, fp32 sums. With

@@ -166,13 +166,35 @@ static int have_avx512(void)
 #ifndef PF_HINT
 #define PF_HINT _MM_HINT_T1
 #endif
-#ifndef PF_NEXT_R
-#define PF_NEXT_R 12
-#endif
 /* Holds v in a register: without it, the compiler folds the load of a
  * query vector into both multiply-adds that use it, 14 loads per 12
  * multiply-adds instead of 8, and the loop waits on the load ports. */
 #define KEEP(v) __asm__("" : "+x"(v))
+
+/* The next chunk's rows an accumulation brings into L2 as it goes
+ * (cmp_xk_accum_ahead): rows j = first, first + step, ... below end, the
+ * tile's columns of each (the bytes at p + j ld), as the tile passes row
+ * j of E; p NULL: none. */
+typedef struct {
+	const char *p;
+	int64_t ld, first, step, end;
+} ahead;
+
+/* Row tile r (of 6 rows) of R: its share of the next chunk's rows, one
+ * in every ceil(R / 6) (all tiles together cover them once); none past
+ * AHEAD_ROWS rows, where the pass is long enough per byte of E for the
+ * hardware's prefetcher (at R = 48, 4 beams, xattn_fw took 53.4 ms with
+ * the prefetches against 51.9 without, medians of 8 alternating runs). */
+#define AHEAD_ROWS 12
+static inline ahead ahead_tile(const void *next, int64_t lde, size_t size, int64_t cn,
+                               int64_t R, int64_t r, int64_t k0)
+{
+	int on = next && R <= AHEAD_ROWS;
+	ahead a = { on ? (const char *)next + (size_t)k0 * size : NULL, lde * (int64_t)size, r / 6,
+	            (R + 5) / 6, on ? cn : 0 };
+
+	return a;
+}
 
 /* A mask loading the first t (0..8) lanes. */
 TILE __m256i lanes(int64_t t)
@@ -294,8 +316,9 @@ AVX2 static void scores_avx2(int64_t R, int64_t c, int64_t d, const float *Q, in
  * masked to t lanes when t < 8: C held in registers over all c rows of E,
  * each P[r, j] broadcast once per row. */
 TILE void accum_tile(int nr, int nv, int64_t t, int64_t c, const float *P, int64_t ldp,
-                     const float *E, int64_t lde, float *C, int64_t ldc, const float *pf)
+                     const float *E, int64_t lde, float *C, int64_t ldc, ahead pf)
 {
+	int64_t jp = pf.first;
 	__m256 a[6][2], e0, e1 = _mm256_setzero_ps(), p;
 	__m256i m = lanes(t);
 	int last_masked = t < 8;
@@ -315,8 +338,10 @@ TILE void accum_tile(int nr, int nv, int64_t t, int64_t c, const float *P, int64
 	for (int64_t j = 0; j < c; j++) {
 		const float *e = E + j * lde;
 
-		if (pf)
-			_mm_prefetch((const char *)(pf + j * lde), PF_HINT);
+		if (j == jp && j < pf.end) {
+			_mm_prefetch(pf.p + j * pf.ld, PF_HINT);
+			jp += pf.step;
+		}
 		if (nv > 1) {
 			e0 = _mm256_loadu_ps(e);
 			e1 = last_masked ? _mm256_maskload_ps(e + 8, m) : _mm256_loadu_ps(e + 8);
@@ -349,15 +374,19 @@ TILE void accum_tile(int nr, int nv, int64_t t, int64_t c, const float *P, int64
 		}
 }
 
-/* Rows r.. of a column block [k0, k0 + nb) with nr-row tiles; the first
- * row tile (r = 0) prefetches the same columns of the c rows that follow
- * the chunk, one line per row of E: over the 16-column strips, the whole
- * next chunk comes from memory while this one is accumulated, instead of
- * the scores of the next chunk waiting on it. Only for R <= PF_NEXT_R:
- * with few query rows the scores need a byte of E per 6 flops, more than
- * the hardware prefetcher keeps up with (bench/xkern.c's xattn_fw: 4-9%
- * at R = 12); at R = 48 the pass is 4 times longer per byte and the
- * prefetch measured nothing or a little worse. */
+/* Rows r.. of a column block [k0, k0 + nb) with nr-row tiles; each row
+ * tile brings its share of the next chunk's rows (the same columns) into
+ * L2 (ahead_tile), so that the whole next chunk comes from memory while
+ * this one is accumulated, instead of the scores of the next chunk
+ * waiting on it: with few query rows the scores need a byte of E per 6
+ * flops, more than the hardware prefetcher keeps up with. Spread over all
+ * the row tiles: when the first tile alone asked for the whole chunk, the
+ * reads came in a quarter of the chunk's time, more than the memory gives
+ * two threads at once. xattn_fw at R = 12 over 131,072 states, 2 threads
+ * (Zen 5), medians of 8 alternating runs: AVX-512 13.9 ms against 15.0,
+ * AVX2 25.2 against 28.8. Asking for half of the next chunk during the
+ * scores instead ran slower (16.2-16.9 ms against 14.7-15.4): the chunk
+ * and a half no longer fit in L2 beside each other. */
 #define ACCUM_ROWS(nr)                                                                   \
 	do {                                                                             \
 		const float *Pr = P + r * ldp, *Ek = E + k0;                             \
@@ -365,17 +394,18 @@ TILE void accum_tile(int nr, int nv, int64_t t, int64_t c, const float *P, int64
 		int64_t k = 0;                                                           \
 		for (; k + 16 <= nb; k += 16)                                            \
 			accum_tile(nr, 2, 8, c, Pr, ldp, Ek + k, lde, Cr + k, ldc,       \
-			           r || R > PF_NEXT_R ? NULL : Ek + k + c * lde);                          \
+			           ahead_tile(next, lde, sizeof *E, cn, R, r, k0 + k));                  \
 		if (nb - k > 8)                                                          \
 			accum_tile(nr, 2, nb - k - 8, c, Pr, ldp, Ek + k, lde, Cr + k,   \
-			           ldc, r || R > PF_NEXT_R ? NULL : Ek + k + c * lde);                     \
+			           ldc, ahead_tile(next, lde, sizeof *E, cn, R, r, k0 + k));             \
 		else if (nb - k > 0)                                                     \
 			accum_tile(nr, 1, nb - k, c, Pr, ldp, Ek + k, lde, Cr + k, ldc,  \
-			           r || R > PF_NEXT_R ? NULL : Ek + k + c * lde);                          \
+			           ahead_tile(next, lde, sizeof *E, cn, R, r, k0 + k));                  \
 	} while (0)
 
 AVX2 static void accum_avx2(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
-                            const float *E, int64_t lde, float *C, int64_t ldc)
+                            const float *E, int64_t lde, float *C, int64_t ldc,
+                            const float *next, int64_t cn)
 {
 	/* a strip of E (c rows of 64 bytes, 16 KiB for c = 256) stays in L1
 	 * while every row tile passes over it */
@@ -509,9 +539,10 @@ AVX512 static void scores_avx512(int64_t R, int64_t c, int64_t d, const float *Q
  * masked to t lanes when t < 16; as accum_tile, with up to 24
  * accumulators: 4 loads and 6 broadcasts per 24 multiply-adds. */
 TILE512 void accum_tile512(int nr, int nv, int64_t t, int64_t c, const float *P, int64_t ldp,
-                           const float *E, int64_t lde, float *C, int64_t ldc, const float *pf)
+                           const float *E, int64_t lde, float *C, int64_t ldc, ahead pf)
 {
 	__m512 a[6][4], e[4], p;
+	int64_t jp = pf.first;
 	__mmask16 m = t < 16 ? lanes16(t) : (__mmask16)0xffff;
 
 	_Pragma("GCC unroll 6")
@@ -524,12 +555,14 @@ TILE512 void accum_tile512(int nr, int nv, int64_t t, int64_t c, const float *P,
 					                      : _mm512_loadu_ps(C + r * ldc + 16 * x);
 	for (int64_t j = 0; j < c; j++) {
 		const float *ej = E + j * lde;
+		int now = j == jp && j < pf.end;
 
+		jp += now ? pf.step : 0;
 		_Pragma("GCC unroll 4")
 		for (int x = 0; x < 4; x++)
 			if (x < nv) {
-				if (pf)
-					_mm_prefetch((const char *)(pf + j * lde + 16 * x), PF_HINT);
+				if (now)
+					_mm_prefetch(pf.p + j * pf.ld + 64 * x, PF_HINT);
 				e[x] = x == nv - 1 ? _mm512_maskz_loadu_ps(m, ej + 16 * x)
 				                   : _mm512_loadu_ps(ej + 16 * x);
 			}
@@ -560,7 +593,7 @@ TILE512 void accum_tile512(int nr, int nv, int64_t t, int64_t c, const float *P,
 	do {                                                                             \
 		const float *Pr = P + r * ldp, *Ek = E + k0;                             \
 		float *Cr = C + r * ldc + k0;                                            \
-		const float *pf = r || R > PF_NEXT_R ? NULL : Ek + c * lde;              \
+		ahead pf = ahead_tile(next, lde, sizeof *E, cn, R, r, k0);                               \
 		switch ((nb + 15) / 16) {                                                \
 		case 4: accum_tile512(nr, 4, nb - 48, c, Pr, ldp, Ek, lde, Cr, ldc, pf); break; \
 		case 3: accum_tile512(nr, 3, nb - 32, c, Pr, ldp, Ek, lde, Cr, ldc, pf); break; \
@@ -570,7 +603,8 @@ TILE512 void accum_tile512(int nr, int nv, int64_t t, int64_t c, const float *P,
 	} while (0)
 
 AVX512 static void accum_avx512(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
-                                const float *E, int64_t lde, float *C, int64_t ldc)
+                                const float *E, int64_t lde, float *C, int64_t ldc,
+                                const float *next, int64_t cn)
 {
 	BY_STRIPS(64, ACCUM_ROWS512);  /* 64 KiB of E for c = 256, in L2 */
 }
@@ -815,7 +849,9 @@ TILE16 void accum16_tile(int nr, int ng, int64_t t, int64_t c, const uint16_t *P
  * the scores keep up with memory better (half the bytes per flop), and
  * the prefetches cost more than they saved: xattn_fw_bf16 at R = 12 over
  * 131,072 states with 2 threads ran 8.4-9.1 ms without them against
- * 9.3-9.5 ms with (Zen 5, alternating runs). */
+ * 9.3-9.5 ms with the first row tile's (Zen 5, alternating runs), and
+ * spread over the row tiles as fp32's are, 7.89 ms against 7.94 (medians
+ * of 8): nothing gained. */
 #define ACCUM16_ROWS(nr)                                                                 \
 	do {                                                                             \
 		const uint16_t *Pr = P + r * ldp, *Ek = E + k0;                          \
@@ -878,22 +914,31 @@ void cmp_xk_scores(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
 	scores_c(R, c, d, Q, ldq, E, lde, S, lds);
 }
 
-void cmp_xk_accum(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
-                  const float *E, int64_t lde, float *C, int64_t ldc)
+void cmp_xk_accum_ahead(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
+                        const float *E, int64_t lde, float *C, int64_t ldc, const float *next,
+                        int64_t cn)
 {
 	if (R <= 0 || c <= 0 || n <= 0)
 		return;
 #if defined(__x86_64__) && defined(__GNUC__)
 	if (have_avx512()) {
-		accum_avx512(R, c, n, P, ldp, E, lde, C, ldc);
+		accum_avx512(R, c, n, P, ldp, E, lde, C, ldc, next, cn);
 		return;
 	}
 	if (have_avx2()) {
-		accum_avx2(R, c, n, P, ldp, E, lde, C, ldc);
+		accum_avx2(R, c, n, P, ldp, E, lde, C, ldc, next, cn);
 		return;
 	}
+#else
+	(void)next, (void)cn;
 #endif
 	accum_c(R, c, n, P, ldp, E, lde, C, ldc);
+}
+
+void cmp_xk_accum(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
+                  const float *E, int64_t lde, float *C, int64_t ldc)
+{
+	cmp_xk_accum_ahead(R, c, n, P, ldp, E, lde, C, ldc, NULL, 0);
 }
 
 int cmp_xk_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,

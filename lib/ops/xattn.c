@@ -180,6 +180,7 @@ static void part_fw(void *ctx, int64_t i, int tid)
 	memset(acc, 0, (size_t)rows * wd * sizeof(float));
 	for (c0 = lo; c0 < hi; c0 += ch) {
 		int c = (int)(hi - c0 < ch ? hi - c0 : ch);
+		int64_t cn = hi - (c0 + c);    /* the rows of the part's next chunk */
 		size_t at = (size_t)h * (size_t)w->hs + (size_t)c0 * (size_t)w->ldk;
 
 		/* scores [rows, c] = q . K^T */
@@ -215,7 +216,8 @@ static void part_fw(void *ctx, int64_t i, int tid)
 		if (p16)
 			cmp_xk_accum_bf16(rows, c, wd, p16, ch, w->V16 + at, w->ldk, acc, wd);
 		else
-			cmp_xk_accum(rows, c, wd, xs, ch, w->V + at, w->ldk, acc, wd);
+			cmp_xk_accum_ahead(rows, c, wd, xs, ch, w->V + at, w->ldk, acc, wd,
+			                   w->V + at + (size_t)c * (size_t)w->ldk, cn < ch ? cn : ch);
 	}
 }
 

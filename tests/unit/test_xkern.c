@@ -17,6 +17,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/cpu.h"
 #include "base/dtype.h"
@@ -127,7 +128,20 @@ static int check_accum(int64_t R, int64_t c, int64_t n)
 		free(P16);
 		free(E16);
 	} else {
+		float *C1 = malloc((size_t)(R * ldc + 1) * sizeof *C1);
+
 		cmp_xk_accum(R, c, n, P, ldp, E, lde, C, ldc);
+		/* bringing a next chunk in (here E itself, all or part of it)
+		 * changes nothing but the cache: the same bits */
+		for (int64_t cn = c; C1 && cn >= 0 && !bad; cn -= c / 2 + 1) {
+			memcpy(C1, C0, (size_t)(R * ldc + 1) * sizeof *C1);
+			cmp_xk_accum_ahead(R, c, n, P, ldp, E, lde, C1, ldc, E, cn);
+			if ((bad = memcmp(C1, C, (size_t)(R * ldc + 1) * sizeof *C1) != 0))
+				snprintf(why, sizeof why, "with the next %lld rows ahead: not the same bits",
+				         (long long)cn);
+		}
+		bad |= !C1;
+		free(C1);
 	}
 	for (int64_t r = 0; r < R && !bad; r++)
 		for (int64_t k = 0; k < ldc && !bad; k++) {
