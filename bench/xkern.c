@@ -7,7 +7,8 @@
  *   hot     one chunk, again and again (in cache): the kernels alone
  *   stream  scores then accumulation over successive chunks of 96 MiB of
  *           states, as ops/xattn.c does (states read from memory once,
- *           the chunk reused from L2 by the second product)
+ *           the chunk reused from L2 by the second product, which
+ *           brings the next chunk in as it goes: cmp_xk_accum_ahead)
  *   xattn   the whole cross-attention forward (ops/xattn.c: kernels,
  *           online softmax, parts and fold) over 131,072 states (384
  *           MiB, from memory), as a fraction of PEAK, one core's fp32
@@ -96,8 +97,13 @@ static double stream(int blas, int64_t R, int64_t c, const float *Q, const float
 
 	do {
 		for (int64_t j = 0; j + c <= BIG; j += c) {
+			int64_t cn = BIG - (j + c) < c ? BIG - (j + c) : c;
+
 			run(SC, blas, R, c, Q, E + j * D, S, C);
-			run(AC, blas, R, c, Q, E + j * D, S, C);
+			if (blas)
+				run(AC, blas, R, c, Q, E + j * D, S, C);
+			else
+				cmp_xk_accum_ahead(R, c, D, S, c, E + j * D, D, C, D, E + (j + c) * D, cn);
 		}
 		n++;
 		t = clock_now() - t0;
