@@ -217,7 +217,8 @@ static void part_fw(void *ctx, int64_t i, int tid)
 			cmp_xk_accum_bf16(rows, c, wd, p16, ch, w->V16 + at, w->ldk, acc, wd);
 		else
 			cmp_xk_accum_ahead(rows, c, wd, xs, ch, w->V + at, w->ldk, acc, wd,
-			                   w->V + at + (size_t)c * (size_t)w->ldk, cn < ch ? cn : ch);
+			                   cn > 0 ? w->V + at + (size_t)c * (size_t)w->ldk : NULL,
+			                   cn < ch ? cn : ch);
 	}
 }
 
