@@ -394,13 +394,13 @@ TILE void accum_tile(int nr, int nv, int64_t t, int64_t c, const float *P, int64
 		int64_t k = 0;                                                           \
 		for (; k + 16 <= nb; k += 16)                                            \
 			accum_tile(nr, 2, 8, c, Pr, ldp, Ek + k, lde, Cr + k, ldc,       \
-			           ahead_tile(next, lde, sizeof *E, cn, R, r, k0 + k));                  \
+			           ahead_tile(next, lde, sizeof *E, cn, R, r, k0 + k));  \
 		if (nb - k > 8)                                                          \
-			accum_tile(nr, 2, nb - k - 8, c, Pr, ldp, Ek + k, lde, Cr + k,   \
-			           ldc, ahead_tile(next, lde, sizeof *E, cn, R, r, k0 + k));             \
+			accum_tile(nr, 2, nb - k - 8, c, Pr, ldp, Ek + k, lde, Cr + k, ldc, \
+			           ahead_tile(next, lde, sizeof *E, cn, R, r, k0 + k));  \
 		else if (nb - k > 0)                                                     \
 			accum_tile(nr, 1, nb - k, c, Pr, ldp, Ek + k, lde, Cr + k, ldc,  \
-			           ahead_tile(next, lde, sizeof *E, cn, R, r, k0 + k));                  \
+			           ahead_tile(next, lde, sizeof *E, cn, R, r, k0 + k));  \
 	} while (0)
 
 AVX2 static void accum_avx2(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
@@ -593,7 +593,7 @@ TILE512 void accum_tile512(int nr, int nv, int64_t t, int64_t c, const float *P,
 	do {                                                                             \
 		const float *Pr = P + r * ldp, *Ek = E + k0;                             \
 		float *Cr = C + r * ldc + k0;                                            \
-		ahead pf = ahead_tile(next, lde, sizeof *E, cn, R, r, k0);                               \
+		ahead pf = ahead_tile(next, lde, sizeof *E, cn, R, r, k0);               \
 		switch ((nb + 15) / 16) {                                                \
 		case 4: accum_tile512(nr, 4, nb - 48, c, Pr, ldp, Ek, lde, Cr, ldc, pf); break; \
 		case 3: accum_tile512(nr, 3, nb - 32, c, Pr, ldp, Ek, lde, Cr, ldc, pf); break; \
