@@ -240,7 +240,7 @@ FUZZ_CFLAGS = -g -O1 -std=c11 -D_GNU_SOURCE -Ilib $(PKG_CFLAGS)
 FUZZ_SAN  = -fsanitize=fuzzer-no-link,address,undefined
 # The compute kernels' intrinsics take clang's sanitizers over ten minutes
 # (2 s without), and no fuzz target reaches them.
-build-fuzz/lib/compute/xkern.o: FUZZ_SAN = -fsanitize=fuzzer-no-link
+build-fuzz/lib/compute/xkern.o build-fuzz/lib/compute/xkern16.o: FUZZ_SAN = -fsanitize=fuzzer-no-link
 # kept between runs (make would delete them as a pattern rule's intermediates)
 .SECONDARY: $(FUZZ_OBJ)
 -include $(FUZZ_OBJ:.o=.d)
