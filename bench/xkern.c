@@ -11,9 +11,10 @@
  *           brings the next chunk in as it goes: cmp_xk_accum_ahead)
  *   xattn   the whole cross-attention forward (ops/xattn.c: kernels,
  *           online softmax, parts and fold) over 131,072 states (384
- *           MiB, from memory), as a fraction of PEAK, one core's fp32
- *           peak on the machine this was written on (AMD Zen 3, 84
- *           GFLOP/s measured with oneDNN on 4096 x 768 x 768)
+ *           MiB, from memory), and its ratio to the floor, its
+ *           arithmetic at the best fp32 rate of one thread that
+ *           bench/rates.c measured in the same run (argument 2; no
+ *           ratio without it)
  *   bf16    the bf16 kernels (cmp_xk_*_bf16, --compute bf16) hot, and
  *           xattn_fw_bf16 over the same states in bf16 (192 MiB)
  *
@@ -30,7 +31,6 @@
 #define D 768
 #define BIG ((int64_t)32768) /* rows of the streamed states: 96 MiB */
 #define LONG ((int64_t)131072)
-#define PEAK 84.0
 
 static float *randm(int64_t n)
 {
@@ -141,6 +141,7 @@ int main(int argc, char **argv)
 {
 	static const int64_t Rs[] = { 12, 48 }, cs[] = { 128, 192, 256, 384, 512 };
 	float *Q = randm(48 * D), *E = randm(BIG * D), *S = randm(48 * 512), *C = randm(48 * D);
+	double best = argc > 2 ? atof(argv[2]) : 0;   /* GFLOP/s, one thread */
 
 	/* cmp_gemm's choice would give these shapes to the kernels themselves */
 	setenv("LC_GEMM", "openblas", 1);
@@ -168,9 +169,12 @@ int main(int argc, char **argv)
 
 		if (t < 0)
 			return 1;
-		printf("xattn_fw R=%lld L=%lld: %.1f ms, %.1f GFLOP/s, %.2f x the floor at %.0f GFLOP/s\n",
-		       (long long)R, (long long)LONG, t * 1e3, 4.0 * R * LONG * D / t / 1e9,
-		       t / (4.0 * R * LONG * D / (PEAK * 1e9)), PEAK);
+		printf("xattn_fw R=%lld L=%lld: %.1f ms, %.1f GFLOP/s", (long long)R, (long long)LONG,
+		       t * 1e3, 4.0 * R * LONG * D / t / 1e9);
+		if (best > 0)
+			printf(", %.2f x the floor at %.1f GFLOP/s", t / (4.0 * R * LONG * D / (best * 1e9)),
+			       best);
+		printf("\n");
 	}
 	/* bf16: the kernels on a chunk in cache, then the forward */
 	printf("bf16 kernels (%s), one thread, GFLOP/s\n",
