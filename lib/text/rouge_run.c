@@ -2,7 +2,10 @@
  * rouge_run: lc-rouge's inputs, their pairing and the scoring loop; see
  * rouge_run.h. Both ways of pairing load a candidate and its references
  * into rouge_docs (load) and score them (score); they differ only in
- * where the texts come from (next_files, next_jsonl).
+ * where the texts come from (next_files, next_jsonl). In order, a
+ * directory of references (one document per file) is read whole into a
+ * map by file name, so that each candidate takes its file whatever the
+ * order of the candidates (an archive's members, a stream's documents).
  */
 #include "text/rouge_run.h"
 
@@ -31,7 +34,8 @@ struct rouge_run {
 	int done;
 
 	/* in order */
-	textin **in;                 /* [nin] */
+	textin **in;                 /* [nin]; NULL for a reference read by name */
+	rouge_idmap **byname;        /* [nref]: a directory of references by file name, or NULL */
 	int dirs;                    /* every input a directory: names must match */
 	/* by id */
 	rouge_jsonl *j;              /* the candidates (with one input, the references too) */
@@ -49,6 +53,22 @@ static int is_dir(const char *p)
 	struct stat st;
 
 	return strcmp(p, "-") != 0 && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Whether reference input path is read whole and paired by file name: a
+ * directory, one document per file (the split mode file). */
+static int by_name(const rouge_run_opts *o, const char *path)
+{
+	return !o->jsonl && o->mode == TEXTIN_FILE && is_dir(path);
+}
+
+/* The last component of a document's name: an archive member's or a
+ * file's path, as a directory of references names its files. */
+static const char *base_name(const char *name)
+{
+	const char *s = strrchr(name, '/');
+
+	return s ? s + 1 : name;
 }
 
 /* Puts "NAME: " before err's message; -1. */
@@ -76,8 +96,14 @@ void rouge_run_opts_init(rouge_run_opts *o)
 
 int rouge_run_check(const rouge_run_opts *o, char *const *paths, size_t n, lc_err *err)
 {
-	if (o->subset && !o->jsonl)
-		return lc_fail(err, "--subset: only with --jsonl (documents are paired by id)");
+	if (o->subset && !o->jsonl) {
+		int dir = 0;
+		for (size_t i = 1; i < n; i++)
+			dir |= by_name(o, paths[i]);
+		if (!dir)
+			return lc_fail(err, "--subset: only with --jsonl or a directory of references "
+			               "(documents paired by id or by file name)");
+	}
 	if (o->jsonl && n == 1) {
 		if (strcmp(o->cand, o->ref) == 0)
 			return lc_fail(err, "one input holds both texts: --cand and --ref must name two "
@@ -149,8 +175,44 @@ static int score(rouge_run *u, const char *name, lc_err *err)
 	return 1;
 }
 
+/* Candidate ndoc (from 0), name, takes its file from the directory of
+ * references k: the file named as the name's last component, once. */
+static int take_by_name(rouge_run *u, size_t k, size_t ndoc, const char *name,
+                        const char **text, size_t *len, lc_err *err)
+{
+	const char *base = base_name(name), *cpath = label(u->paths[0]);
+	char where[64];
+	int rc;
+
+	snprintf(where, sizeof where, "document %zu", ndoc + 1);
+	if ((rc = rouge_idmap_take(u->byname[k], base, where, text, len, err)) > 0)
+		return 0;
+	if (rc == 0)
+		return lc_fail(err, "%s: no file \"%s\" for document %zu \"%s\" of %s (a directory "
+		               "of references is paired by file name)", u->paths[1 + k], base,
+		               ndoc + 1, name, cpath);
+	return lc_fail(err, "%s: document %zu \"%s\": the file \"%s\" of %s was the reference of "
+	               "an earlier document of that name", cpath, ndoc + 1, name, base,
+	               u->paths[1 + k]);
+}
+
+/* At the end of the candidates: every file of a directory of references
+ * taken, unless subset (or there were no documents: "no documents"). */
+static int end_by_name(rouge_run *u, lc_err *err)
+{
+	for (size_t k = 0; k < u->nref; k++) {
+		const char *id, *where;
+		size_t n = u->byname[k] ? rouge_idmap_untaken(u->byname[k], &id, &where) : 0;
+		if (n && !u->o.subset && rouge_report_count(u->rep))
+			return lc_fail(err, "%s: no document of %s is named \"%s\" (%zu file%s without "
+			               "one; --subset scores the candidates only)", where,
+			               label(u->paths[0]), id, n, n == 1 ? "" : "s");
+	}
+	return 0;
+}
+
 /* In order: the next candidate and the next document of each reference
- * input, all or none. */
+ * input, all or none (a directory of references: by name). */
 static int next_files(rouge_run *u, lc_err *err)
 {
 	const char *name = NULL, *text, *rname, *rtext;
@@ -163,15 +225,23 @@ static int next_files(rouge_run *u, lc_err *err)
 		return -1;
 	for (size_t k = 0; k < u->nref; k++) {
 		const char *rpath = label(u->paths[1 + k]);
-		int r2 = textin_next(u->in[1 + k], &rname, &rtext, &rlen, err);
+		int r2;
+		if (u->byname[k]) {
+			if (rc > 0 && take_by_name(u, k, ndoc, name, &rtext, &rlen, err) < 0)
+				return -1;
+			if (rc > 0 && load(u, &u->refs[k], 1 + k, base_name(name), rtext, rlen, err) < 0)
+				return -1;
+			continue;
+		}
+		r2 = textin_next(u->in[1 + k], &rname, &rtext, &rlen, err);
 		if (r2 < 0)
 			return -1;
 		if (r2 == 0 && rc > 0)
-			return lc_fail(err, "%s: has %zu documents, but %s has more (next: %s)", rpath,
-			               ndoc, label(u->paths[0]), name);
+			return lc_fail(err, "%s: has %zu document%s, but %s has more (next: %s)", rpath,
+			               ndoc, ndoc == 1 ? "" : "s", label(u->paths[0]), name);
 		if (r2 > 0 && rc == 0)
-			return lc_fail(err, "%s: has more than the %zu documents of %s (next: %s)", rpath,
-			               ndoc, label(u->paths[0]), rname);
+			return lc_fail(err, "%s: has more than the %zu document%s of %s (next: %s)", rpath,
+			               ndoc, ndoc == 1 ? "" : "s", label(u->paths[0]), rname);
 		if (rc == 0)
 			continue;
 		if (u->dirs && strcmp(rname, name) != 0)
@@ -180,7 +250,7 @@ static int next_files(rouge_run *u, lc_err *err)
 		if (load(u, &u->refs[k], 1 + k, rname, rtext, rlen, err) < 0)
 			return -1;
 	}
-	return rc == 0 ? 0 : score(u, name, err);
+	return rc == 0 ? end_by_name(u, err) : score(u, name, err);
 }
 
 /* By id, at the end of the candidates: every reference taken, unless
@@ -263,14 +333,47 @@ static int read_refs(rouge_run *u, size_t k, lc_err *err)
 	return rc;
 }
 
-/* The inputs opened: in order, or by id with the references read. */
+/* Reads the directory of references k whole into a map by file name. */
+static int read_dir(rouge_run *u, size_t k, lc_err *err)
+{
+	const char *path = u->paths[1 + k], *name, *text;
+	textin *t;
+	size_t len;
+	int rc;
+
+	if (!(u->byname[k] = rouge_idmap_new(err)) || !(t = textin_open(path, TEXTIN_FILE, err)))
+		return -1;
+	while ((rc = textin_next(t, &name, &text, &len, err)) > 0) {
+		char *where;
+		size_t pl = strlen(path);
+		if (asprintf(&where, "%s%s%s", path, pl && path[pl - 1] == '/' ? "" : "/", name) < 0) {
+			rc = lc_fail(err, "out of memory");
+			break;
+		}
+		rc = rouge_idmap_add(u->byname[k], name, where, text, len, err);
+		free(where);
+		if (rc < 0)
+			break;
+	}
+	textin_close(t);
+	return rc;
+}
+
+/* The inputs opened: in order (a directory of references read whole),
+ * or by id with the references read. */
 static int open_inputs(rouge_run *u, lc_err *err)
 {
 	if (!u->o.jsonl) {
-		if (!(u->in = calloc(u->nin, sizeof *u->in)))
+		if (!(u->in = calloc(u->nin, sizeof *u->in)) ||
+		    !(u->byname = calloc(u->nref, sizeof *u->byname)))
 			return lc_fail(err, "out of memory");
 		u->dirs = 1;
 		for (size_t i = 0; i < u->nin; i++) {
+			if (i > 0 && by_name(&u->o, u->paths[i])) {
+				if (read_dir(u, i - 1, err) < 0)
+					return -1;
+				continue;
+			}
 			if (!(u->in[i] = textin_open(u->paths[i], u->o.mode, err)))
 				return -1;
 			if (!is_dir(u->paths[i]))
@@ -333,6 +436,9 @@ void rouge_run_free(rouge_run *u)
 	for (size_t i = 0; u->in && i < u->nin; i++)
 		textin_close(u->in[i]);
 	free(u->in);
+	for (size_t k = 0; u->byname && k < u->nref; k++)
+		rouge_idmap_free(u->byname[k]);
+	free(u->byname);
 	rouge_jsonl_close(u->j);
 	for (size_t k = 0; u->maps && k < u->nref; k++)
 		rouge_idmap_free(u->maps[k]);

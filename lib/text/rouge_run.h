@@ -13,7 +13,12 @@
  *              an lc stream, "-"); the candidates and every reference
  *              input are read in step, and must hold as many documents;
  *              when every input is a directory the documents' names
- *              (file names) must also be the same;
+ *              (file names) must also be the same. But a directory of
+ *              references with one document per file (split mode file)
+ *              is read whole and paired by file name: each candidate
+ *              takes the file named as the last component of its name
+ *              (an archive member's or a file's path), once; a file no
+ *              candidate took is an error unless subset;
  *   by id      (jsonl) JSON Lines, or lc streams by document name
  *              (rouge_jsonl.h): the references are read whole into maps
  *              by id, then the candidates are read in their order, each
@@ -39,7 +44,7 @@ typedef struct rouge_run_opts {
 	rouge_report_opts r;         /* nref and csv_ids are set by rouge_run_new */
 	enum textin_split mode;      /* documents in a file, in order */
 	int jsonl;                   /* pair by id */
-	int subset;                  /* jsonl: references with no candidate are left out */
+	int subset;                  /* references with no candidate are left out (by id or name) */
 	const char *idkey, *cand, *ref;   /* jsonl: the id field and the text fields */
 	void (*warn)(void *ctx, const char *msg);   /* NULL: no warnings */
 	void *ctx;
@@ -52,7 +57,7 @@ void rouge_run_opts_init(rouge_run_opts *o);
 typedef struct rouge_run rouge_run;
 
 /* The rules the inputs' number and kind must follow (--subset only with
- * --jsonl and two inputs or more; at least two inputs, or with jsonl one
+ * --jsonl and two inputs or more, or a directory of references; at least two inputs, or with jsonl one
  * that holds both texts in two fields; "-" at most once): -1 with a
  * message, which a program reports as a usage error. */
 int rouge_run_check(const rouge_run_opts *o, char *const *paths, size_t n, lc_err *err);

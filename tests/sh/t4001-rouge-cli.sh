@@ -39,15 +39,40 @@ _res $? "-d line"
 is "two documents" "$(grep -vc '^#' "$T/out")" 2
 is "second document" "$(sed -n 3p "$T/out")" "$(printf 'c.txt:2\trouge1\t1\t0.75\t0.8571428571428571')"
 fails 1 "fewer references" lc-rouge -d line -t rouge1 "$T/c.txt" "$T/r1.txt"
-grep -q 'lc-rouge: .*r1.txt.*1 documents' "$T/err"; _res $? "count mismatch names the input"
+grep -q 'lc-rouge: .*r1.txt: has 1 document, but' "$T/err"; _res $? "count mismatch names the input"
 fails 1 "more references" lc-rouge -d line -t rouge1 "$T/r1.txt" "$T/c.txt"
 
-# directories pair by file name
+# a directory of references pairs by file name, whatever the candidates'
+# order or kind (a directory, an archive's members, a stream's documents)
 mkdir "$T/cd" "$T/rd"
 echo "alpha beta" >"$T/cd/a"; echo "alpha" >"$T/rd/a"
 echo "gamma" >"$T/cd/b"; echo "gamma" >"$T/rd/c"
-fails 1 "directory names must match" lc-rouge "$T/cd" "$T/rd"
-grep -q '"c".*"b"' "$T/err"; _res $? "name mismatch reported"
+fails 1 "a candidate with no file of its name" lc-rouge "$T/cd" "$T/rd"
+grep -q 'rd: no file "b" for document 2 "b" of .*cd' "$T/err"; _res $? "the missing file named"
+mkdir "$T/cn" "$T/rn"
+printf 'one two three\n' >"$T/cn/x.txt"; printf 'one two three\n' >"$T/rn/x.txt"
+printf 'four five\n' >"$T/cn/y.txt"; printf 'four five\n' >"$T/rn/y.txt"
+printf 'six\n' >"$T/rn/z.txt"
+if need lc-cat; then
+	lc-cat -i text "$T/cn/y.txt" "$T/cn/x.txt" >"$T/yx.lc"
+	(cd "$T" && tar cf yx.tar cn/y.txt cn/x.txt)
+	for in in yx.lc yx.tar; do
+		ok "$in: out of order, --subset" lc-rouge --subset -b 0 -f tsv -t rouge1 "$T/$in" "$T/rn/"
+		is "$in: each takes its own file" "$(grep -v '^#' "$T/out" | cut -f1,3- | sed "s|$T/||")" \
+			"$(printf 'cn/y.txt\t1\t1\t1\ncn/x.txt\t1\t1\t1')"
+	done
+	fails 1 "a file no candidate takes" lc-rouge -b 0 -f tsv -t rouge1 "$T/yx.lc" "$T/rn"
+	grep -q 'rn/z.txt: no document of .*yx.lc is named "z.txt" (1 file without one; --subset' \
+		"$T/err"; _res $? "the untaken file named"
+	mkdir "$T/cn/s"; cp "$T/cn/x.txt" "$T/cn/s/x.txt"
+	lc-cat -i text "$T/cn/x.txt" "$T/cn/s/x.txt" >"$T/xx.lc"
+	fails 1 "two documents of one base name" lc-rouge --subset -b 0 "$T/xx.lc" "$T/rn"
+	grep -q 'document 2 ".*cn/s/x.txt": the file "x.txt" of .*rn was the reference of an earlier' \
+		"$T/err"; _res $? "the second one named"
+else
+	skip "a stream and an archive against a directory" "no lc-cat"
+fi
+fails 2 "--subset without a directory or --jsonl" lc-rouge --subset "$T/cn/x.txt" "$T/rn/x.txt"
 
 # lc streams of text records
 if need lc-cat; then
