@@ -150,6 +150,16 @@ static int text_sides(gsgsplit *s, struct buf *b, lc_err *err)
 	return 0;
 }
 
+/* Text output: b's bytes as they are (a document may hold NUL bytes),
+ * after a "== doc NAME" header when name is not NULL. */
+static void put_text(gsgsplit *s, const char *name, const struct buf *b)
+{
+	if (name)
+		fprintf(s->out, "== doc %s\n", name);
+	if (b->n)
+		fwrite(b->p, 1, b->n, s->out);
+}
+
 /* Writes the pair in s->src and s->tgt as document name; after GSG
  * (gsg set), of n sentences k selected. */
 static int emit(gsgsplit *s, const char *name, const lc_meta *meta, int gsg, size_t n, size_t k,
@@ -170,8 +180,8 @@ static int emit(gsgsplit *s, const char *name, const lc_meta *meta, int gsg, siz
 			if (text_sides(s, &s->cur, err) < 0)
 				return -1;
 			if (s->ndocs == 1)
-				fprintf(s->out, "== doc %s\n%s", s->first_name, s->first.p);
-			fprintf(s->out, "== doc %s\n%s", name, s->cur.p);
+				put_text(s, s->first_name, &s->first);
+			put_text(s, name, &s->cur);
 		}
 		s->ndocs++;
 		return 0;
@@ -274,7 +284,7 @@ int gsgsplit_finish(gsgsplit *s, lc_err *err)
 	lc_writer *w = s->w;
 
 	if (s->o.text && s->ndocs == 1)
-		fputs(s->first.p, s->out);
+		put_text(s, NULL, &s->first);
 	s->w = NULL;
 	if (w && stream_writer_close(w, err) < 0)
 		return -1;

@@ -53,6 +53,9 @@ lc-gsg-split -f text "$T/one" >"$T/one.out" 2>"$T/one.err"
 printf '== target\n== source\nOnly one sentence here.\n' >"$T/one.want"
 same "one sentence: empty target, passed through" "$T/one.out" "$T/one.want"
 grep -q '1 of 1 documents too short' "$T/one.err"; is "counted in a warning" $? 0
+printf 'One here. Two\000with a NUL. Three is longer than the rest. Four now. Five last.\n' >"$T/nul"
+lc-gsg-split -f text "$T/nul" >"$T/nul.out" 2>/dev/null
+is "text output: a NUL byte and all after it" "$(tr '\000' @ <"$T/nul.out" | grep -c 'Two@with\|Five last')" 2
 printf '' | lc-gsg-split -f text >"$T/none.out" 2>/dev/null
 printf '== target\n== source\n' >"$T/none.want"
 same "empty document" "$T/none.out" "$T/none.want"
