@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/clock.h"
 #include "base/fileio.h"
@@ -62,6 +64,11 @@ struct run {
 	train_opts to;
 	train_data td, ed;          /* training and evaluation pairs */
 	trainer *tr;
+	/* a fresh start into a directory this run made, or found empty: what
+	 * it wrote there is taken back if the run fails before training */
+	int made_dir, undo;
+	int wrote_mark, wrote_cfg, wrote_model;
+	int begun;                  /* training began (the log opened) */
 };
 
 /* Hands the formatted text to the job's report. */
@@ -220,6 +227,66 @@ static void tok_files(struct run *r)
 	}
 }
 
+/* Left in OUTDIR by a fresh start until its first checkpoint: a
+ * directory holding it and no checkpoint is this program's own, from a
+ * run killed before that (run again, it starts over), not a user's. */
+#define FRESH_MARK ".lc-train-fresh"
+
+static void mark_path(char *path, size_t n, const char *dir)
+{
+	snprintf(path, n, "%s/" FRESH_MARK, dir);
+}
+
+/* Whether directory path holds any entry (a file a user may keep). */
+static int has_entries(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int any = 0;
+
+	if (!d)
+		return 0;
+	while (!any && (e = readdir(d)))
+		any = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	closedir(d);
+	return any;
+}
+
+/* Whether a and b name the same directory. */
+static int same_dir(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/* A fresh start that failed before training: the files start() wrote
+ * into OUTDIR removed, and OUTDIR too when this run made it, so that no
+ * directory is left looking like a model (config.json, random weights)
+ * without a checkpoint. */
+static void undo_start(struct run *r)
+{
+	char path[4096];
+
+	if (!r->undo)
+		return;
+	if (r->wrote_mark) {
+		mark_path(path, sizeof path, r->j->outdir);
+		unlink(path);
+	}
+	if (r->wrote_model) {
+		snprintf(path, sizeof path, "%s/model.safetensors", r->j->outdir);
+		unlink(path);
+	}
+	if (r->wrote_cfg) {
+		snprintf(path, sizeof path, "%s/config.json", r->j->outdir);
+		unlink(path);
+	}
+	if (r->made_dir)
+		rmdir(r->j->outdir);
+}
+
 /* OUTDIR recovered and resumed or created, every path checked, the model
  * to start from open, the tokenizer of checkpoints chosen. */
 static int start(struct run *r, lc_err *err)
@@ -253,13 +320,32 @@ static int start(struct run *r, lc_err *err)
 	    check_path("-t/--tokenizer", j->tokenizer, err) < 0 ||
 	    (j->eval && strcmp(j->eval, "-") != 0 && check_path("--eval", j->eval, err) < 0))
 		return -1;
-	if (mkdir(j->outdir, 0777) < 0 && errno != EEXIST)
+	/* a fresh start writes config.json and random weights into OUTDIR,
+	 * and checkpoints replace what is there: never over files a user
+	 * keeps in it, unless --restart says so (or -m is OUTDIR itself) */
+	mark_path(path, sizeof path, j->outdir);
+	if (!r->resume && !j->restart && has_entries(j->outdir) && !exists(path) &&
+	    !same_dir(init, j->outdir))
+		return lc_fail(err, "-o/--output %s: holds files but no checkpoint to resume (no "
+		               "trainer_state.json); give another directory, or --restart to start "
+		               "over in this one", j->outdir);
+	r->undo = !r->resume && (!has_entries(j->outdir) || exists(path));
+	if (mkdir(j->outdir, 0777) == 0)
+		r->made_dir = 1;
+	else if (errno != EEXIST)
 		return lc_fail(err, "-o/--output %s: %s", j->outdir, strerror(errno));
+	if (!r->resume) {
+		r->wrote_mark = 1;
+		if (lc_write_file(path, "", 0, err) < 0)
+			return -1;
+	}
 	/* the model to start from */
 	if (r->config) {
 		snprintf(r->cfgpath, sizeof r->cfgpath, "%s/config.json", j->outdir);
+		r->wrote_cfg = 1;
 		if (lc_copy_file(r->config, r->cfgpath, err) < 0)
 			return -1;
+		r->wrote_model = 1;
 		if (model_write_random(j->outdir, j->seed, err) < 0)
 			return fail_source(j, "--config", r->config);
 		if (!(r->m = model_open(j->outdir, 0, err)))
@@ -273,6 +359,7 @@ static int start(struct run *r, lc_err *err)
 			 * config.json its arguments translate to */
 			const char *txt = model_config_text(r->m);
 			snprintf(r->cfgpath, sizeof r->cfgpath, "%s/config.json", j->outdir);
+			r->wrote_cfg = 1;
 			if (lc_write_file(r->cfgpath, txt, strlen(txt), err) < 0)
 				return -1;
 		}
@@ -459,8 +546,12 @@ static int checkpoint(struct run *r, int rouge, lc_err *err)
 	int64_t step = trainer_step_count(r->tr);
 	train_rouge sc;
 
+	char path[4096];
+
 	if (trainer_save_files(r->tr, j->outdir, r->cfgpath, r->copy, r->ncopy, 1, err) < 0)
 		return lc_prefix(err, "checkpoint");
+	mark_path(path, sizeof path, j->outdir);
+	unlink(path);   /* the directory holds a checkpoint now */
 	if (!rouge || !r->has_tok || !r->ed.n)
 		return 0;
 	if (train_eval_rouge(j->outdir, r->tok, &r->ed, j->rouge_max_new, r->to.threads, &sc,
@@ -574,6 +665,7 @@ int train_job_run(train_job *j, lc_err *err)
 		    r.td.skipped ? " (some skipped), " : ", ", r.ed.n, lr_sched_name(r.to.sched),
 		    r.to.lr, r.to.warmup, r.to.threads, start_step ? "resuming" : "starting",
 		    start_step);
+	r.begun = 1;
 	if (!(logf = train_log_open(j->outdir, start_step == 0, err)) ||
 	    train_loop(&r, logf, err) < 0)
 		goto out;
@@ -593,6 +685,8 @@ out:
 		fclose(logf);
 	trainer_free(r.tr);
 	model_free(r.m);
+	if (rc < 0 && !r.begun)
+		undo_start(&r);
 	train_data_free(&r.td);
 	train_data_free(&r.ed);
 	return rc;

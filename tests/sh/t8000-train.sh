@@ -34,6 +34,7 @@ ok "trains 3 steps from --config" lc-train --config "$T/config.json" -o "$T/m" -
 for f in config.json model.safetensors spiece.model optimizer.safetensors trainer_state.json loss.tsv; do
 	[ -s "$T/m/$f" ]; _res $? "the checkpoint has $f"
 done
+[ ! -e "$T/m/.lc-train-fresh" ]; _res $? "no fresh-start mark after the checkpoint"
 is "loss.tsv has a header and 3 steps" "$(wc -l <"$T/m/loss.tsv" | tr -d ' ')" 4
 is "evaluation loss at steps 2 and 3" \
 	"$(awk -F'\t' 'NR > 1 && $7 != "" {printf "%s ", $1}' "$T/m/loss.tsv")" "2 3 "
@@ -87,6 +88,22 @@ lc-cat -i text "$T/ruth.txt" >"$T/nopairs.lc"
 fails 1 "a stream without pairs" lc-train --config "$T/config.json" -o "$T/np" --steps 1 -q "$T/nopairs.lc"
 head -c 100 "$T/pairs.lc" >"$T/trunc.lc"
 fails 1 "a truncated stream" lc-train --config "$T/config.json" -o "$T/tr" --steps 1 -q "$T/trunc.lc"
+# nothing left behind by a run that failed before training, nor written
+# over a directory a user keeps files in
+[ ! -e "$T/np" ] && [ ! -e "$T/tr" ]; _res $? "failed runs leave no directory behind"
+mkdir "$T/kept"; cp "$T/m/model.safetensors" "$T/m/config.json" "$T/kept/"
+cksum "$T/kept/model.safetensors" >"$T/kept.sum"
+fails 1 "--config over a directory with files" lc-train --config "$T/config.json" -o "$T/kept" \
+	--steps 1 -q "$T/pairs.lc"
+grep -q 'kept: holds files but no checkpoint to resume.*--restart' "$T/err"; _res $? "and says so"
+cksum "$T/kept/model.safetensors" | cmp -s - "$T/kept.sum"; _res $? "its model untouched"
+mkdir "$T/mt"
+fails 1 "a failed run in an empty directory" lc-train --config "$T/config.json" -o "$T/mt" --steps 1 \
+	-q "$T/trunc.lc"
+[ -d "$T/mt" ] && [ -z "$(ls -A "$T/mt")" ]; _res $? "leaves it empty"
+ok "--restart starts over in it" lc-train --config "$T/config.json" -o "$T/kept" --restart --steps 1 \
+	--batch-tokens 500 --holdout 0 -q "$T/pairs.lc"
+[ -s "$T/kept/trainer_state.json" ]; _res $? "a checkpoint there"
 # a model lc cannot decode is not trained either (fuzz_model: no decoder
 # layers read a relative bias that is not there)
 sed 's/"num_decoder_layers": 1/"num_decoder_layers": 0/' "$T/config.json" >"$T/nodec.json"
