@@ -24,7 +24,7 @@ static _Noreturn void usage(void)
 	       "                 [--sample | --no-sample] [--temperature X] [--top-k N]\n"
 	       "                 [--top-p X] [--seed N] [--num-return-sequences N]\n"
 	       "                 [-t TOKENIZER] [-j N] [--batch N] [-d cpu|cuda] [--compute f32|bf16]\n"
-	       "                 [FILE...]\n"
+	       "                 [--cross-cache SIZE] [--stats] [FILE...]\n"
 	       "       lc-decode [-m MODEL] [options] --info\n"
 	       "\n"
 	       "Reads hidden-state streams (lc-encode's output; standard input when no FILE\n"

@@ -14,7 +14,7 @@
 static void usage(void)
 {
 	printf("usage: lc-encode [-Fq] [-m MODEL] [-j THREADS] [--batch N] [--dtype f32|bf16] [--truncate]\n"
-	       "                 [-d cpu|cuda] [--compute f32|bf16] [FILE...]\n"
+	       "                 [-d cpu|cuda] [--compute f32|bf16] [--stats] [FILE...]\n"
 	       "       lc-encode -m MODEL --info\n"
 	       "       lc-encode -m MODEL --gemm-only [FILE...]\n"
 	       "       lc-encode -m MODEL --random-weights [--seed N]\n"

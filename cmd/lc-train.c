@@ -21,7 +21,7 @@ static void usage(void)
 	       "                [--max-src N] [--max-tgt N] [--dropout X] [--weight-decay X]\n"
 	       "                [--clip X] [--eval STREAM] [--holdout N] [--holdout-out PREFIX]\n"
 	       "                [--eval-every N] [--save-every N] [--log-every N] [--no-rouge]\n"
-	       "                [--rouge-max-new N] [-t TOKENIZER]\n"
+	       "                [--rouge-max-new N] [-t TOKENIZER] [-d cpu|cuda]\n"
 	       "                [--seed N] [--restart] [--force-resume] [-j THREADS] [-q]\n"
 	       "                [--jsonl [--source FIELD] [--target FIELD] [--id FIELD] [--skip-bad]]\n"
 	       "                [TRAIN_STREAM...]\n"

@@ -85,10 +85,10 @@ int convert_print_ids(FILE *f, const lc_doc *d, lc_err *err)
 	const lc_tensor *t = doc_find(d, "tokens");
 
 	if (!t)
-		return lc_fail(err, "document \"%s\" has no \"tokens\" record", d->name);
+		return lc_fail(err, "no \"tokens\" record");
 	if (t->dtype != LC_I32 || t->rank != 1)
-		return lc_fail(err, "document \"%s\": \"tokens\" is %s of rank %u, not i32 of rank 1",
-		               d->name, lc_dtype_name(t->dtype), t->rank);
+		return lc_fail(err, "\"tokens\" is %s of rank %u, not i32 of rank 1",
+		               lc_dtype_name(t->dtype), t->rank);
 	return convert_write_ids(f, t->data, t->dims[0], err);
 }
 
@@ -160,7 +160,7 @@ int convert_print_text(FILE *f, const lc_doc *d, lc_err *err)
 	const lc_tensor *t = doc_find(d, "text");
 
 	if (!t || t->dtype != LC_U8 || t->rank != 1)
-		return lc_fail(err, "document \"%s\" has no \"text\" record (u8, rank 1)", d->name);
+		return lc_fail(err, "no \"text\" record (u8, rank 1)");
 	if (fwrite(t->data, 1, t->nbytes, f) != t->nbytes || fputc('\n', f) == EOF)
 		return werr(err);
 	return 0;

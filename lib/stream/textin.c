@@ -89,10 +89,15 @@ static int is_archive(const uint8_t *p, size_t n)
 	return 0;
 }
 
-/* libarchive's message, which it may leave unset. */
+/* libarchive's message, which it may leave unset; liblzma's for data
+ * that ends early ("Lzma library error:  No progress is possible") said
+ * as gzip's is. */
 static const char *ar_error(struct archive *a)
 {
 	const char *s = archive_error_string(a);
+
+	if (s && strstr(s, "Lzma") && strstr(s, "No progress is possible"))
+		return "truncated xz or lzma input";
 	return s && *s ? s : "damaged or unsupported archive";
 }
 

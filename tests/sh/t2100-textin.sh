@@ -68,6 +68,9 @@ is "10 MB document" "$(lc-cat -i text "$T/big" | lc-cat -o info | awk -F'\t' '$1
 head -c 30 "$T/three.tar.gz" >"$T/cut.tar.gz"
 fails 1 "truncated tar.gz" lc-cat -i text "$T/cut.tar.gz"
 grep -q "cut.tar.gz" "$T/err"; is "message names the archive" $? 0
+head -c 60 "$T/t.tar.xz" >"$T/cut.tar.xz"
+fails 1 "truncated tar.xz" lc-cat -i text "$T/cut.tar.xz"
+grep -q "cut.tar.xz: truncated xz or lzma input" "$T/err"; is "says it is truncated" $? 0
 fails 1 "missing input" lc-cat -i text "$T/nope"
 
 done_testing
