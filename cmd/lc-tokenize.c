@@ -12,6 +12,7 @@
 #include "stream/stream.h"
 #include "stream/textin.h"
 #include "text/tokenizer.h"
+#include "text/utf8.h"
 
 static void usage(void)
 {
@@ -243,7 +244,7 @@ int main(int argc, char **argv)
 		const char *name, *text;
 		size_t len;
 		textin *t;
-		int rc;
+		int rc, warned;
 
 		if (jsonl_in) {
 			jsonl *j = jsonl_open(path, &js, &err);
@@ -263,8 +264,13 @@ int main(int argc, char **argv)
 		}
 		if (!(t = textin_open(path, split, &err)))
 			cli_die(LC_EXIT_DATA, "%s", err.msg);
-		while ((rc = textin_next(t, &name, &text, &len, &err)) > 0)
+		warned = 0;   /* a binary file given by mistake: said once an input */
+		while ((rc = textin_next(t, &name, &text, &len, &err)) > 0) {
+			if (!warned && utf8_not_text(text, len, strcmp(path, "-") ? path : "stdin", name,
+			                             "tokenized as text anyway", msg, sizeof msg))
+				warned = 1, cli_warn("%s", msg);
 			one_doc(&r, name, textin_meta(t), text, len);
+		}
 		if (rc < 0)
 			cli_die(LC_EXIT_DATA, "%s", err.msg);
 		textin_close(t);

@@ -126,30 +126,14 @@ int rouge_run_check(const rouge_run_opts *o, char *const *paths, size_t n, lc_er
  * bytes that are not UTF-8 (rouge-score reads UTF-8 text). */
 static void check_text(rouge_run *u, size_t in, const char *name, const char *text, size_t len)
 {
-	const char *lbl = label(u->paths[in]), *nul;
-	size_t good;
-	char why[64], *msg;
-	int rc;
+	char msg[1024];
 
 	if (u->warned[in] || !u->o.warn)
 		return;
-	nul = memchr(text, 0, len);
-	good = utf8_valid_len(text, len);
-	if (!nul && good == len)
-		return;
-	u->warned[in] = 1;
-	if (nul && (size_t)(nul - text) < good)
-		snprintf(why, sizeof why, "a NUL byte at byte %zu", (size_t)(nul - text));
-	else
-		snprintf(why, sizeof why, "invalid UTF-8 at byte %zu", good);
-	if (strcmp(name, lbl) == 0)
-		rc = asprintf(&msg, "%s: not text (%s): scored as text anyway", lbl, why);
-	else
-		rc = asprintf(&msg, "%s: document \"%s\" is not text (%s): scored as text anyway", lbl,
-		              name, why);
-	if (rc >= 0) {
+	if (utf8_not_text(text, len, label(u->paths[in]), name, "scored as text anyway", msg,
+	                  sizeof msg)) {
+		u->warned[in] = 1;
 		u->o.warn(u->o.ctx, msg);
-		free(msg);
 	}
 }
 

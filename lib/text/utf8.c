@@ -1,5 +1,8 @@
 #include "text/utf8.h"
 
+#include <stdio.h>
+#include <string.h>
+
 size_t utf8_char(const unsigned char *p, size_t len, uint32_t *cp)
 {
 	unsigned c = p[0];
@@ -51,6 +54,27 @@ size_t utf8_valid_len(const char *s, size_t len)
 int utf8_valid(const char *s, size_t len)
 {
 	return utf8_valid_len(s, len) == len;
+}
+
+int utf8_not_text(const char *p, size_t len, const char *label, const char *name,
+                  const char *action, char *msg, size_t cap)
+{
+	const char *nul = memchr(p, 0, len);
+	size_t good = utf8_valid_len(p, len);
+	char why[64];
+
+	if (!nul && good == len)
+		return 0;
+	if (nul && (size_t)(nul - p) < good)
+		snprintf(why, sizeof why, "a NUL byte at byte %zu", (size_t)(nul - p));
+	else
+		snprintf(why, sizeof why, "invalid UTF-8 at byte %zu", good);
+	if (strcmp(name, label) == 0)
+		snprintf(msg, cap, "%s: not text (%s): %s", label, why, action);
+	else
+		snprintf(msg, cap, "%s: document \"%s\" is not text (%s): %s", label, name, why,
+		         action);
+	return 1;
 }
 
 /* The length of the maximal subpart at p: the longest prefix of a

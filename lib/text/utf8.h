@@ -24,6 +24,14 @@ int utf8_valid(const char *p, size_t len);
 /* The length of the longest well-formed prefix of p[0..len): len if all is. */
 size_t utf8_valid_len(const char *p, size_t len);
 
+/* Whether p[0..len) is not text, as a binary file given by mistake is
+ * not: 1 with msg "LABEL: not text (a NUL byte at byte N): ACTION" (or
+ * "LABEL: document \"NAME\" is not text (invalid UTF-8 at byte N): ACTION"
+ * when the document's name is not the input's label), the first of the
+ * two found; 0 for text. For the programs that read text and go on. */
+int utf8_not_text(const char *p, size_t len, const char *label, const char *name,
+                  const char *action, char *msg, size_t cap);
+
 /* out [at most 3 len bytes]: in[len] with ill-formed subparts replaced;
  * returns the output length. */
 size_t utf8_replace(const char *in, size_t len, char *out);

@@ -149,6 +149,15 @@ is "one warning per input, naming the document" "$(cat "$T/err")" \
 	"lc-rouge: $T/cands: document \"1\" is not text (invalid UTF-8 at byte 8): scored as text anyway"
 ok "lc-rouge: text" lc-rouge -b 0 -f tsv "$T/ref" "$T/ref"
 is "no warning" "$(cat "$T/err")" ""
+# and lc-tokenize tokenizes it (as spm_encode does), saying so once an input
+ok "lc-tokenize: a directory of such files" lc-tokenize "$T/cands"
+is "one warning per input, naming the document" "$(cat "$T/err")" \
+	"lc-tokenize: $T/cands: document \"1\" is not text (invalid UTF-8 at byte 8): tokenized as text anyway"
+ok "lc-tokenize: a NUL byte" lc-tokenize "$T/nul"
+is "the warning names the file" "$(cat "$T/err")" \
+	"lc-tokenize: $T/nul: not text (a NUL byte at byte 7): tokenized as text anyway"
+ok "lc-tokenize: text" lc-tokenize "$T/ref"
+is "no warning" "$(cat "$T/err")" ""
 
 # h: a "hidden" tensor of the wrong rank: its real shape. The stream: one
 # document "rank1" holding "hidden", f32 [3] (zeros).
