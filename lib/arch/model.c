@@ -252,6 +252,13 @@ lc_model *model_open(const char *dir, unsigned flags, lc_err *err)
 	plen = strlen(m->dir) + 64;
 	if (!(path = malloc(plen)))
 		goto oom;
+	snprintf(path, plen, "%s/" MODEL_FRESH_MARK, m->dir);
+	if (!(flags & MODEL_FRESH) && file_exists(path)) {
+		lc_fail(err, "%s: an lc-train run's directory before its first checkpoint (random "
+		        "initial weights; killed or still running): run lc-train again to train it",
+		        m->dir);
+		goto fail;
+	}
 	snprintf(path, plen, "%s/config.json", m->dir);
 	if (wfile ? ends_pt(wfile) : !file_exists(path)) {
 		int r = wfile ? 1 : find_pt(m->dir, &wfile, err);

@@ -32,6 +32,11 @@
  * machine, which an encoder's few passes over the weights do not win
  * back: 64K tokens encoded in the same time either way). */
 #define MODEL_COPY 1u
+/* A directory holding MODEL_FRESH_MARK is an lc-train run's that has not
+ * written its first checkpoint (random initial weights, or a run killed
+ * before it): refused unless flags has MODEL_FRESH (lc-train's own). */
+#define MODEL_FRESH 2u
+#define MODEL_FRESH_MARK ".lc-train-fresh"
 lc_model *model_open(const char *dir, unsigned flags, lc_err *err);
 void model_free(lc_model *m);
 

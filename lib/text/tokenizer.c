@@ -77,10 +77,8 @@ static lc_tokenizer *load_bpe(const char *dir, lc_err *err)
 	return t;
 }
 
-/* The ids a model must have rows for: every id but the special tokens
- * that close the table (BART's <mask> lies beyond bart-large-cnn's
- * vocab_size of 50264; T5's sentinels are checked by lc-encode when used). */
-static int32_t ordinary_size(const lc_tokenizer *t)
+/* T5's sentinels are checked by lc-encode when used. */
+int32_t tok_model_rows(const lc_tokenizer *t)
 {
 	int32_t n;
 
@@ -108,9 +106,9 @@ static lc_tokenizer *check_config(lc_tokenizer *t, const char *dir, lc_err *err)
 		return NULL;
 	}
 	v = json_object_get(root, "vocab_size");
-	if (json_is_integer(v) && json_integer_value(v) < ordinary_size(t)) {
+	if (json_is_integer(v) && json_integer_value(v) < tok_model_rows(t)) {
 		lc_fail(err, "%s: the tokenizer's ids go to %ld but config.json's vocab_size is %lld: "
-		        "they are not one model's", dir, (long)ordinary_size(t) - 1,
+		        "they are not one model's", dir, (long)tok_model_rows(t) - 1,
 		        (long long)json_integer_value(v));
 		tok_free(t);
 		t = NULL;

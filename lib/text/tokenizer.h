@@ -48,6 +48,10 @@ const char *tok_kind_name(const lc_tokenizer *t);   /* "sentencepiece", "bpe" */
 const char *tok_path(const lc_tokenizer *t);        /* the file or directory read */
 const char *tok_fingerprint(const lc_tokenizer *t);
 int32_t tok_vocab_size(const lc_tokenizer *t);
+/* The ids a model must have rows for (a config.json's vocab_size at
+ * least): every id but the special tokens that close the table (BART's
+ * <mask> lies beyond bart-large-cnn's vocab_size of 50264). */
+int32_t tok_model_rows(const lc_tokenizer *t);
 int32_t tok_eos_id(const lc_tokenizer *t);          /* -1 if none */
 /* The token of an id as the tokenizer spells it; NULL if out of range. */
 const char *tok_piece(const lc_tokenizer *t, int32_t id, size_t *len);

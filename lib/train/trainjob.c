@@ -164,7 +164,7 @@ static int fits_vocab(const char *path, int vocab)
 {
 	lc_err e;
 	lc_tokenizer *t = tok_open(path, &e);
-	int ok = t && tok_vocab_size(t) <= vocab;
+	int ok = t && tok_model_rows(t) <= vocab;
 
 	tok_free(t);
 	return ok;
@@ -229,12 +229,11 @@ static void tok_files(struct run *r)
 
 /* Left in OUTDIR by a fresh start until its first checkpoint: a
  * directory holding it and no checkpoint is this program's own, from a
- * run killed before that (run again, it starts over), not a user's. */
-#define FRESH_MARK ".lc-train-fresh"
-
+ * run killed before that (run again, it starts over), not a user's; and
+ * no model to load (model_open refuses it). */
 static void mark_path(char *path, size_t n, const char *dir)
 {
-	snprintf(path, n, "%s/" FRESH_MARK, dir);
+	snprintf(path, n, "%s/" MODEL_FRESH_MARK, dir);
 }
 
 /* Whether directory path holds any entry (a file a user may keep). */
@@ -307,6 +306,8 @@ static int start(struct run *r, lc_err *err)
 		r->resume = 1;
 		init = j->outdir;
 		r->config = NULL;
+		mark_path(path, sizeof path, j->outdir);
+		unlink(path);   /* a save that committed but was stopped before this */
 	} else if (!init && !r->config) {
 		j->err_usage = 1;
 		return lc_fail(err, "%s holds no checkpoint: give -m INIT or --config JSON", j->outdir);
@@ -348,7 +349,7 @@ static int start(struct run *r, lc_err *err)
 		r->wrote_model = 1;
 		if (model_write_random(j->outdir, j->seed, err) < 0)
 			return fail_source(j, "--config", r->config);
-		if (!(r->m = model_open(j->outdir, 0, err)))
+		if (!(r->m = model_open(j->outdir, MODEL_FRESH, err)))
 			return -1;
 	} else {
 		if (!(r->m = model_open(init, 0, err)))
@@ -379,6 +380,19 @@ static int start(struct run *r, lc_err *err)
 			    "or tokenizer.json) nor a share/spiece.model (%s) that fits its vocabulary: "
 			    "checkpoints hold no tokenizer (use -t)", model_dir(r->m),
 			    share_from_name(from));
+	}
+	/* one model's: a checkpoint with a tokenizer of more ids than rows
+	 * would load nowhere (lc-tokenize and lc-decode refuse it) */
+	if (j->tokenizer) {
+		lc_tokenizer *t = tok_open(j->tokenizer, err);
+		int32_t n = t ? tok_model_rows(t) : 0;
+		tok_free(t);
+		if (!t)
+			return fail_source(j, "-t/--tokenizer", j->tokenizer);
+		if (n > model_config(r->m)->vocab_size)
+			return lc_fail(err, "-t/--tokenizer %s: its ids go to %ld but the model's "
+			               "vocab_size is %d: they are not one model's", j->tokenizer,
+			               (long)n - 1, model_config(r->m)->vocab_size);
 	}
 	/* copy the path: a checkpoint may overwrite the file it came from */
 	if (tok) {
@@ -658,6 +672,14 @@ int train_job_run(train_job *j, lc_err *err)
 	model_free(r.m);
 	r.m = NULL;
 	start_step = trainer_step_count(r.tr);
+	if (r.resume && start_step >= j->steps) {
+		/* the same command again after it finished: no second save, no
+		 * second ROUGE row */
+		say(j, TRAIN_NOTE, "%s holds step %" PRId64 ", --steps %" PRId64 ": nothing to do "
+		    "(a larger --steps trains on)", j->outdir, start_step, j->steps);
+		rc = 0;
+		goto out;
+	}
 	if (!j->quiet)
 		say(j, TRAIN_NOTE, "%llu parameters, %zu training pairs%s%zu evaluation pairs, "
 		    "%s lr %g (warm-up %" PRId64 "), %d threads, %s at step %" PRId64,

@@ -60,6 +60,11 @@ ok "resumes to step 5" lc-train --config "$T/config.json" -o "$T/m" --steps 5 --
 	--holdout 2 -t "$SPM" -j 2 -q "$T/pairs.lc"
 grep -q '"step": 5' "$T/m/trainer_state.json"; _res $? "trainer_state.json says step 5"
 is "loss.tsv continues" "$(awk -F'\t' 'NR > 1 {printf "%s ", $1}' "$T/m/loss.tsv")" "1 2 3 4 5 "
+cp -p "$T/m/checkpoint.json" "$T/ck.before"
+ok "the same command again" lc-train --config "$T/config.json" -o "$T/m" --steps 5 --batch-tokens 500 \
+	--holdout 2 -t "$SPM" -j 2 -q "$T/pairs.lc"
+grep -q 'holds step 5, --steps 5: nothing to do' "$T/err"; _res $? "has nothing to do, and says so"
+cmp -s "$T/m/checkpoint.json" "$T/ck.before"; _res $? "and saves nothing again"
 ok "fine-tuning from -m" lc-train -m "$T/m" -o "$T/ft" --steps 2 --batch-tokens 500 -q "$T/pairs.lc"
 grep -q '"schedule": "constant"' "$T/ft/trainer_state.json"; _res $? "fine-tuning defaults to the constant schedule"
 [ -s "$T/ft/spiece.model" ]; _res $? "the tokenizer follows the model"
@@ -88,9 +93,13 @@ lc-cat -i text "$T/ruth.txt" >"$T/nopairs.lc"
 fails 1 "a stream without pairs" lc-train --config "$T/config.json" -o "$T/np" --steps 1 -q "$T/nopairs.lc"
 head -c 100 "$T/pairs.lc" >"$T/trunc.lc"
 fails 1 "a truncated stream" lc-train --config "$T/config.json" -o "$T/tr" --steps 1 -q "$T/trunc.lc"
+sed 's/"vocab_size": 32000/"vocab_size": 1000/' "$T/config.json" >"$T/small.json"
+fails 1 "-t: a tokenizer of more ids than the model has rows" lc-train --config "$T/small.json" \
+	-o "$T/sv" -t "$SPM" --steps 1 -q "$T/pairs.lc"
+grep -q "its ids go to 31999 but the model's vocab_size is 1000" "$T/err"; _res $? "and says so"
 # nothing left behind by a run that failed before training, nor written
 # over a directory a user keeps files in
-[ ! -e "$T/np" ] && [ ! -e "$T/tr" ]; _res $? "failed runs leave no directory behind"
+[ ! -e "$T/np" ] && [ ! -e "$T/tr" ] && [ ! -e "$T/sv" ]; _res $? "failed runs leave no directory behind"
 mkdir "$T/kept"; cp "$T/m/model.safetensors" "$T/m/config.json" "$T/kept/"
 cksum "$T/kept/model.safetensors" >"$T/kept.sum"
 fails 1 "--config over a directory with files" lc-train --config "$T/config.json" -o "$T/kept" \

@@ -44,6 +44,12 @@ while [ $k -le 24 ]; do
 done
 is "killed at each of the 24 points, the rerun ends with the uninterrupted weights" "$bad" ""
 is "no temporary files are left" "$(ls "$T/k" | grep -c '\.tmp$')" 0
+# killed before its first checkpoint: random weights, which no program loads
+LC_FAULT=ckpt:1 train "$T/f1" >/dev/null 2>&1
+fails 1 "a run killed before its first checkpoint is no model" lc-encode -m "$T/f1" --info
+grep -q "f1: an lc-train run's directory before its first checkpoint" "$T/err"; _res $? "and says so"
+ok "run again, it trains" train "$T/f1"
+ok "and then loads" lc-encode -m "$T/f1" --info
 
 # a mixed set
 cp -r "$T/ref" "$T/mixed"
