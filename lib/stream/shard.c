@@ -391,10 +391,11 @@ int merge_next(lc_merger *m, lc_doc *d, lc_err *err)
 	if (best->idx > m->next) {
 		if (best->idx == m->next + 1)
 			return lc_fail(err, "document %" PRIu64 " is missing: no input holds %s %" PRIu64
-			               " (a lost or failed shard?)", m->next, SHARD_INDEX, m->next);
+			               " next (a lost or failed shard, or an input not in the order of "
+			               "the split?)", m->next, SHARD_INDEX, m->next);
 		return lc_fail(err, "documents %" PRIu64 " to %" PRIu64 " are missing: no input holds "
-		               "%s %" PRIu64 " (a lost or failed shard?)", m->next, best->idx - 1,
-		               SHARD_INDEX, m->next);
+		               "%s %" PRIu64 " next (a lost or failed shard, or an input not in the "
+		               "order of the split?)", m->next, best->idx - 1, SHARD_INDEX, m->next);
 	}
 	doc_free(d);
 	*d = best->head;

@@ -342,7 +342,7 @@ static void test_merge_errors(void)
 		const char *msg;     /* a part of the message */
 	} bad[] = {
 		/* a lost shard: documents missing, the index named */
-		{"a0 a2", 1, "document 1 is missing: no input holds lc.index 1 (a lost or failed shard?)"},
+		{"a0 a2", 1, "document 1 is missing: no input holds lc.index 1 next (a lost or failed shard, or an input not in the order of the split?)"},
 		{"b0 b3", 1, "documents 1 to 2 are missing: no input holds lc.index 1"},
 		{"a1 a2", 0, "document 0 is missing"},
 		/* the last one: only lc.count tells */
