@@ -399,6 +399,7 @@ struct lc_reader {
 	uint64_t ndocs;      /* documents in the current stream segment */
 	uint64_t index;      /* documents read in all */
 	const char *doc;     /* name of the document being read, for messages */
+	char *prev;          /* the last document read whole, for messages between documents */
 };
 
 lc_reader *stream_reader_new(FILE *f, const char *label, lc_err *err)
@@ -418,6 +419,7 @@ void stream_reader_free(lc_reader *r)
 {
 	if (r) {
 		free(r->label);
+		free(r->prev);
 		free(r);
 	}
 }
@@ -439,6 +441,10 @@ static int rfail(lc_reader *r, lc_err *err, const char *fmt, ...)
 	if (r->doc)
 		return lc_fail(err, "%s: document %llu \"%.200s\": byte %llu: %s", r->label,
 		               (unsigned long long)r->index, r->doc, (unsigned long long)r->rec_off, what);
+	if (r->prev)
+		return lc_fail(err, "%s: after document %llu \"%.200s\": byte %llu: %s", r->label,
+		               (unsigned long long)r->index - 1, r->prev,
+		               (unsigned long long)r->rec_off, what);
 	return lc_fail(err, "%s: byte %llu: %s", r->label, (unsigned long long)r->rec_off, what);
 }
 
@@ -794,6 +800,8 @@ int stream_read_doc(lc_reader *r, lc_doc *d, lc_err *err)
 		}
 	}
 	r->doc = NULL;
+	free(r->prev);
+	r->prev = strdup(d->name);   /* NULL (out of memory): messages without it */
 	r->index++;
 	r->ndocs++;
 	return 1;

@@ -25,4 +25,14 @@ while [ $k -le 80 ]; do
 done
 is "killed at each of the first 80 writes, no partial stream reads as whole" "$bad" ""
 [ $killed -ge 40 ]; _res $? "the kills landed ($killed of 80)"
+
+# cut between two documents: the message names the last one read whole
+printf '' | lc-cat -i text -d line >"$T/none.lc"
+printf 'a\n' | lc-cat -i text -d line >"$T/one.lc"
+printf 'a\nb\n' | lc-cat -i text -d line >"$T/two.lc"
+eos=$(($(wc -c <"$T/none.lc") - 32))
+head -c $(($(wc -c <"$T/one.lc") - eos + 5)) "$T/two.lc" >"$T/cut.lc"
+fails 1 "cut inside the second document's first record" lc-cat "$T/cut.lc"
+grep -q 'cut.lc: after document 0 "stdin:1": byte [0-9]*: truncated stream' "$T/err"
+_res $? "names the document before the cut"
 done_testing
