@@ -125,6 +125,10 @@ int convdir_open(convdir *cv, const char *src, const char *dst, int max_len,
 		return lc_fail(err, "--max-len %d is outside 1..%d", max_len, 1 << 24);
 	if (stat(dst, &st) == 0)
 		return lc_fail(err, "%s exists; lc-convert writes a new directory", dst);
+	if (stat(src, &st) == 0 && !S_ISDIR(st.st_mode))
+		return lc_fail(err, "%s: not a directory: lc-convert reads a transformers model "
+		               "directory (config.json and its weights; a fairseq .pt is read by "
+		               "lc-encode, lc-decode and lc-train directly)", src);
 	snprintf(cv->cfg_path, sizeof cv->cfg_path, "%s/config.json", src);
 	if (!(cv->scfg = cfg_load(cv->cfg_path, err)))
 		return -1;
@@ -185,9 +189,15 @@ int convdir_write(convdir *cv, lc_err *err)
 	char tmp[PATH_MAX], path[PATH_MAX];
 
 	note(cv, "writing");
-	snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", cv->dst);
-	if (!mkdtemp(tmp))
-		return lc_fail(err, "%s: %s", tmp, strerror(errno));
+	/* not mkdtemp, which makes it 0700: a model directory is made as
+	 * mkdir makes one (0777 less the umask), as lc-train's are */
+	for (int i = 0;; i++) {
+		snprintf(tmp, sizeof tmp, "%s.tmp-%ld-%d", cv->dst, (long)getpid(), i);
+		if (mkdir(tmp, 0777) == 0)
+			break;
+		if (errno != EEXIST || i == 99)
+			return lc_fail(err, "%s: %s", tmp, strerror(errno));
+	}
 	snprintf(path, sizeof path, "%s/model.safetensors", tmp);
 	if (params_write(cv->p, cv->base, path, err) < 0 ||
 	    convdir_write_json(tmp, "config.json", cv->dcfg, 1, err) < 0 ||

@@ -142,8 +142,9 @@ int lsg_convert(const char *src, const char *dst, const lsgconv_opts *o, lc_err 
 	if (convdir_read(&cv, err) < 0)
 		goto out;
 	if (!is_lsg && o->mask_id < 0) {
-		lc_fail(err, "%s: the tokenizer has no mask token (the converter adds its embedding "
-		        "to the global tokens)", src);
+		lc_fail(err, "%s: no tokenizer with a mask token (vocab.json and merges.txt, or "
+		        "tokenizer.json, with <mask>): the converter adds its embedding to the "
+		        "global tokens", src);
 		goto out;
 	}
 	if (convdir_target(&cv, new_config(&cv, is_lsg, o, err), err) < 0)

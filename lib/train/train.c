@@ -70,6 +70,8 @@ static int add_pair(struct read_ctx *c, const char *name, const int32_t *src, in
 	}
 	p = &d->p[d->n];
 	memset(p, 0, sizeof *p);
+	d->cut_src += ns > c->max_src;
+	d->cut_tgt += nt > c->max_tgt;
 	p->src = cut(src, ns, c->max_src, c->eos, &p->ns);
 	p->tgt = cut(tgt, nt, c->max_tgt, c->eos, &p->nt);
 	p->name = strdup(name ? name : "");

@@ -43,6 +43,7 @@ typedef struct train_data {
 	train_pair *p;            /* [n] */
 	size_t n, cap;
 	size_t skipped;           /* documents without a usable source and target */
+	size_t cut_src, cut_tgt;  /* pairs whose source, target was cut to its maximum */
 	int64_t max_src;          /* longest source kept */
 } train_data;
 

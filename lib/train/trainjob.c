@@ -489,6 +489,12 @@ static int load_data(struct run *r, lc_err *err)
 	for (int i = 0; i < j->ninputs; i++)
 		if (read_pairs(j->inputs[i], &ps, td, err) < 0)
 			goto out;
+	/* the defaults fit summarization sets, not long-input pretraining:
+	 * a cut made silently trains on less than the data holds */
+	if (td->cut_src || td->cut_tgt)
+		say(j, TRAIN_WARN, "%zu of %zu sources longer than --max-src %" PRId64 " and %zu "
+		    "targets longer than --max-tgt %" PRId64 " are cut to their first tokens", td->cut_src,
+		    td->n, j->max_src, td->cut_tgt, j->max_tgt);
 	if (j->holdout) {
 		if ((size_t)j->holdout >= td->n) {
 			lc_fail(err, "--holdout %" PRId64 " leaves no training pairs (%zu in all)",

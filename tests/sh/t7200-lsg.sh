@@ -110,9 +110,15 @@ ok "tokenize | encode | decode | rouge" sh -c "lc-tokenize -m none doc.txt | lc-
 is "longer than BART's 1024 positions" "$(lc-tokenize -m none doc.txt | lc-cat -o ids | awk '{ print (NF > 1024) }')" 1
 is "one score line per type" "$(grep -vc '^#' rouge)" 3
 
+is "the directory made as mkdir makes one (umask 022: 755)" \
+	"$(umask 022 && lc-convert -q -n 8192 none perm && stat -c %a perm)" 755
+
 # errors
 fails 1 "DST exists" lc-convert -q none none
 grep -q 'none exists' err; _res $? "says so"
+fails 1 "a file, not a directory" lc-convert -q "$B/model.safetensors" x
+grep -q 'model.safetensors: not a directory: lc-convert reads a transformers model directory' err
+_res $? "says what it reads"
 fails 2 "an unknown --sparsity-type" lc-convert -q --sparsity-type fancy "$B" x
 fails 1 "block_size not divisible by sparsity_factor" lc-convert -q --block-size 30 \
 	--sparsity-factor 4 "$B" x

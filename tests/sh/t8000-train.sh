@@ -66,6 +66,11 @@ ok "the same command again" lc-train --config "$T/config.json" -o "$T/m" --steps
 grep -q 'holds step 5, --steps 5: nothing to do' "$T/err"; _res $? "has nothing to do, and says so"
 cmp -s "$T/m/checkpoint.json" "$T/ck.before"; _res $? "and saves nothing again"
 ok "fine-tuning from -m" lc-train -m "$T/m" -o "$T/ft" --steps 2 --batch-tokens 500 -q "$T/pairs.lc"
+grep -q 'cut to their first tokens' "$T/err"; _res $((!$?)) "no word of cuts when nothing is cut"
+ok "short --max-src and --max-tgt" lc-train -m "$T/m" -o "$T/cutm" --steps 1 --max-src 8 \
+	--max-tgt 4 --batch-tokens 500 -q "$T/pairs.lc"
+grep -q '[0-9]* of [0-9]* sources longer than --max-src 8 and [0-9]* targets longer than --max-tgt 4 are cut' \
+	"$T/err"; _res $? "the cuts counted in a warning"
 grep -q '"schedule": "constant"' "$T/ft/trainer_state.json"; _res $? "fine-tuning defaults to the constant schedule"
 [ -s "$T/ft/spiece.model" ]; _res $? "the tokenizer follows the model"
 ok "--eval STREAM" lc-train -m "$T/m" -o "$T/ev" --steps 1 --eval "$T/pairs.lc" -q "$T/pairs.lc"
