@@ -90,10 +90,18 @@ static int add_pair(struct read_ctx *c, const char *name, const int32_t *src, in
 static int read_pair(lc_doc *doc, void *ctx, lc_err *err)
 {
 	lc_tensor *s = doc_find(doc, "source"), *t = doc_find(doc, "target");
+	train_data *d = ((struct read_ctx *)ctx)->d;
+	const char *fp;
 
 	if (!s || !t || s->dtype != LC_I32 || t->dtype != LC_I32 || s->rank != 1 || t->rank != 1) {
-		((struct read_ctx *)ctx)->d->skipped++;
+		d->skipped++;
 		return 0;
+	}
+	if ((fp = meta_get(&s->meta, "tokenizer"))) {
+		if (!d->tokfp[0])
+			snprintf(d->tokfp, sizeof d->tokfp, "%s", fp);
+		else if (strcmp(fp, d->tokfp) != 0)
+			d->tokfp_other++;
 	}
 	return add_pair(ctx, doc->name, s->data, (int64_t)s->dims[0], t->data,
 	                (int64_t)t->dims[0], err);
@@ -163,8 +171,9 @@ int train_data_check_vocab(const train_data *d, int32_t vocab, lc_err *err)
 			for (int64_t k = 0; k < n; k++)
 				if (ids[k] < 0 || ids[k] >= vocab)
 					return lc_fail(err, "%s: %s token %lld (id %ld) is outside the model's "
-					               "vocabulary of %d (span-corruption sentinels need rows "
-					               "of their own: lc-convert --vocab-size)", d->p[i].name,
+					               "vocabulary of %d (pairs of another model's tokenizer? "
+					               "span-corruption sentinels need rows of their own: "
+					               "lc-convert --vocab-size)", d->p[i].name,
 					               side ? "target" : "source", (long long)k, (long)ids[k],
 					               vocab);
 		}

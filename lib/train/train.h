@@ -44,6 +44,8 @@ typedef struct train_data {
 	size_t n, cap;
 	size_t skipped;           /* documents without a usable source and target */
 	size_t cut_src, cut_tgt;  /* pairs whose source, target was cut to its maximum */
+	char tokfp[64];           /* the tokenizer fingerprint of the first source that has one */
+	size_t tokfp_other;       /* sources with another */
 	int64_t max_src;          /* longest source kept */
 } train_data;
 

@@ -489,6 +489,19 @@ static int load_data(struct run *r, lc_err *err)
 	for (int i = 0; i < j->ninputs; i++)
 		if (read_pairs(j->inputs[i], &ps, td, err) < 0)
 			goto out;
+	/* ids of another tokenizer train without an error when they fall in
+	 * the vocabulary, and mean other tokens */
+	if (r->has_tok && td->tokfp[0]) {
+		lc_tokenizer *t = tok_open(r->tok, err);
+		if (t && strcmp(td->tokfp, tok_fingerprint(t)) != 0)
+			say(j, TRAIN_WARN, "the pairs were tokenized with tokenizer %s, not with the "
+			    "model's (%s, %s): their ids may stand for other tokens", td->tokfp,
+			    r->tok, tok_fingerprint(t));
+		else if (t && td->tokfp_other)
+			say(j, TRAIN_WARN, "%zu pairs were tokenized with another tokenizer than the "
+			    "model's (%s)", td->tokfp_other, tok_fingerprint(t));
+		tok_free(t);
+	}
 	/* the defaults fit summarization sets, not long-input pretraining:
 	 * a cut made silently trains on less than the data holds */
 	if (td->cut_src || td->cut_tgt)

@@ -67,6 +67,11 @@ grep -q 'holds step 5, --steps 5: nothing to do' "$T/err"; _res $? "has nothing 
 cmp -s "$T/m/checkpoint.json" "$T/ck.before"; _res $? "and saves nothing again"
 ok "fine-tuning from -m" lc-train -m "$T/m" -o "$T/ft" --steps 2 --batch-tokens 500 -q "$T/pairs.lc"
 grep -q 'cut to their first tokens' "$T/err"; _res $((!$?)) "no word of cuts when nothing is cut"
+lc-cat -i text -d blank "$T/ruth.txt" | lc-gsg-split -q -r 0.3 -m "$DATA/bart/tiny_bart" >"$T/bpairs.lc"
+ok "pairs of another tokenizer" lc-train -m "$T/m" -o "$T/bw" --steps 1 --batch-tokens 500 -q \
+	"$T/bpairs.lc"
+grep -q "the pairs were tokenized with tokenizer [0-9a-f]*, not with the model's" "$T/err"
+_res $? "a warning says so"
 ok "short --max-src and --max-tgt" lc-train -m "$T/m" -o "$T/cutm" --steps 1 --max-src 8 \
 	--max-tgt 4 --batch-tokens 500 -q "$T/pairs.lc"
 grep -q '[0-9]* of [0-9]* sources longer than --max-src 8 and [0-9]* targets longer than --max-tgt 4 are cut' \
