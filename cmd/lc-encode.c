@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "arch/encoder.h"
 #include "arch/model.h"
@@ -124,8 +125,13 @@ int main(int argc, char **argv)
 	                    sizeof mdirbuf);
 	cli_check_path(from, mdir);
 	if (random_w) {
+		char wpath[4200];
 		if (optind < argc)
 			cli_usage_error("--random-weights takes no input files");
+		snprintf(wpath, sizeof wpath, "%s/model.safetensors", mdir);
+		if (access(wpath, F_OK) == 0)
+			cli_die(LC_EXIT_DATA, "%s exists: --random-weights writes a new model, never over "
+			        "one (remove it first)", wpath);
 		if (model_write_random(mdir, seed, &err) < 0)
 			cli_die_source(from, mdir, err.msg);
 		return cli_finish(0);

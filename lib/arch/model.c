@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/dtype.h"
 #include "base/share.h"
@@ -432,8 +433,21 @@ int model_write_random(const char *dir, uint64_t seed, lc_err *err)
 		goto out;
 	}
 	params_init(p, base, seed);
-	snprintf(path, plen, "%s/model.safetensors", dir);
-	rc = params_write(p, base, path, err);
+	/* whole or not at all: written beside, then renamed into place */
+	snprintf(path, plen, "%s/model.safetensors.tmp", dir);
+	if ((rc = params_write(p, base, path, err)) == 0) {
+		char *to = strdup(path);
+		if (!to) {
+			rc = lc_fail(err, "out of memory");
+		} else {
+			to[strlen(to) - 4] = 0;
+			if (rename(path, to) < 0)
+				rc = lc_fail(err, "%s: %s", to, strerror(errno));
+			free(to);
+		}
+	}
+	if (rc < 0)
+		unlink(path);
 out:
 	if (w)
 		arch_weights_free(&c, w, p);

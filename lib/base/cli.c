@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -22,6 +23,19 @@ static const char *prog = "lc";
 void cli_init(const char *name)
 {
 	prog = name;
+	/* A standard descriptor the caller closed (2>&-, >&-) would be the
+	 * next file opened, and what goes to stderr or stdout would land in
+	 * it (lc-train's log lines in loss.tsv): hold each with /dev/null,
+	 * opened for the other direction, so that a write to it still fails
+	 * (stdout's then reported by cli_finish) and a read sees an error. */
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+			int n = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+			if (n >= 0 && n != fd) {
+				dup2(n, fd);
+				close(n);
+			}
+		}
 }
 
 const char *cli_name(void)

@@ -79,6 +79,11 @@ cp "$M/vocab.json" "$M/merges.txt" "$M/tokenizer_config.json" "$M/special_tokens
 	printf ']}}'
 } >"$D/tokenizer.json"
 ok "random weights for the config" lc-encode -m "$D" --random-weights --seed 3
+cksum "$D/model.safetensors" >"$T/rw.sum"
+fails 1 "random weights over a model" lc-encode -m "$D" --random-weights --seed 4
+grep -q 'model.safetensors exists: --random-weights writes a new model, never over one' "$T/err"
+_res $? "refused, saying so"
+cksum "$D/model.safetensors" | cmp -s - "$T/rw.sum"; _res $? "the model untouched"
 ok "--info" lc-decode -m "$D" --info
 grep -q '^num_beams	4	generation_config.json$' "$T/out" &&
 	grep -q '^max_new_tokens	141	generation_config.json$' "$T/out" &&

@@ -55,6 +55,12 @@ ok "tokenize | encode | decode with the checkpoint" sh -c "lc-tokenize '${LC_SHA
 	lc-encode -q -m '$T/m' | lc-decode -q -m '$T/m' -f ids --max-new 4 >'$T/ids'"
 is "one summary line" "$(wc -l <"$T/ids" | tr -d ' ')" 1
 
+# a closed standard error: the log lines go nowhere, not into loss.tsv
+sh -c "lc-train --config '$T/config.json' -o '$T/ce' --steps 2 --log-every 1 --batch-tokens 500 \
+	--holdout 0 '$T/pairs.lc' 2>&-"
+_res $? "runs with standard error closed"
+is "loss.tsv holds its rows alone" "$(awk -F'\t' 'NF != 7' "$T/ce/loss.tsv" | wc -l | tr -d ' ')" 0
+
 # resuming: the same command with more steps continues the count
 ok "resumes to step 5" lc-train --config "$T/config.json" -o "$T/m" --steps 5 --batch-tokens 500 \
 	--holdout 2 -t "$SPM" -j 2 -q "$T/pairs.lc"

@@ -131,6 +131,9 @@ if [ -w /dev/full ]; then
 else
 	skip "lc-detokenize to a full disk" "no writable /dev/full"
 fi
+printf 'hello\n' >"$T/hello.txt"
+fails 1 "standard output closed" sh -c "lc-tokenize -m '$SPM' '$T/hello.txt' >&-"
+grep -q '^lc-tokenize: write error: Bad file descriptor$' "$T/err"; _res $? "is a write error"
 
 # g: lc-rouge scores a file that is not text, with one warning naming it.
 printf 'the cat sat on the mat\n' >"$T/ref"
