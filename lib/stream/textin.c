@@ -473,7 +473,8 @@ static int list_dir(textin *t, const char *dir, lc_err *err)
 		t->paths[t->npaths++] = p;
 	}
 	closedir(d);
-	qsort(t->paths, t->npaths, sizeof *t->paths, cmp_str);
+	if (t->npaths > 1)   /* none: paths is NULL, which qsort may not take */
+		qsort(t->paths, t->npaths, sizeof *t->paths, cmp_str);
 	t->from_dir = 1;
 	return 0;
 oom:

@@ -64,6 +64,11 @@ same "bytes pass unchanged" "$T/bin" "$T/bin.out"
 head -c 10000000 /dev/zero | tr '\0' 'a' >"$T/big"
 is "10 MB document" "$(lc-cat -i text "$T/big" | lc-cat -o info | awk -F'\t' '$1=="tensor"{print $6}')" 10000000
 
+# An empty directory (or one of directories alone) holds no documents.
+mkdir -p "$T/emptyd/sub"
+ok "an empty directory" lc-cat -i text "$T/emptyd"
+is "no documents" "$(lc-cat -o info <"$T/out" | grep -c '^doc')" 0
+
 # Damaged archives are errors naming the input.
 head -c 30 "$T/three.tar.gz" >"$T/cut.tar.gz"
 fails 1 "truncated tar.gz" lc-cat -i text "$T/cut.tar.gz"
