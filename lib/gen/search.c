@@ -377,6 +377,18 @@ typedef struct work {
 	double *w;                  /* beam sampling: [rows, vocab] weights */
 } work;
 
+/* Rows [0, R) of logits [R, V] all numbers: a NaN (states or weights
+ * that overflow) would otherwise lose every comparison of the argmax and
+ * the beams' ranking, and the search end in a made-up token. */
+static int numbers(const float *logits, int64_t R, int V, int step, lc_err *err)
+{
+	for (int64_t i = 0; i < R * V; i++)
+		if (isnan(logits[i]))
+			return lc_fail(err, "search: a score at step %d is NaN (the encoder states or "
+			               "the model's weights overflow)", step);
+	return 0;
+}
+
 static int greedy(const search_opts *o, const search_model *m, search_result *res, work *wk,
                   lc_err *err)
 {
@@ -391,7 +403,8 @@ static int greedy(const search_opts *o, const search_model *m, search_result *re
 		int32_t best = 0;
 		int j;
 
-		if (m->step(m->ctx, &ids[n - 1], logits, err) < 0) {
+		if (m->step(m->ctx, &ids[n - 1], logits, err) < 0 ||
+		    numbers(logits, 1, V, n - 1, err) < 0) {
 			free(ids);
 			return -1;
 		}
@@ -662,7 +675,7 @@ static int beam(const search_opts *o, const search_model *m, search_result *res,
 		bscore[r] = r == 0 || o->do_sample ? 0.0f : -1e9f;
 	}
 	for (;;) {
-		if (m->step(m->ctx, last, logits, err) < 0)
+		if (m->step(m->ctx, last, logits, err) < 0 || numbers(logits, K, V, cur_len - 1, err) < 0)
 			goto out;
 		nc = 0;
 		for (r = 0; r < K; r++) {

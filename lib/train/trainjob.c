@@ -630,8 +630,13 @@ static int train_loop(struct run *r, FILE *logf, lc_err *err)
 
 		if (trainer_step(r->tr, &r->td, &s, err) < 0) {
 			lc_err e = *err;
-			return lc_fail(err, "step %" PRId64 ": %s; the last checkpoint in %s is kept",
-			               trainer_step_count(r->tr) + 1, e.msg, j->outdir);
+			char ts[4096];
+			snprintf(ts, sizeof ts, "%s/trainer_state.json", j->outdir);
+			return exists(ts)
+			       ? lc_fail(err, "step %" PRId64 ": %s; the last checkpoint in %s is kept",
+			                 trainer_step_count(r->tr) + 1, e.msg, j->outdir)
+			       : lc_fail(err, "step %" PRId64 ": %s; no checkpoint was written (%s holds "
+			                 "none)", trainer_step_count(r->tr) + 1, e.msg, j->outdir);
 		}
 		tok_done += (double)s.tokens;
 		el = clock_now() - t0;

@@ -51,6 +51,11 @@ fails 1 "NaN states" lc-decode -m "$B" -f ids --max-new 4 "$DATA/nonfinite/hidde
 grep -q 'document "nan-row1": the encoder states. row 1 of 3 holds NaN' "$T/err"
 _res $? "name the document and the row"
 is "nothing is printed for it" "$(cat "$T/out")" ""
+for b in 1 3; do
+	fails 1 "finite states whose scores overflow, $b beam(s)" lc-decode -m "$B" -b $b -f ids \
+		--max-new 4 "$DATA/nonfinite/hidden_huge.lcs"
+	grep -q 'document "huge": search: a score at step 0 is NaN' "$T/err"; _res $? "name the document"
+done
 fails 1 "empty states" lc-decode -m "$B" -f ids "$DATA/nonfinite/hidden_empty.lcs"
 grep -q 'document "no-rows": the encoder states have no rows' "$T/err"; _res $? "say so"
 
@@ -73,8 +78,8 @@ JSON
 		lc-train -m "$T/bad" -o "$T/bad" --steps 3 -q "$T/pairs.lc"
 	grep -q 'model.safetensors is not the one checkpoint.json names' "$T/err"; _res $? "is refused"
 	fails 1 "training into a NaN loss" lc-train -m "$T/bad" -o "$T/ft" --steps 3 -q "$T/pairs.lc"
-	grep -q 'step 1: the loss (NaN) or the gradient norm (.*) is not finite; the weights were not updated; the last checkpoint in .*ft is kept' "$T/err"
-	_res $? "stops at the step, saying the checkpoint is kept"
+	grep -q 'step 1: the loss (NaN) or the gradient norm (.*) is not finite; the weights were not updated; no checkpoint was written (.*ft holds none)' "$T/err"
+	_res $? "stops at the step, saying no checkpoint was written"
 	[ ! -e "$T/ft/model.safetensors" ]; _res $? "and writes no checkpoint of NaN weights"
 else
 	skip "a non-finite loss" "no lc-train or share/spiece.model"
