@@ -407,6 +407,8 @@ int summ_batch_docs(const summarizer *s)
 
 /* --- the summarizer --- */
 
+static void warn(const summ_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 summarizer *summ_new(const lc_model *model, const lc_decoder *dec, const lc_tokenizer *tok,
                      const summ_opts *o, FILE *out, lc_err *err)
 {
@@ -420,6 +422,10 @@ summarizer *summ_new(const lc_model *model, const lc_decoder *dec, const lc_toke
 		lc_fail(err, "a batch of %d documents", o->batch);
 		return NULL;
 	}
+	/* a tokenizer of another model spells the ids as other text: said,
+	 * not refused (a test model may take any tokenizer's first ids) */
+	if (tok && tok_spells_model(tok, model_config(model)->vocab_size, err) < 0)
+		warn(o, "tokenizer %s: %s", tok_path(tok), err->msg);
 	if (!(s = calloc(1, sizeof *s))) {
 		lc_fail(err, "out of memory");
 		return NULL;

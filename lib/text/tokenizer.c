@@ -90,6 +90,24 @@ int32_t tok_model_rows(const lc_tokenizer *t)
 	return n;
 }
 
+int tok_fits_model(const lc_tokenizer *t, int64_t vocab_size, lc_err *err)
+{
+	if (tok_model_rows(t) <= vocab_size)
+		return 0;
+	return lc_fail(err, "its ids go to %ld but the model's vocab_size is %lld: they are not "
+	               "one model's", (long)tok_model_rows(t) - 1, (long long)vocab_size);
+}
+
+int tok_spells_model(const lc_tokenizer *t, int64_t vocab_size, lc_err *err)
+{
+	if (tok_fits_model(t, vocab_size, err) < 0)
+		return -1;
+	if ((int64_t)tok_vocab_size(t) + TOK_ROW_PAD >= vocab_size)
+		return 0;
+	return lc_fail(err, "the model's ids go to %lld but the tokenizer spells %ld: they are not "
+	               "one model's", (long long)vocab_size - 1, (long)tok_vocab_size(t));
+}
+
 /* A model directory's tokenizer and config.json must be one model's. */
 static lc_tokenizer *check_config(lc_tokenizer *t, const char *dir, lc_err *err)
 {
@@ -165,7 +183,10 @@ static lc_tokenizer *open_path(const char *path, const char *what, lc_err *err)
 		return t;
 	}
 	if (!is_file(path)) {
-		lc_fail(err, "tokenizer model %s (%s): %s", path, what, strerror(errno ? errno : ENOENT));
+		struct stat st;
+		int e = stat(path, &st) == 0 ? 0 : errno;
+		lc_fail(err, "tokenizer model %s (%s): %s", path, what,
+		        e ? strerror(e) : "not a file or directory");
 		return NULL;
 	}
 	parent_dir(path, dir, sizeof dir);

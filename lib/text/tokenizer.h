@@ -52,6 +52,16 @@ int32_t tok_vocab_size(const lc_tokenizer *t);
  * least): every id but the special tokens that close the table (BART's
  * <mask> lies beyond bart-large-cnn's vocab_size of 50264). */
 int32_t tok_model_rows(const lc_tokenizer *t);
+/* 0 if a model of vocab_size rows has every id of t; else -1 with
+ * "its ids go to N but the model's vocab_size is V: they are not one
+ * model's" (the caller names the tokenizer). */
+int tok_fits_model(const lc_tokenizer *t, int64_t vocab_size, lc_err *err);
+/* For writing a model's ids as text: tok_fits_model, and t spells the
+ * model's ids, up to TOK_ROW_PAD rows of padding beyond its last (T5's
+ * 32128 rows for 32100 ids); else -1, "the model's ids go to V - 1 but
+ * the tokenizer spells N: they are not one model's". */
+#define TOK_ROW_PAD 128
+int tok_spells_model(const lc_tokenizer *t, int64_t vocab_size, lc_err *err);
 int32_t tok_eos_id(const lc_tokenizer *t);          /* -1 if none */
 /* The token of an id as the tokenizer spells it; NULL if out of range. */
 const char *tok_piece(const lc_tokenizer *t, int32_t id, size_t *len);

@@ -385,14 +385,10 @@ static int start(struct run *r, lc_err *err)
 	 * would load nowhere (lc-tokenize and lc-decode refuse it) */
 	if (j->tokenizer) {
 		lc_tokenizer *t = tok_open(j->tokenizer, err);
-		int32_t n = t ? tok_model_rows(t) : 0;
+		int rc = t ? tok_fits_model(t, model_config(r->m)->vocab_size, err) : -1;
 		tok_free(t);
-		if (!t)
+		if (rc < 0)
 			return fail_source(j, "-t/--tokenizer", j->tokenizer);
-		if (n > model_config(r->m)->vocab_size)
-			return lc_fail(err, "-t/--tokenizer %s: its ids go to %ld but the model's "
-			               "vocab_size is %d: they are not one model's", j->tokenizer,
-			               (long)n - 1, model_config(r->m)->vocab_size);
 	}
 	/* copy the path: a checkpoint may overwrite the file it came from */
 	if (tok) {
