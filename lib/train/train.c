@@ -797,7 +797,7 @@ int trainer_save_files(trainer *t, const char *dir, const char *config_path,
                        const train_file *copy, int ncopy, int optimizer, lc_err *err)
 {
 	ckpt_file f[4 + TRAIN_CKPT_MAXCOPY];
-	int n = 0, rc = -1;
+	int n = 0, rc = -1, committed = 0;
 	char path[4096], tmp[4200];
 	json_t *man = NULL, *files;
 
@@ -847,6 +847,7 @@ int trainer_save_files(trainer *t, const char *dir, const char *config_path,
 		lc_fail(err, "%s: %s", path, strerror(errno));
 		goto out;
 	}
+	committed = 1;
 	lc_fault_point("ckpt");
 	if (fsync_path(dir, err) < 0)
 		goto out;
@@ -861,6 +862,17 @@ int trainer_save_files(trainer *t, const char *dir, const char *config_path,
 	}
 	rc = fsync_path(dir, err);
 out:
+	/* a save that failed before its commit (a full disk) takes its
+	 * .tmp files back, which would keep the disk full for the next one;
+	 * after the commit they are the set checkpoint_recover finishes */
+	if (rc < 0 && !committed) {
+		for (int i = 0; i < n; i++) {
+			snprintf(tmp, sizeof tmp, "%s/%s.tmp", dir, f[i].name);
+			remove(tmp);
+		}
+		snprintf(tmp, sizeof tmp, "%s/%s.tmp", dir, MANIFEST);
+		remove(tmp);
+	}
 	json_decref(man);
 	return rc;
 }

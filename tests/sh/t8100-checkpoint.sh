@@ -44,6 +44,12 @@ while [ $k -le 24 ]; do
 done
 is "killed at each of the 24 points, the rerun ends with the uninterrupted weights" "$bad" ""
 is "no temporary files are left" "$(ls "$T/k" | grep -c '\.tmp$')" 0
+# a save that fails (a file size limit: writes fail with EFBIG, as on a
+# full disk) takes its .tmp files back
+fails 1 "a save whose writes fail" sh -c "trap '' XFSZ; ulimit -f 600; lc-train -m '$T/ref' \
+	-o '$T/fz' --steps 1 --batch-tokens 500 -t '$SPM' -j 1 -q '$T/pairs.lc'"
+is "no .tmp file left" "$(ls "$T/fz" | grep -c '\.tmp$')" 0
+
 # killed before its first checkpoint: random weights, which no program loads
 LC_FAULT=ckpt:1 train "$T/f1" >/dev/null 2>&1
 fails 1 "a run killed before its first checkpoint is no model" lc-encode -m "$T/f1" --info
