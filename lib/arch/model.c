@@ -166,8 +166,8 @@ static int find_pt(const char *dir, char **pt, lc_err *err)
 	int n = 0;
 
 	*pt = NULL;
-	if (!d)
-		return 0;
+	if (!d)     /* a directory it may not read: say why, not "no config.json" */
+		return errno == ENOENT ? 0 : lc_fail(err, "%s: %s", dir, strerror(errno));
 	while ((e = readdir(d))) {
 		char p[4096];
 		if (!ends_pt(e->d_name))

@@ -523,11 +523,22 @@ int summ_check_options(const summ_opts *o, search_opts *cl, const int given[GEN_
 int summ_settings(gen_settings *g, summ_opts *o, const lc_model *m, const search_opts *cl,
                   const int given[GEN_NKEYS], lc_err *err)
 {
+	search_opts own;
+	lc_err e;
+
 	if (gen_settings_init(g, m, err) < 0)
 		return -1;
+	own = g->o;
 	gen_settings_override(g, cl, given);
 	o->search = g->o;
-	return search_opts_check(&o->search, err) < 0 ? -2 : 0;
+	if (search_opts_check(&o->search, err) == 0)
+		return 0;
+	/* the model's own settings at fault (a forced id outside its
+	 * vocabulary): a data error naming the model, not a usage error */
+	if (search_opts_check(&own, &e) < 0)
+		return lc_fail(err, "%s: the model's generation settings (config.json, "
+		               "generation_config.json): %s", model_dir(m), e.msg);
+	return -2;
 }
 
 void summ_print_settings(const summ_opts *o, const lc_model *m, const lc_decoder *d,

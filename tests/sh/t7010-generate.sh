@@ -273,4 +273,11 @@ else
 fi
 fails 1 "jsonl needs a tokenizer" lc-decode -m "$M" -t "$T/none.model" -f jsonl "$H"
 
+# the model's own settings at fault: a data error naming the model
+mkdir "$T/badgen"
+cp "$M/config.json" "$M/model.safetensors" "$T/badgen/"
+sed -i 's/"decoder_start_token_id": 0/"decoder_start_token_id": 99999/' "$T/badgen/config.json"
+fails 1 "a start id outside the model's vocabulary" lc-decode -m "$T/badgen" --info
+grep -q "badgen: the model's generation settings (config.json, generation_config.json): .*start 99999" \
+	"$T/err"; _res $? "names the model and its files"
 done_testing
