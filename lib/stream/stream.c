@@ -317,8 +317,9 @@ void tensor_free(lc_tensor *t)
 int doc_init(lc_doc *d, const char *name, lc_err *err)
 {
 	memset(d, 0, sizeof *d);
-	if (strlen(name) > LC_MAX_NAME)
-		return lc_fail(err, "document name is longer than %d bytes", LC_MAX_NAME);
+	if (strlen(name) > LC_MAX_NAME)   /* its start names it: callers may not */
+		return lc_fail(err, "document name \"%.64s...\" is %zu bytes, longer than %d",
+		               name, strlen(name), LC_MAX_NAME);
 	if (!(d->name = strdup(name)))
 		return lc_fail(err, "out of memory");
 	return 0;

@@ -553,8 +553,31 @@ static void test_nonfinite(void)
 	}
 }
 
+/* A name over LC_MAX_NAME is refused, the message showing its start (the
+ * callers, a tar member or a stream document, may not name it). */
+static void test_long_name(void)
+{
+	char *name = malloc(LC_MAX_NAME + 2);
+	lc_doc d;
+	lc_err err;
+
+	T_OK(name != NULL, "malloc");
+	if (!name)
+		return;
+	memset(name, 'x', LC_MAX_NAME + 1);
+	name[LC_MAX_NAME + 1] = 0;
+	T_EQ_I(doc_init(&d, name, &err), -1);
+	T_OK(strncmp(err.msg, "document name \"xxxx", 19) == 0 &&
+	     strstr(err.msg, "...\" is 4097 bytes, longer than 4096") != NULL, "%s", err.msg);
+	name[LC_MAX_NAME] = 0;
+	T_EQ_I(doc_init(&d, name, &err), 0);
+	doc_free(&d);
+	free(name);
+}
+
 int main(void)
 {
+	T_RUN(test_long_name);
 	T_RUN(test_meta);
 	T_RUN(test_roundtrip_dtypes_ranks);
 	T_RUN(test_empty_and_many);
