@@ -248,6 +248,13 @@ int cmp_set_compute(const char *name, char *note, size_t cap, lc_err *err)
 		return lc_fail(err, "LC_GEMM=onednn: this lc was built without oneDNN");
 	if (e && *e && strcmp(e, "0") && strcmp(e, "1"))
 		return lc_fail(err, "LC_BF16_EMULATE=%s: expected 0 or 1", e);
+	/* the other switches of the computation (ops/ssm.c reads the
+	 * second), checked here with the rest: garbage is not "unset" */
+	for (int i = 0; i < 2; i++) {
+		const char *k = i ? "LC_FFT_BLOCKS" : "LC_CUDA_ALL", *v = getenv(k);
+		if (v && *v && strcmp(v, "0") && strcmp(v, "1"))
+			return lc_fail(err, "%s=%s: expected 0 or 1", k, v);
+	}
 	cs.emulate = e && !strcmp(e, "1");     /* as it is now, not at the first product */
 	if (!name || !strcmp(name, "f32")) {
 		cs.prec = PREC_F32;

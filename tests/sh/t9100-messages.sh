@@ -199,4 +199,9 @@ printf 'In the beginning was the word. And the word was with God. And the word w
 	lc-cat -i text | lc-gsg-split -r 0.4 --mask sentence -m "${LC_SHARE:-share}/spiece.model" >"$T/masked.lc" 2>/dev/null
 ok "lc-gsg-split --mask sentence pairs train the bundled model" lc-train -m "${LC_SHARE:-share}/models/demo" \
 	-o "$T/masked" --steps 1 --batch-tokens 64 -q "$T/masked.lc"
+# the computation's switches in the environment: garbage is an error
+for v in LC_GEMM LC_BF16_EMULATE LC_FFT_BLOCKS LC_CUDA_ALL; do
+	fails 2 "$v=abc" env "$v=abc" lc-encode --info
+	grep -q "^lc-encode: $v=abc: expected" "$T/err"; _res $? "$v=abc named"
+done
 done_testing
