@@ -269,6 +269,13 @@ static int rebuild(chunk_joiner *j, lc_doc *out, lc_err *err)
 		if (off > j->total - j->tail || len > j->total - j->tail - off)
 			return lc_fail(err, "piece \"%s\" runs past the parent's end", d->name);
 		skip = end - off < len ? end - off : len;
+		/* untransformed pieces agree where they overlap: one that does
+		 * not is another document's, or damaged */
+		if (i > 0 && skip &&
+		    memcmp(dst + off * esz, (const char *)ti->data + j->head * esz, skip * esz))
+			return lc_fail(err, "piece \"%s\" differs from the pieces before it where they "
+			               "overlap (positions %" PRIu64 " to %" PRIu64 ")", d->name, off,
+			               off + skip - 1);
 		if (len > skip)
 			memcpy(dst + (off + skip) * esz, (const char *)ti->data + (j->head + skip) * esz,
 			       (len - skip) * esz);

@@ -101,6 +101,15 @@ static void test_join(void)
 	T_OK(strstr(err.msg, "ends after piece 2 of 3") != NULL, "%s", err.msg);
 	for (size_t i = 0; i < n; i++)
 		doc_free(&p[i]);
+	/* windows of 8 overlapping by 2: piece 1's first token is also piece
+	 * 0's seventh; changed, the pieces are not one document's */
+	make_pieces(p, &n);
+	((int32_t *)doc_find(&p[1], "tokens")->data)[0] = 7;
+	T_EQ_I(join(p, all, 3, &out, &err), -1);
+	T_OK(strstr(err.msg, "differs from the pieces before it where they overlap (positions 6 "
+	            "to 7)") != NULL, "%s", err.msg);
+	for (size_t i = 0; i < n; i++)
+		doc_free(&p[i]);
 	/* Transformed pieces: concatenated in order. */
 	make_pieces(p, &n);
 	for (size_t i = 0; i < n; i++)
