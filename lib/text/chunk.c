@@ -3,6 +3,7 @@
 
 #include <pcre2.h>
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,9 +181,12 @@ static int meta_u64(const lc_doc *d, const char *key, uint64_t *v, lc_err *err)
 
 	if (!s || !*s)
 		return lc_fail(err, "piece \"%s\" has no \"%s\" metadata", d->name, key);
+	errno = 0;
 	*v = strtoull(s, &end, 10);
-	if (*end)
-		return lc_fail(err, "piece \"%s\": bad \"%s\" metadata '%s'", d->name, key, s);
+	/* strtoull takes "-5" as 2^64 - 5, and saturates silently */
+	if (*end || *s < '0' || *s > '9' || errno == ERANGE)
+		return lc_fail(err, "piece \"%s\": bad \"%s\" metadata '%s' (a decimal count)",
+		               d->name, key, s);
 	return 0;
 }
 

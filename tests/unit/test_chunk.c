@@ -110,6 +110,14 @@ static void test_join(void)
 	            "to 7)") != NULL, "%s", err.msg);
 	for (size_t i = 0; i < n; i++)
 		doc_free(&p[i]);
+	/* a negative count is no count (strtoull would read 2^64 - 5) */
+	make_pieces(p, &n);
+	meta_set(&p[1].meta, "offset", "-5", &err);
+	T_EQ_I(join(p, all, 3, &out, &err), -1);
+	T_OK(strstr(err.msg, "bad \"offset\" metadata '-5' (a decimal count)") != NULL, "%s",
+	     err.msg);
+	for (size_t i = 0; i < n; i++)
+		doc_free(&p[i]);
 	/* Transformed pieces: concatenated in order. */
 	make_pieces(p, &n);
 	for (size_t i = 0; i < n; i++)
