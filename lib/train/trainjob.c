@@ -335,7 +335,9 @@ static int start(struct run *r, lc_err *err)
 		r->made_dir = 1;
 	else if (errno != EEXIST)
 		return lc_fail(err, "-o/--output %s: %s", j->outdir, strerror(errno));
-	if (!r->resume) {
+	/* not in the -m model itself (fine-tuning in place): it is a model
+	 * already, and must stay one if this run fails */
+	if (!r->resume && !same_dir(init, j->outdir)) {
 		r->wrote_mark = 1;
 		if (lc_write_file(path, "", 0, err) < 0)
 			return -1;
@@ -488,7 +490,8 @@ static int load_data(struct run *r, lc_err *err)
 	/* ids of another tokenizer train without an error when they fall in
 	 * the vocabulary, and mean other tokens */
 	if (r->has_tok && td->tokfp[0]) {
-		lc_tokenizer *t = tok_open(r->tok, err);
+		lc_err te;
+		lc_tokenizer *t = tok_open(r->tok, &te);   /* none: no warning, the rest goes on */
 		if (t && strcmp(td->tokfp, tok_fingerprint(t)) != 0)
 			say(j, TRAIN_WARN, "the pairs were tokenized with tokenizer %s, not with the "
 			    "model's (%s, %s): their ids may stand for other tokens", td->tokfp,
@@ -574,7 +577,6 @@ static int checkpoint(struct run *r, int rouge, lc_err *err)
 	const train_job *j = r->j;
 	int64_t step = trainer_step_count(r->tr);
 	train_rouge sc;
-
 	char path[4096];
 
 	if (trainer_save_files(r->tr, j->outdir, r->cfgpath, r->copy, r->ncopy, 1, err) < 0)

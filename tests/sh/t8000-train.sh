@@ -126,6 +126,9 @@ mkdir "$T/mt"
 fails 1 "a failed run in an empty directory" lc-train --config "$T/config.json" -o "$T/mt" --steps 1 \
 	-q "$T/trunc.lc"
 [ -d "$T/mt" ] && [ -z "$(ls -A "$T/mt")" ]; _res $? "leaves it empty"
+mkdir "$T/ip"; cp "$T/m/model.safetensors" "$T/m/config.json" "$T/m/spiece.model" "$T/ip/"
+fails 1 "fine-tuning in place, failing" lc-train -m "$T/ip" -o "$T/ip" --steps 1 -q "$T/trunc.lc"
+ok "leaves the model a model" lc-encode -m "$T/ip" --info
 ok "--restart starts over in it" lc-train --config "$T/config.json" -o "$T/kept" --restart --steps 1 \
 	--batch-tokens 500 --holdout 0 -q "$T/pairs.lc"
 [ -s "$T/kept/trainer_state.json" ]; _res $? "a checkpoint there"
