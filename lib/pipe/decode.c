@@ -76,6 +76,9 @@ static int hidden_of(summarizer *s, const lc_doc *d, int64_t *L, const float **e
 	*enc16 = NULL;
 	if (!t)
 		return lc_fail(err, "no \"hidden\" tensor (is this lc-encode's output?)");
+	if (doc_count(d, "hidden") > 1)
+		return lc_fail(err, "%u \"hidden\" tensors: which are its states?",
+		               doc_count(d, "hidden"));
 	if (t->rank != 2 || t->dims[1] != (uint64_t)dm) {
 		char shape[LC_MAX_RANK * 21];
 		tensor_shape(t, shape, sizeof shape);

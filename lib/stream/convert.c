@@ -174,6 +174,8 @@ int convert_token_ids(const lc_doc *d, int64_t vocab, int32_t **ids, int64_t *np
 
 	if (!t)
 		return lc_fail(err, "no \"tokens\" tensor");
+	if (doc_count(d, "tokens") > 1)
+		return lc_fail(err, "%u \"tokens\" tensors: which are its ids?", doc_count(d, "tokens"));
 	if (t->rank != 1)
 		return lc_fail(err, "\"tokens\" has rank %u, not 1", t->rank);
 	n = t->dims[0];

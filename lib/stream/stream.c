@@ -375,6 +375,15 @@ lc_tensor *doc_find(const lc_doc *d, const char *name)
 	return NULL;
 }
 
+uint32_t doc_count(const lc_doc *d, const char *name)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < d->nrec; i++)
+		n += d->rec[i].kind == LC_REC_TENSOR && strcmp(d->rec[i].t.name, name) == 0;
+	return n;
+}
+
 void doc_free(lc_doc *d)
 {
 	for (uint32_t i = 0; i < d->nrec; i++) {

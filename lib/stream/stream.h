@@ -118,6 +118,9 @@ lc_tensor *doc_add_tensor(lc_doc *d, const char *name, enum lc_dtype dtype,
 int doc_take_tensor(lc_doc *d, lc_tensor *t, lc_err *err);
 /* The first tensor with this name, or NULL. */
 lc_tensor *doc_find(const lc_doc *d, const char *name);
+/* The tensors with this name: a program that reads one by name refuses a
+ * document holding two (which would it mean?). */
+uint32_t doc_count(const lc_doc *d, const char *name);
 void doc_free(lc_doc *d);         /* frees everything; the struct can be reused */
 
 /* --- reading --- */

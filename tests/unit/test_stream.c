@@ -7,6 +7,7 @@
 #include "base/arena.h"
 #include "base/crc32c.h"
 #include "base/dtype.h"
+#include "stream/convert.h"
 #include "stream/stream.h"
 
 /* Writes docs into a memory buffer; returns its size. */
@@ -575,9 +576,33 @@ static void test_long_name(void)
 	free(name);
 }
 
+/* Two tensors of one name: doc_count sees both, and the readers of token
+ * ids (lc-encode's) refuse the document rather than take the first. */
+static void test_two_of_a_name(void)
+{
+	lc_doc d;
+	lc_err err;
+	uint64_t n = 2;
+	int32_t *ids = NULL;
+	int64_t L;
+
+	T_OK(doc_init(&d, "twice", &err) == 0, "%s", err.msg);
+	T_OK(doc_add_tensor(&d, "tokens", LC_I32, 1, &n, &err) != NULL, "%s", err.msg);
+	T_EQ_I(doc_count(&d, "tokens"), 1);
+	T_EQ_I(convert_token_ids(&d, 100, &ids, &L, &err), 0);
+	free(ids);
+	T_OK(doc_add_tensor(&d, "tokens", LC_I32, 1, &n, &err) != NULL, "%s", err.msg);
+	T_EQ_I(doc_count(&d, "tokens"), 2);
+	T_EQ_I(doc_count(&d, "hidden"), 0);
+	T_EQ_I(convert_token_ids(&d, 100, &ids, &L, &err), -1);
+	T_EQ_S(err.msg, "2 \"tokens\" tensors: which are its ids?");
+	doc_free(&d);
+}
+
 int main(void)
 {
 	T_RUN(test_long_name);
+	T_RUN(test_two_of_a_name);
 	T_RUN(test_meta);
 	T_RUN(test_roundtrip_dtypes_ranks);
 	T_RUN(test_empty_and_many);
