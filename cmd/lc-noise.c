@@ -165,6 +165,7 @@ int main(int argc, char **argv)
 		if (noise_tokenizer_defaults(tok, &o, &err) < 0)
 			cli_die_source(from, path, err.msg);
 		o.fingerprint = tok_fingerprint(tok);
+		o.vocab = tok_vocab_size(tok);
 	}
 	/* the options given win over the tokenizer's defaults */
 	if (start >= 0) {

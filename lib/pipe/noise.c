@@ -1,6 +1,7 @@
 /* noise: lc-noise's stage (see noise.h). */
 #include "pipe/noise.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,6 +199,12 @@ int noise_doc(lc_doc *d, void *stage, lc_err *err)
 		         "-m's (tokenizer %s)", d->name, fp, s->o.fingerprint);
 		s->o.warn(s->o.ctx, msg);
 		s->warned_fp = 1;
+	}
+	for (uint64_t i = 0; i < t->dims[0]; i++) {
+		int32_t id = ((const int32_t *)t->data)[i];
+		if (id < 0 || (s->o.vocab > 0 && id >= s->o.vocab))
+			return lc_fail(err, "token %" PRIu64 " is %d, outside %s", i, id,
+			               id < 0 ? "any vocabulary" : "the tokenizer's ids (-m)");
 	}
 	if (!s->o.concat)
 		return put_pair(s, d->name, &d->meta, &t->meta, t->data, (int64_t)t->dims[0],

@@ -54,6 +54,9 @@ typedef struct noise_opts {
 	/* non-NULL: the fingerprint of the tokenizer the sentinels came from;
 	 * "tokens" of another tokenizer get a warning (once) */
 	const char *fingerprint;
+	/* > 0: the tokenizer's ids, [0, vocab) (-m); a document's id outside
+	 * them, or a negative one whatever vocab, is an error */
+	int64_t vocab;
 	/* closing warnings (without the program's name), and the one about
 	 * fingerprints; NULL: none */
 	void (*warn)(void *ctx, const char *msg);

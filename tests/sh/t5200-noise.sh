@@ -78,10 +78,12 @@ if [ -d "$B" ]; then
 	lc-cat -o raw "$T/bart.lc" | od -An -v -td4 | awk '{for (i = 1; i <= NF; i++) print ($i >= 1000 ? $i + 1 : $i)}' >"$T/want1001"
 	od -An -v -td4 "$T/b1001.raw" | tr -s ' ' '\n' | sed '/^$/d' >"$T/got1001"
 	same "the same pairs, sentinels moved by one" "$T/got1001" "$T/want1001"
-	ok "tokens of another tokenizer: a warning" sh -c "lc-tokenize -m '$SPM' '$T/a.txt' |
+	fails 1 "tokens of another tokenizer, outside -m's ids" sh -c "lc-tokenize -m '$SPM' '$T/a.txt' |
 		lc-noise -m '$B' >/dev/null"
 	grep -q "^lc-noise: document \"$T/a.txt\": tokens of tokenizer .*, the sentinels are -m's" "$T/err"
-	_res $? "it names the document"
+	_res $? "a warning names the document"
+	grep -q "document \"$T/a.txt\": token [0-9]* is [0-9]*, outside the tokenizer's ids (-m)" "$T/err"
+	_res $? "and an error the first id outside"
 else
 	skip "BART sentinels" "no $B"
 fi
