@@ -143,8 +143,10 @@ authors' code fails on it))"
 ok "-q: no warning" lc-noise -q --sentinel-end 99 "$T/tiny.lc"
 is "nothing on stderr" "$(cat "$T/err")" ""
 printf '1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22\n' | lc-cat -i ids >"$T/d55.lc"
-ok "density 0.55, mean 1 (the authors' ValueError): skipped" lc-noise -r 0.55 -l 1 --sentinel-end 99 "$T/d55.lc"
-grep -q "11 noise tokens in 11 spans leave 9 tokens for the 11 spans" "$T/err"; _res $? "says why"
+fails 1 "density 0.55, mean 1 (the authors' ValueError): no document left" lc-noise -r 0.55 -l 1 \
+	--sentinel-end 99 "$T/d55.lc"
+grep -q "every document (1) too short to noise: no pairs (the first, .*11 noise tokens in 11 spans leave 9 tokens for the 11 spans" \
+	"$T/err"; _res $? "says why"
 lc-cat -i text "$T/a.txt" >"$T/text.lc"
 fails 1 "a text stream" lc-noise --sentinel-end 99 "$T/text.lc"
 is "names the file and the document" "$(cat "$T/err")" "lc-noise: $T/text.lc: document \
