@@ -128,10 +128,13 @@ int main(int argc, char **argv)
 		char wpath[4200];
 		if (optind < argc)
 			cli_usage_error("--random-weights takes no input files");
-		snprintf(wpath, sizeof wpath, "%s/model.safetensors", mdir);
-		if (access(wpath, F_OK) == 0)
-			cli_die(LC_EXIT_DATA, "%s exists: --random-weights writes a new model, never over "
-			        "one (remove it first)", wpath);
+		for (int i = 0; i < 2; i++) {   /* either is the model the directory loads */
+			snprintf(wpath, sizeof wpath, "%s/%s", mdir,
+			         i ? "pytorch_model.bin" : "model.safetensors");
+			if (access(wpath, F_OK) == 0)
+				cli_die(LC_EXIT_DATA, "%s exists: --random-weights writes a new model, never "
+				        "over one (remove it first)", wpath);
+		}
 		if (model_write_random(mdir, seed, &err) < 0)
 			cli_die_source(from, mdir, err.msg);
 		return cli_finish(0);

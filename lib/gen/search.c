@@ -383,9 +383,10 @@ typedef struct work {
 static int numbers(const float *logits, int64_t R, int V, int step, lc_err *err)
 {
 	for (int64_t i = 0; i < R * V; i++)
-		if (isnan(logits[i]))
-			return lc_fail(err, "search: a score at step %d is NaN (the encoder states or "
-			               "the model's weights overflow)", step);
+		if (isnan(logits[i]) || logits[i] == INFINITY)   /* +inf: NaN in a log-softmax */
+			return lc_fail(err, "search: a score at step %d is %s (the encoder states or "
+			               "the model's weights overflow)", step,
+			               isnan(logits[i]) ? "NaN" : "infinite");
 	return 0;
 }
 

@@ -334,7 +334,9 @@ static int read_dir(rouge_run *u, size_t k, lc_err *err)
 			rc = lc_fail(err, "out of memory");
 			break;
 		}
-		rc = rouge_idmap_add(u->byname[k], name, where, text, len, err);
+		/* by the last component, as candidates are looked up (a file's
+		 * name, an archive member's of an archive in the directory) */
+		rc = rouge_idmap_add(u->byname[k], base_name(name), where, text, len, err);
 		free(where);
 		if (rc < 0)
 			break;

@@ -68,6 +68,7 @@ struct run {
 	 * it wrote there is taken back if the run fails before training */
 	int made_dir, undo;
 	int wrote_mark, wrote_cfg, wrote_model;
+	int cfg_new;                /* the config.json it wrote was not there before */
 	int begun;                  /* training began (the log opened) */
 };
 
@@ -251,13 +252,30 @@ static int has_entries(const char *path)
 	return any;
 }
 
-/* Whether a and b name the same directory. */
-static int same_dir(const char *a, const char *b)
+/* Whether a and b name the same file or directory. */
+static int same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;
 
 	return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
 	       sa.st_ino == sb.st_ino;
+}
+
+/* Whether model (a directory, or a weight file such as a fairseq .pt
+ * given directly) lives in directory dir. */
+static int model_in(const char *model, const char *dir)
+{
+	char parent[4096];
+	const char *slash;
+
+	if (!model)
+		return 0;
+	if (is_dir(model))
+		return same_file(model, dir);
+	if (!(slash = strrchr(model, '/')))
+		return same_file(".", dir);
+	snprintf(parent, sizeof parent, "%.*s", (int)(slash - model), model);
+	return same_file(*parent ? parent : "/", dir);
 }
 
 /* A fresh start that failed before training: the files start() wrote
@@ -266,23 +284,32 @@ static int same_dir(const char *a, const char *b)
  * without a checkpoint. */
 static void undo_start(struct run *r)
 {
-	char path[4096];
+	char path[4096], mark[4096];
+	lc_err e;
 
-	if (!r->undo)
-		return;
-	if (r->wrote_mark) {
-		mark_path(path, sizeof path, r->j->outdir);
+	mark_path(mark, sizeof mark, r->j->outdir);
+	if (r->wrote_cfg && (r->undo || r->cfg_new)) {
+		snprintf(path, sizeof path, "%s/config.json", r->j->outdir);
 		unlink(path);
+	}
+	if (!r->undo) {
+		/* a directory of a user's files (--restart): the mark goes, unless
+		 * random weights of this run now stand there */
+		if (r->wrote_mark && !r->wrote_model)
+			unlink(mark);
+		return;
 	}
 	if (r->wrote_model) {
 		snprintf(path, sizeof path, "%s/model.safetensors", r->j->outdir);
 		unlink(path);
 	}
-	if (r->wrote_cfg) {
-		snprintf(path, sizeof path, "%s/config.json", r->j->outdir);
-		unlink(path);
-	}
-	if (r->made_dir)
+	/* while anything else is left (a killed run's loss.tsv, --holdout-out
+	 * files) the directory stays this program's, marked, and a later run
+	 * starts over in it */
+	unlink(mark);
+	if (has_entries(r->j->outdir))
+		lc_write_file(mark, "", 0, &e);
+	else if (r->made_dir)
 		rmdir(r->j->outdir);
 }
 
@@ -326,7 +353,7 @@ static int start(struct run *r, lc_err *err)
 	 * keeps in it, unless --restart says so (or -m is OUTDIR itself) */
 	mark_path(path, sizeof path, j->outdir);
 	if (!r->resume && !j->restart && has_entries(j->outdir) && !exists(path) &&
-	    !same_dir(init, j->outdir))
+	    !model_in(init, j->outdir))
 		return lc_fail(err, "-o/--output %s: holds files but no checkpoint to resume (no "
 		               "trainer_state.json); give another directory, or --restart to start "
 		               "over in this one", j->outdir);
@@ -337,7 +364,7 @@ static int start(struct run *r, lc_err *err)
 		return lc_fail(err, "-o/--output %s: %s", j->outdir, strerror(errno));
 	/* not in the -m model itself (fine-tuning in place): it is a model
 	 * already, and must stay one if this run fails */
-	if (!r->resume && !same_dir(init, j->outdir)) {
+	if (!r->resume && !model_in(init, j->outdir)) {
 		r->wrote_mark = 1;
 		if (lc_write_file(path, "", 0, err) < 0)
 			return -1;
@@ -345,9 +372,14 @@ static int start(struct run *r, lc_err *err)
 	/* the model to start from */
 	if (r->config) {
 		snprintf(r->cfgpath, sizeof r->cfgpath, "%s/config.json", j->outdir);
-		r->wrote_cfg = 1;
-		if (lc_copy_file(r->config, r->cfgpath, err) < 0)
-			return -1;
+		/* --config OUTDIR/config.json: already in place (a copy onto
+		 * itself would truncate it) */
+		if (!same_file(r->config, r->cfgpath)) {
+			r->cfg_new = !exists(r->cfgpath);
+			r->wrote_cfg = 1;
+			if (lc_copy_file(r->config, r->cfgpath, err) < 0)
+				return -1;
+		}
 		r->wrote_model = 1;
 		if (model_write_random(j->outdir, j->seed, err) < 0)
 			return fail_source(j, "--config", r->config);
@@ -362,6 +394,7 @@ static int start(struct run *r, lc_err *err)
 			 * config.json its arguments translate to */
 			const char *txt = model_config_text(r->m);
 			snprintf(r->cfgpath, sizeof r->cfgpath, "%s/config.json", j->outdir);
+			r->cfg_new = !exists(r->cfgpath);
 			r->wrote_cfg = 1;
 			if (lc_write_file(r->cfgpath, txt, strlen(txt), err) < 0)
 				return -1;
@@ -709,9 +742,10 @@ int train_job_run(train_job *j, lc_err *err)
 		    r.td.skipped ? " (some skipped), " : ", ", r.ed.n, lr_sched_name(r.to.sched),
 		    r.to.lr, r.to.warmup, r.to.threads, start_step ? "resuming" : "starting",
 		    start_step);
+	if (!(logf = train_log_open(j->outdir, start_step == 0, err)))
+		goto out;
 	r.begun = 1;
-	if (!(logf = train_log_open(j->outdir, start_step == 0, err)) ||
-	    train_loop(&r, logf, err) < 0)
+	if (train_loop(&r, logf, err) < 0)
 		goto out;
 	rc = train_log_close(logf, j->outdir, err);
 	logf = NULL;

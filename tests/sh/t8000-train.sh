@@ -129,6 +129,16 @@ fails 1 "a failed run in an empty directory" lc-train --config "$T/config.json" 
 mkdir "$T/ip"; cp "$T/m/model.safetensors" "$T/m/config.json" "$T/m/spiece.model" "$T/ip/"
 fails 1 "fine-tuning in place, failing" lc-train -m "$T/ip" -o "$T/ip" --steps 1 -q "$T/trunc.lc"
 ok "leaves the model a model" lc-encode -m "$T/ip" --info
+# a failed --restart leaves a directory with a checkpoint loadable
+cp -r "$T/m" "$T/old"
+fails 1 "--restart into a checkpoint, failing" lc-train -m "$T/m" -o "$T/old" --restart --steps 1 \
+	-q "$T/trunc.lc"
+ok "leaves it loadable" lc-encode -m "$T/old" --info
+# --config OUTDIR/config.json -o OUTDIR --restart: the file is not copied onto itself
+mkdir "$T/cfgd"; cp "$T/config.json" "$T/cfgd/"
+fails 1 "--config inside OUTDIR, failing" lc-train --config "$T/cfgd/config.json" -o "$T/cfgd" \
+	--restart --steps 1 -q "$T/trunc.lc"
+cmp -s "$T/config.json" "$T/cfgd/config.json"; _res $? "the config.json kept whole"
 ok "--restart starts over in it" lc-train --config "$T/config.json" -o "$T/kept" --restart --steps 1 \
 	--batch-tokens 500 --holdout 0 -q "$T/pairs.lc"
 [ -s "$T/kept/trainer_state.json" ]; _res $? "a checkpoint there"

@@ -50,10 +50,13 @@ fails 1 "a save whose writes fail" sh -c "trap '' XFSZ; ulimit -f 600; lc-train 
 	-o '$T/fz' --steps 1 --batch-tokens 500 -t '$SPM' -j 1 -q '$T/pairs.lc'"
 is "no .tmp file left" "$(ls "$T/fz" | grep -c '\.tmp$')" 0
 
+head -c 100 "$T/pairs.lc" >"$T/cut.lc"
 # killed before its first checkpoint: random weights, which no program loads
 LC_FAULT=ckpt:1 train "$T/f1" >/dev/null 2>&1
 fails 1 "a run killed before its first checkpoint is no model" lc-encode -m "$T/f1" --info
 grep -q "f1: an lc-train run's directory before its first checkpoint" "$T/err"; _res $? "and says so"
+fails 1 "run again on bad data" lc-train --config "$T/config.json" -o "$T/f1" --steps 2 -q \
+	"$T/cut.lc"
 ok "run again, it trains" train "$T/f1"
 ok "and then loads" lc-encode -m "$T/f1" --info
 

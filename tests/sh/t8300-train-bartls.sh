@@ -95,4 +95,13 @@ fails 1 "are refused by lc-train" lc-train -m "$T/ls" -o "$T/pt1" --steps 1 -q "
 grep -q 'ruth.txt:1: source token [0-9]* (id 1000) is outside the model.s vocabulary of 1000 (pairs of another model.s tokenizer? span-corruption sentinels need rows of their own: lc-convert --vocab-size)' "$T/err"
 _res $? "naming the pair, the id and the cure"
 [ ! -e "$T/pt1/loss.tsv" ]; _res $? "(no step was taken)"
+# fine-tuning a fairseq directory in place that fails before training
+# leaves it a fairseq directory (no config.json of lc's beside model.pt)
+cp -r "$FS" "$T/fsd"
+head -c 100 "$T/noised1.lc" >"$T/cut.lc"
+fails 1 "in place, failing" lc-train -m "$T/fsd" -o "$T/fsd" --steps 1 -q "$T/cut.lc"
+ok "still loads" lc-encode -m "$T/fsd" --info
+fails 1 "its model.pt, --restart, failing" lc-train -m "$T/fsd/model.pt" -o "$T/fsd" --restart \
+	--steps 1 -q "$T/cut.lc"
+ok "still loads" lc-encode -m "$T/fsd/model.pt" --info
 done_testing
