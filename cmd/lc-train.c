@@ -220,7 +220,10 @@ int main(int argc, char **argv)
 	if (jsonl_opt && !job.jsonl)
 		cli_usage_error("%s goes with --jsonl", jsonl_opt);
 	job.threads = cli_threads(jopt, NULL);
-	if (cmp_set_device(dopt, cli_warn_cb, NULL, &err) < 0)
+	/* fp32 products; and the environment's switches checked, as the
+	 * other programs check them */
+	if (cmp_set_device(dopt, cli_warn_cb, NULL, &err) < 0 ||
+	    cmp_set_compute(NULL, NULL, 0, &err) < 0)
 		cli_usage_error("%s", err.msg);
 	job.inputs = argv + optind;
 	job.ninputs = argc - optind;

@@ -204,4 +204,6 @@ for v in LC_GEMM LC_BF16_EMULATE LC_FFT_BLOCKS LC_CUDA_ALL; do
 	fails 2 "$v=abc" env "$v=abc" lc-encode --info
 	grep -q "^lc-encode: $v=abc: expected" "$T/err"; _res $? "$v=abc named"
 done
+fails 2 "lc-train checks them too" env LC_FFT_BLOCKS=abc lc-train --config x.json -o "$T/never"
+[ ! -e "$T/never" ]; _res $? "before anything is written"
 done_testing
