@@ -433,18 +433,14 @@ int model_write_random(const char *dir, uint64_t seed, lc_err *err)
 		goto out;
 	}
 	params_init(p, base, seed);
-	/* whole or not at all: written beside, then renamed into place */
+	/* whole or not at all: written beside, then renamed into place (path
+	 * ends ".tmp"; without those 4 bytes it names the file) */
 	snprintf(path, plen, "%s/model.safetensors.tmp", dir);
 	if ((rc = params_write(p, base, path, err)) == 0) {
-		char *to = strdup(path);
-		if (!to) {
-			rc = lc_fail(err, "out of memory");
-		} else {
-			to[strlen(to) - 4] = 0;
-			if (rename(path, to) < 0)
-				rc = lc_fail(err, "%s: %s", to, strerror(errno));
-			free(to);
-		}
+		char to[4096];
+		snprintf(to, sizeof to, "%.*s", (int)strlen(path) - 4, path);
+		if (rename(path, to) < 0)
+			rc = lc_fail(err, "%s: %s", to, strerror(errno));
 	}
 	if (rc < 0)
 		unlink(path);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int lc_copy_file(const char *from, const char *to, lc_err *err)
 {
@@ -43,4 +44,12 @@ int lc_write_file(const char *path, const char *s, size_t n, lc_err *err)
 	if (fclose(f) != 0 && rc == 0)
 		rc = lc_fail(err, "%s: %s", path, strerror(errno));
 	return rc;
+}
+
+int lc_same_file(const char *a, const char *b)
+{
+	struct stat x, y;
+
+	return a && b && stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
+	       x.st_ino == y.st_ino;
 }

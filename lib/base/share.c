@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fileio.h"
+
 /* The Makefile gives these to this object alone (so that changing them
  * rebuilds nothing else): the installed share directory, and the build
  * tree's share/ with the bin directory whose programs use it. */
@@ -28,9 +30,7 @@ static int is_dir(const char *path)
 /* Whether a and b name the same directory (links and ".." resolved). */
 static int same_dir(const char *a, const char *b)
 {
-	struct stat x, y;
-	return stat(a, &x) == 0 && stat(b, &y) == 0 && S_ISDIR(x.st_mode) &&
-	       x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+	return is_dir(a) && lc_same_file(a, b);
 }
 
 /* The directory of the running program into buf[n]: 0, or -1 when it

@@ -94,8 +94,8 @@ int tok_fits_model(const lc_tokenizer *t, int64_t vocab_size, lc_err *err)
 {
 	if (tok_model_rows(t) <= vocab_size)
 		return 0;
-	return lc_fail(err, "its ids go to %ld but the model's vocab_size is %lld: they are not "
-	               "one model's", (long)tok_model_rows(t) - 1, (long long)vocab_size);
+	return lc_fail(err, "the tokenizer's ids go to %ld but the model's vocab_size is %lld: they "
+	               "are not one model's", (long)tok_model_rows(t) - 1, (long long)vocab_size);
 }
 
 int tok_spells_model(const lc_tokenizer *t, int64_t vocab_size, lc_err *err)
@@ -124,10 +124,8 @@ static lc_tokenizer *check_config(lc_tokenizer *t, const char *dir, lc_err *err)
 		return NULL;
 	}
 	v = json_object_get(root, "vocab_size");
-	if (json_is_integer(v) && json_integer_value(v) < tok_model_rows(t)) {
-		lc_fail(err, "%s: the tokenizer's ids go to %ld but config.json's vocab_size is %lld: "
-		        "they are not one model's", dir, (long)tok_model_rows(t) - 1,
-		        (long long)json_integer_value(v));
+	if (json_is_integer(v) && tok_fits_model(t, json_integer_value(v), err) < 0) {
+		lc_prefix(err, "%s", dir);
 		tok_free(t);
 		t = NULL;
 	}

@@ -52,9 +52,9 @@ int32_t tok_vocab_size(const lc_tokenizer *t);
  * least): every id but the special tokens that close the table (BART's
  * <mask> lies beyond bart-large-cnn's vocab_size of 50264). */
 int32_t tok_model_rows(const lc_tokenizer *t);
-/* 0 if a model of vocab_size rows has every id of t; else -1 with
- * "its ids go to N but the model's vocab_size is V: they are not one
- * model's" (the caller names the tokenizer). */
+/* 0 if a model of vocab_size rows has every id of t; else -1 with "the
+ * tokenizer's ids go to N but the model's vocab_size is V: they are not
+ * one model's" (the caller names the tokenizer or the model). */
 int tok_fits_model(const lc_tokenizer *t, int64_t vocab_size, lc_err *err);
 /* For writing a model's ids as text: tok_fits_model, and t spells the
  * model's ids, up to TOK_ROW_PAD rows of padding beyond its last (T5's

@@ -55,6 +55,7 @@ struct run {
 	char cfgpath[4096];         /* the config.json checkpoints copy */
 	char tok[4096];             /* the tokenizer (a file or a directory), when has_tok */
 	int has_tok;
+	lc_tokenizer *tk;           /* tok opened once (NULL if it would not open) */
 	/* what checkpoints copy besides config.json: the tokenizer's files
 	 * and generation_config.json */
 	char from[TRAIN_CKPT_MAXCOPY][4096];
@@ -165,7 +166,7 @@ static int fits_vocab(const char *path, int vocab)
 {
 	lc_err e;
 	lc_tokenizer *t = tok_open(path, &e);
-	int ok = t && tok_model_rows(t) <= vocab;
+	int ok = t && tok_fits_model(t, vocab, &e) == 0;
 
 	tok_free(t);
 	return ok;
@@ -252,15 +253,6 @@ static int has_entries(const char *path)
 	return any;
 }
 
-/* Whether a and b name the same file or directory. */
-static int same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-
-	return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
-}
-
 /* Whether model (a directory, or a weight file such as a fairseq .pt
  * given directly) lives in directory dir. */
 static int model_in(const char *model, const char *dir)
@@ -271,11 +263,11 @@ static int model_in(const char *model, const char *dir)
 	if (!model)
 		return 0;
 	if (is_dir(model))
-		return same_file(model, dir);
+		return lc_same_file(model, dir);
 	if (!(slash = strrchr(model, '/')))
-		return same_file(".", dir);
+		return lc_same_file(".", dir);
 	snprintf(parent, sizeof parent, "%.*s", (int)(slash - model), model);
-	return same_file(*parent ? parent : "/", dir);
+	return lc_same_file(*parent ? parent : "/", dir);
 }
 
 /* A fresh start that failed before training: the files start() wrote
@@ -374,7 +366,7 @@ static int start(struct run *r, lc_err *err)
 		snprintf(r->cfgpath, sizeof r->cfgpath, "%s/config.json", j->outdir);
 		/* --config OUTDIR/config.json: already in place (a copy onto
 		 * itself would truncate it) */
-		if (!same_file(r->config, r->cfgpath)) {
+		if (!lc_same_file(r->config, r->cfgpath)) {
 			r->cfg_new = !exists(r->cfgpath);
 			r->wrote_cfg = 1;
 			if (lc_copy_file(r->config, r->cfgpath, err) < 0)
@@ -416,15 +408,6 @@ static int start(struct run *r, lc_err *err)
 			    "checkpoints hold no tokenizer (use -t)", model_dir(r->m),
 			    share_from_name(from));
 	}
-	/* one model's: a checkpoint with a tokenizer of more ids than rows
-	 * would load nowhere (lc-tokenize and lc-decode refuse it) */
-	if (j->tokenizer) {
-		lc_tokenizer *t = tok_open(j->tokenizer, err);
-		int rc = t ? tok_fits_model(t, model_config(r->m)->vocab_size, err) : -1;
-		tok_free(t);
-		if (rc < 0)
-			return fail_source(j, "-t/--tokenizer", j->tokenizer);
-	}
 	/* copy the path: a checkpoint may overwrite the file it came from */
 	if (tok) {
 		char *real = realpath(tok, NULL);
@@ -432,7 +415,16 @@ static int start(struct run *r, lc_err *err)
 		free(real);
 		r->has_tok = 1;
 		tok_files(r);
+		/* opened once, for the fit below, the pairs' fingerprints and
+		 * --jsonl's texts; the model's own may fail to open where only
+		 * its files are copied */
+		if (!(r->tk = tok_open(r->tok, err)) && (j->tokenizer || j->jsonl))
+			return fail_source(j, j->tokenizer ? "-t/--tokenizer" : NULL, j->tokenizer);
 	}
+	/* one model's: a checkpoint with a tokenizer of more ids than rows
+	 * would load nowhere (lc-tokenize and lc-decode refuse it) */
+	if (j->tokenizer && tok_fits_model(r->tk, model_config(r->m)->vocab_size, err) < 0)
+		return fail_source(j, "-t/--tokenizer", j->tokenizer);
 	/* the generation settings follow the model (not a checkpoint's own:
 	 * a resumed run copies them from OUTDIR itself) */
 	snprintf(path, sizeof path, "%s/generation_config.json", model_dir(r->m));
@@ -510,10 +502,9 @@ static int load_data(struct run *r, lc_err *err)
 
 	if (j->jsonl) {
 		/* the texts are encoded with the tokenizer the checkpoints carry */
-		if (!r->has_tok)
+		if (!r->tk)
 			return lc_fail(err, "--jsonl: no tokenizer to encode the texts with (use -t)");
-		if (!(ps.tk = tok_open(r->tok, err)))
-			return fail_source(j, j->tokenizer ? "-t/--tokenizer" : NULL, j->tokenizer);
+		ps.tk = r->tk;
 	}
 	if (j->ninputs == 0 && read_pairs("-", &ps, td, err) < 0)
 		goto out;
@@ -522,17 +513,14 @@ static int load_data(struct run *r, lc_err *err)
 			goto out;
 	/* ids of another tokenizer train without an error when they fall in
 	 * the vocabulary, and mean other tokens */
-	if (r->has_tok && td->tokfp[0]) {
-		lc_err te;
-		lc_tokenizer *t = tok_open(r->tok, &te);   /* none: no warning, the rest goes on */
-		if (t && strcmp(td->tokfp, tok_fingerprint(t)) != 0)
+	if (r->tk && td->tokfp[0]) {
+		if (strcmp(td->tokfp, tok_fingerprint(r->tk)) != 0)
 			say(j, TRAIN_WARN, "the pairs were tokenized with tokenizer %s, not with the "
 			    "model's (%s, %s): their ids may stand for other tokens", td->tokfp,
-			    r->tok, tok_fingerprint(t));
-		else if (t && td->tokfp_other)
+			    r->tok, tok_fingerprint(r->tk));
+		else if (td->tokfp_other)
 			say(j, TRAIN_WARN, "%zu pairs were tokenized with another tokenizer than the "
-			    "model's (%s)", td->tokfp_other, tok_fingerprint(t));
-		tok_free(t);
+			    "model's (%s)", td->tokfp_other, tok_fingerprint(r->tk));
 	}
 	/* the defaults fit summarization sets, not long-input pretraining:
 	 * a cut made silently trains on less than the data holds */
@@ -577,7 +565,6 @@ static int load_data(struct run *r, lc_err *err)
 		rc = train_data_check_len(ed, model_config(r->m)->max_positions, err);
 out:
 	jsonl_tally_free(&ps.bad);
-	tok_free(ps.tk);
 	return rc;
 }
 
@@ -763,6 +750,7 @@ out:
 		fclose(logf);
 	trainer_free(r.tr);
 	model_free(r.m);
+	tok_free(r.tk);
 	if (rc < 0 && !r.begun)
 		undo_start(&r);
 	train_data_free(&r.td);

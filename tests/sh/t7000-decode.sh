@@ -72,7 +72,7 @@ grep -q 'lc-decode: ' "$T/err"; is "error message format" $? 0
 SPM=${LC_SHARE:-share}/spiece.model
 if [ -f "$SPM" ] && need lc-detokenize; then
 	ok "text output" sh -c "lc-decode -q -m '$M' -t '$SPM' --max-new 32 <'$H' >'$T/text'"
-	grep -q "tokenizer .*spiece.model: its ids go to 31999 but the model's vocab_size is 512" \
+	grep -q "tokenizer .*spiece.model: the tokenizer's ids go to 31999 but the model's vocab_size is 512" \
 		"$T/err"; _res $? "a tokenizer of another model (T5's, for this 512-id one) is said"
 	is "one line per document" "$(wc -l <"$T/text" | tr -d ' ')" 4
 	lc-cat -i ids <"$T/want" | lc-detokenize -m "$SPM" >"$T/detok" 2>"$T/detok.err"

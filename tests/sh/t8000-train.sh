@@ -112,7 +112,7 @@ fails 1 "a truncated stream" lc-train --config "$T/config.json" -o "$T/tr" --ste
 sed 's/"vocab_size": 32000/"vocab_size": 1000/' "$T/config.json" >"$T/small.json"
 fails 1 "-t: a tokenizer of more ids than the model has rows" lc-train --config "$T/small.json" \
 	-o "$T/sv" -t "$SPM" --steps 1 -q "$T/pairs.lc"
-grep -q "its ids go to 31999 but the model's vocab_size is 1000" "$T/err"; _res $? "and says so"
+grep -q -e "-t/--tokenizer .*: the tokenizer's ids go to 31999 but the model's vocab_size is 1000" "$T/err"; _res $? "and says so"
 # nothing left behind by a run that failed before training, nor written
 # over a directory a user keeps files in
 [ ! -e "$T/np" ] && [ ! -e "$T/tr" ] && [ ! -e "$T/sv" ]; _res $? "failed runs leave no directory behind"
