@@ -124,21 +124,6 @@ rouge_report *rouge_report_new(const rouge_report_opts *o, FILE *out, lc_err *er
 	         types, o->stem ? "porter-nltk" : "no", o->split_sentences ? "lc-sentence" : "newline",
 	         o->nref, o->samples, o->seed, o->ci, o->version ? o->version : "?");
 	sort_types(r);
-	if (o->fmt == ROUGE_FMT_TSV)
-		fprintf(out, "# %s\n", r->sig);
-	if (o->fmt == ROUGE_FMT_CSV && o->samples <= 0) {
-		fputs("id", out);
-		for (size_t i = 0; i < o->ntypes; i++) {
-			rouge_type_name(o->types[r->sorted[i]], tn);
-			fprintf(out, ",%s-P,%s-R,%s-F", tn, tn, tn);
-		}
-		fputc('\n', out);
-	}
-	if (ferror(out)) {
-		rouge_report_free(r);
-		lc_fail(err, "write error");
-		return NULL;
-	}
 	return r;
 }
 
@@ -183,29 +168,42 @@ int rouge_report_add(rouge_report *r, const char *name, const rouge_score *s, lc
 		x[2] = s[i].f;
 	}
 	r->ndoc++;
-	if (r->o.fmt == ROUGE_FMT_TSV) {
-		for (size_t i = 0; i < nt; i++)
-			put_tsv(r->out, name, rouge_type_name(r->o.types[i], tn), &s[i]);
-	} else if (r->o.fmt == ROUGE_FMT_JSON) {
+	if (r->o.fmt == ROUGE_FMT_JSON) {
 		json_t *js = json_object();
 		for (size_t i = 0; i < nt; i++)
 			json_object_set_new(js, rouge_type_name(r->o.types[i], tn), json_score(&s[i]));
 		if (json_array_append_new(r->jdocs, json_pack("{s:s,s:o}", "name", name, "scores", js)))
 			return lc_fail(err, "out of memory");
-	} else if (r->o.fmt == ROUGE_FMT_CSV && r->o.samples <= 0) {
+	}
+	return 0;
+}
+
+/* tsv and csv: the per-document lines, from the scores kept, once every
+ * document has been scored (a run that fails writes none, rather than
+ * lines that look like a whole corpus's). */
+static void print_rows(rouge_report *r)
+{
+	size_t nt = r->o.ntypes;
+	char tn[16];
+
+	for (size_t k = 0; k < r->ndoc; k++) {
+		const double *x = r->scores + k * nt * 3;
+		if (r->o.fmt == ROUGE_FMT_TSV) {
+			for (size_t i = 0; i < nt; i++)
+				put_tsv(r->out, r->names[k], rouge_type_name(r->o.types[i], tn),
+				        (const rouge_score *)(x + 3 * i));
+			continue;
+		}
 		if (r->o.csv_ids)
-			put_csv_name(r->out, name);
+			put_csv_name(r->out, r->names[k]);
 		else
-			fprintf(r->out, "%zu", r->ndoc - 1);
+			fprintf(r->out, "%zu", k);
 		for (size_t i = 0; i < nt; i++) {
-			const rouge_score *x = &s[r->sorted[i]];
-			fprintf(r->out, ",%f,%f,%f", x->p, x->r, x->f);
+			const double *y = x + 3 * r->sorted[i];
+			fprintf(r->out, ",%f,%f,%f", y[0], y[1], y[2]);
 		}
 		fputc('\n', r->out);
 	}
-	if (ferror(r->out))
-		return lc_fail(err, "write error");
-	return 0;
 }
 
 static int print_json(rouge_report *r, const double *agg, lc_err *err)
@@ -321,6 +319,8 @@ int rouge_report_finish(rouge_report *r, lc_err *err)
 	}
 	switch (o->fmt) {
 	case ROUGE_FMT_TSV:
+		fprintf(r->out, "# %s\n", r->sig);
+		print_rows(r);
 		for (size_t i = 0; o->samples > 0 && i < o->ntypes; i++)
 			for (int k = 0; k < 3; k++)
 				put_tsv(r->out, lv[k], rouge_type_name(o->types[i], tn),
@@ -334,8 +334,17 @@ int rouge_report_finish(rouge_report *r, lc_err *err)
 		print_table(r, agg);
 		break;
 	case ROUGE_FMT_CSV:
-		if (o->samples > 0)
+		if (o->samples > 0) {
 			print_csv(r, agg);
+			break;
+		}
+		fputs("id", r->out);
+		for (size_t i = 0; i < o->ntypes; i++) {
+			rouge_type_name(o->types[r->sorted[i]], tn);
+			fprintf(r->out, ",%s-P,%s-R,%s-F", tn, tn, tn);
+		}
+		fputc('\n', r->out);
+		print_rows(r);
 		break;
 	}
 	if (ferror(r->out)) {

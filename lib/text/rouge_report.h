@@ -7,7 +7,7 @@
  *   table  the aggregate, "mid [low, high]" x 100 per type and measure, or
  *          with no resampling the per-document scores; then the signature
  *   tsv    "# SIGNATURE", a line per document and type (NAME TYPE P R F),
- *          written as documents arrive, then "low", "mid" and "high" lines
+ *          then "low", "mid" and "high" lines
  *   json   {signature, settings, documents [{name, scores}], aggregate}
  *   csv    what rouge-score's own command-line tool writes (rouge_score/io.py,
  *          0.1.2), byte for byte: with resampling the aggregate,
@@ -15,7 +15,7 @@
  *            rouge1-R,%f,%f,%f   then -P, then -F, for each type
  *          and with none the per-document scores,
  *            id,rouge1-P,rouge1-R,rouge1-F,rouge2-P,...
- *            0,%f,%f,%f,...      one line per document, written as it arrives
+ *            0,%f,%f,%f,...      one line per document
  *          the types in byte order of their names (Python's sorted()), the
  *          values with C's "%f" (Python's "%f": 6 decimals, correctly
  *          rounded); no signature, as the format has no place for one.
@@ -25,7 +25,9 @@
  *
  * The signature names every setting that changes the numbers:
  *   lc-rouge|types=..|stem=..|sentences=..|tok=rouge-score-0.1.2|refs=N|samples=N|seed=N|ci=X|version=V
- * Doubles are printed with 17 significant digits in tsv and json.
+ * Doubles are printed with 17 significant digits in tsv and json. Every
+ * format is written by rouge_report_finish, once all documents are in: a
+ * run that fails before writes nothing.
  */
 #ifndef LC_ROUGE_REPORT_H
 #define LC_ROUGE_REPORT_H

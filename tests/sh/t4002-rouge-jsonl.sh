@@ -168,6 +168,13 @@ head -20 "$D/cand.jsonl" >"$T/cand20"
 fails 1 "references without a candidate" lc-rouge -b 0 --ref abstract "$T/cand20" "$D/ref.jsonl"
 grep -q 'ref.jsonl:1: id "0000" has no candidate in .*cand20 (17 references without one; --subset' "$T/err"
 _res $? "unpaired reference: file:line, id, count"
+for f in csv tsv; do
+	fails 1 "-f $f, references without a candidate" lc-rouge -b 0 -f $f --ref abstract "$T/cand20" "$D/ref.jsonl"
+	is "-f $f: no rows that look like a whole corpus's" "$(wc -c <"$T/out" | tr -d ' ')" 0
+done
+{ head -3 "$D/cand.jsonl"; echo '{"id": "x", "summary": '; } >"$T/cand.bad"
+fails 1 "-f csv, a broken candidate line" lc-rouge -b 0 -f csv --subset --ref abstract "$T/cand.bad" "$D/ref.jsonl"
+is "-f csv: nothing written" "$(wc -c <"$T/out" | tr -d ' ')" 0
 ok "--subset" lc-rouge -s -b 0 -f tsv -t $ALL --subset --ref abstract "$T/cand20" "$D/ref.jsonl"
 grep -v '^#' "$T/out" | sort >"$T/got"
 cut -c9-12 "$T/cand20" | awk -F'\t' 'NR == FNR { keep[$1] = 1; next } $1 in keep' - "$T/plain.1" | sort >"$T/want"
