@@ -31,8 +31,10 @@
 #                directory gives the BART-LS layout), SPAN_FLAGS (lc-noise options;
 #                default the BART-LS values -r 0.0625 -l 3 --seed 3), SPAN_OUT (default
 #                $(O)/span-pairs.lc)
-#   summaries    summarize CORPUS (as for gsg-data) into SUMMARIES (an lc stream, default
-#                $(O)/summaries.lc): SUM_CUT (PCRE2 pattern cutting documents first;
+#   summaries    summarize CORPUS (as for gsg-data, or JSON Lines: *.jsonl[.gz|...], each
+#                line's "text" a document named by its "id") into SUMMARIES (an lc
+#                stream, default $(O)/summaries.lc; lc-cat -o text or -o jsonl prints
+#                it, lc-rouge --jsonl scores it): SUM_CUT (PCRE2 pattern cutting documents first;
 #                default '^BOOK [0-9A-Z]' for the bundled KJV, else empty: no cut), MODEL
 #                (default share/models/demo), SUM_FLAGS (lc-decode options; default none:
 #                the model's generation_config.json). HOSTS=FILE
@@ -355,8 +357,10 @@ demo-model: gsg-data
 # machine, or with HOSTS over several with GNU parallel (lc(7), "Many
 # machines"): lc-cat --shard deals the documents into SHARDS streams;
 # parallel sends each to a free host, into a scratch directory of its own
-# (--workdir ... --transferfile), runs lc-tokenize | lc-encode | lc-decode
-# there, brings the summaries back (--return), removes both (--cleanup)
+# (--workdir ... --transferfile), runs lc-encode | lc-decode
+# there (the documents are tokenized here first: a JSON Lines CORPUS,
+# *.jsonl[.gz|.xz|.zst|.bz2], with lc-tokenize --jsonl), brings the
+# summaries back (--return), removes both (--cleanup)
 # and stops at the first failure (--halt); lc-cat --merge puts them back
 # in the corpus's order and fails on a lost shard. The model goes to the
 # same absolute path on every host (--basefile; rsync sends only what
@@ -372,13 +376,18 @@ SUMMARIES = $(O)/summaries.lc
 HOSTS     =
 SHARDS    = 16
 SUM_MODEL = $(abspath $(MODEL))
-SUM_RUN   = lc-tokenize -q -m '$(SUM_MODEL)' $(1) | lc-encode -q -m '$(SUM_MODEL)' | \
-            lc-decode -q -m '$(SUM_MODEL)' -f stream $(SUM_FLAGS)
+SUM_JSONL = $(filter %.jsonl %.jsonl.gz %.jsonl.xz %.jsonl.zst %.jsonl.bz2,$(CORPUS))
+SUM_RUN   = lc-encode -q -m '$(SUM_MODEL)' $(1) | lc-decode -q -m '$(SUM_MODEL)' -f stream $(SUM_FLAGS)
 summaries: all
 	@set -e; export PATH=$(CURDIR)/$(O)/bin:$$PATH LC_SHARE=$(CURDIR)/share; \
+	case ' $(SUM_FLAGS) ' in *' -f'*|*' --format'*) echo "summaries: SUM_FLAGS: the summaries \
+	are a stream (lc-cat -o text or -o jsonl $(SUMMARIES) prints them): no -f" >&2; exit 2;; esac; \
 	out='$(abspath $(SUMMARIES))'; w="$$out.d"; trap 'rm -rf "$$w" "$$out.tmp"' EXIT; rm -rf "$$w"; \
-	docs() { if [ -n '$(SUM_CUT)' ]; then lc-chunk -q -p '$(SUM_CUT)' '$(CORPUS)'; \
-		else lc-cat -i text '$(CORPUS)'; fi; }; \
+	if [ -n '$(SUM_JSONL)' ] && [ -n '$(SUM_CUT)' ]; then \
+		echo "summaries: SUM_CUT cuts text, not a JSON Lines corpus" >&2; exit 2; fi; \
+	docs() { if [ -n '$(SUM_JSONL)' ]; then lc-tokenize -q -m '$(SUM_MODEL)' --jsonl '$(CORPUS)'; \
+		elif [ -n '$(SUM_CUT)' ]; then lc-chunk -q -p '$(SUM_CUT)' '$(CORPUS)' | lc-tokenize -q -m '$(SUM_MODEL)'; \
+		else lc-cat -i text '$(CORPUS)' | lc-tokenize -q -m '$(SUM_MODEL)'; fi; }; \
 	if [ -z '$(HOSTS)' ]; then \
 		docs | $(call SUM_RUN,) >"$$out.tmp"; \
 	else \

@@ -10,13 +10,14 @@
 #include "stream/shard.h"
 #include "stream/stream.h"
 #include "stream/textin.h"
+#include "text/sumjson.h"
 
 static void usage(void)
 {
-	printf("usage: lc-cat [-Fq] [-j N] [-i stream|ids|text] [-o stream|ids|raw|info|text]\n"
+	printf("usage: lc-cat [-Fq] [-j N] [-i stream|ids|text] [-o FORMAT]\n"
 	       "              [-d file|line|blank|nul] [FILE...]\n"
 	       "       lc-cat [-q] [-i stream|ids|text] [-d MODE] --shard N -O PREFIX [FILE...]\n"
-	       "       lc-cat [-Fq] [-o stream|ids|raw|info|text] --merge [FILE...]\n"
+	       "       lc-cat [-Fq] [-o FORMAT] --merge [FILE...]\n"
 	       "\n"
 	       "Concatenates lc streams (standard input when no FILE or -), checking every\n"
 	       "record; converts token ids and text to and from streams; describes streams;\n"
@@ -27,9 +28,13 @@ static void usage(void)
 	       "  -i text    input is text documents (files, archives, directories; -d splits)\n"
 	       "  -o stream  write one lc stream (default; refused on a terminal without -F)\n"
 	       "  -o ids     print each document's \"tokens\" as decimal ids, one line each\n"
+	       "             (a line for each of several summaries: tokens, tokens.2, ...)\n"
 	       "  -o raw     write every tensor's payload as little-endian bytes, in order\n"
 	       "  -o info    describe each document and record in tab-separated lines\n"
 	       "  -o text    print each document's \"text\", each followed by a newline\n"
+	       "             (every one of several summaries: text, text.2, ...)\n"
+	       "  -o jsonl   a JSON line a document, as lc-decode -f jsonl writes:\n"
+	       "             {\"id\": NAME, \"summary\": TEXT} (and \"summaries\" with several)\n"
 	       "  -d MODE    with -i text: file (default), line, blank or nul documents\n"
 	       "  --shard N  deal the documents round-robin into PREFIX.0.lc ... PREFIX.(N-1).lc,\n"
 	       "             each tagged with its position (metadata lc.index)\n"
@@ -45,17 +50,17 @@ static void usage(void)
 	exit(cli_finish(0));
 }
 
-enum fmt { F_STREAM, F_IDS, F_RAW, F_INFO, F_TEXT };
+enum fmt { F_STREAM, F_IDS, F_RAW, F_INFO, F_TEXT, F_JSONL };
 
 static int parse_fmt(const char *s, int input)
 {
-	static const char *names[] = {"stream", "ids", "raw", "info", "text"};
-	for (int i = 0; i < 5; i++)
+	static const char *names[] = {"stream", "ids", "raw", "info", "text", "jsonl"};
+	for (int i = 0; i < 6; i++)
 		if (strcmp(s, names[i]) == 0 && (!input || i == F_STREAM || i == F_IDS || i == F_TEXT))
 			return i;
 	cli_usage_error("-%c: unknown %s format '%s' (%s)", input ? 'i' : 'o',
 	                input ? "input" : "output", s,
-	                input ? "stream, ids, text" : "stream, ids, raw, info, text");
+	                input ? "stream, ids, text" : "stream, ids, raw, info, text, jsonl");
 }
 
 struct out {
@@ -71,6 +76,33 @@ _Noreturn static void die(struct out *o, const char *msg)
 	cli_die(LC_EXIT_DATA, "%s", msg);
 }
 
+/* The document's summaries ("text", "text.2", ...) as a JSON line. */
+static int print_jsonl(const lc_doc *d, lc_err *err)
+{
+	const lc_tensor *t;
+	sumjson *j;
+	int n = 0, rc = 0;
+
+	while (convert_nth(d, "text", n))
+		n++;
+	if (!n)
+		return lc_fail(err, "no \"text\" record (u8, rank 1)");
+	if (!(j = sumjson_new(d->name, n, err)))
+		return -1;
+	for (int i = 0; rc == 0 && i < n; i++) {
+		t = convert_nth(d, "text", i);
+		if (t->dtype != LC_U8 || t->rank != 1)
+			rc = lc_fail(err, "\"%s\" is %s of rank %u, not u8 of rank 1", t->name,
+			             lc_dtype_name(t->dtype), t->rank);
+		else
+			rc = sumjson_add(j, t->data, t->nbytes, err);
+	}
+	if (rc == 0)
+		rc = sumjson_write(j, stdout, err);
+	sumjson_free(j);
+	return rc;
+}
+
 /* Writes one document in the output format. */
 static int emit(lc_doc *d, void *ctx, lc_err *err)
 {
@@ -84,6 +116,7 @@ static int emit(lc_doc *d, void *ctx, lc_err *err)
 	case F_RAW: return convert_print_raw(stdout, d, err);
 	case F_INFO: return convert_print_info(stdout, d, err);
 	case F_TEXT: return convert_print_text(stdout, d, err);
+	case F_JSONL: return print_jsonl(d, err);
 	}
 	return 0;
 }
@@ -143,7 +176,7 @@ int main(int argc, char **argv)
 	};
 	struct out o = {.fmt = F_STREAM};
 	enum fmt in = F_STREAM;
-	int split = TEXTIN_FILE, force = 0, merging = 0, set_o = 0, c;
+	int split = TEXTIN_FILE, force = 0, merging = 0, set_o = 0, set_d = 0, c;
 	long long shards = 0;
 	const char *prefix = NULL;
 	lc_err err;
@@ -160,6 +193,7 @@ int main(int argc, char **argv)
 		case O_SHARD: shards = cli_int("--shard", optarg, 1, SHARD_MAX); break;
 		case O_MERGE: merging = 1; break;
 		case 'd':
+			set_d = 1;
 			if ((split = textin_split_parse(optarg)) < 0)
 				cli_usage_error("-d: unknown document mode '%s' (file, line, blank, nul)",
 				                optarg);
@@ -177,6 +211,8 @@ int main(int argc, char **argv)
 		cli_usage_error("-O applies to --shard only");
 	if (shards && set_o && o.fmt != F_STREAM)
 		cli_usage_error("--shard writes streams (-o stream only)");
+	if (set_d && in != F_TEXT)
+		cli_usage_error("-d applies to -i text only");
 	if (merging && in != F_STREAM)
 		cli_usage_error("--merge reads streams (-i stream only)");
 	if (shards) {

@@ -8,13 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
 
 #include "base/clock.h"
 #include "compute/compute.h"
 #include "gen/batch.h"
 #include "stream/convert.h"
-#include "text/utf8.h"
+#include "text/sumjson.h"
 
 /* The most rows of a step in a batch (summ_batch_docs). */
 #define BATCH_ROWS 1024
@@ -31,8 +30,6 @@ struct summarizer {
 	int warned_fp;
 	char *text;               /* a summary's text */
 	size_t text_len, text_cap;
-	char *utf8;               /* text as valid UTF-8, for JSON */
-	size_t utf8_cap;
 	float **conv;             /* [batch] each document slot's bf16 -> f32 scratch */
 	uint64_t *conv_cap;
 	gen_job *jobs;            /* [batch] */
@@ -149,7 +146,7 @@ static int put_vec(summarizer *s, const char *name, int i, enum lc_dtype dt, con
 	char tn[32];
 	int rc = -1;
 
-	snprintf(tn, sizeof tn, i ? "%s.%d" : "%s", name, i + 1);
+	convert_nth_name(tn, sizeof tn, name, i);
 	if (tensor_init(&t, tn, dt, 1, &n, err) == 0 &&
 	    (!model || meta_set(&t.meta, "model", model, err) == 0)) {
 		if (n)
@@ -160,34 +157,6 @@ static int put_vec(summarizer *s, const char *name, int i, enum lc_dtype dt, con
 	return rc;
 }
 
-/* s[n] as a JSON string: ill-formed UTF-8 replaced by U+FFFD (as Python's
- * errors="replace"), so the line stays valid JSON. NULL when out of memory. */
-static json_t *json_text(summarizer *s, const char *str, size_t n)
-{
-	size_t need = 3 * n + 1;
-
-	if (need > s->utf8_cap) {
-		char *t = realloc(s->utf8, need);
-		if (!t)
-			return NULL;
-		s->utf8 = t;
-		s->utf8_cap = need;
-	}
-	return json_stringn(s->utf8, utf8_replace(str, n, s->utf8));
-}
-
-/* The ith summary's text into the JSON object o ("summary", the first)
- * and the array all (every one; NULL with one summary). */
-static int json_add(summarizer *s, json_t *o, json_t *all, int i, lc_err *err)
-{
-	json_t *v = json_text(s, s->text, s->text_len);
-	int bad = !v || (i == 0 && json_object_set(o, "summary", v) < 0) ||
-	          (all && json_array_append(all, v) < 0);
-
-	json_decref(v);
-	return bad ? lc_fail(err, "out of memory") : 0;
-}
-
 /* Writes one document's summaries in the output format: each one's ids,
  * then its text (where the format has text and there is a tokenizer),
  * between the document's beginning and end in a stream or JSON line. */
@@ -195,19 +164,14 @@ static int emit(summarizer *s, const lc_doc *d, const search_result *res, lc_err
 {
 	static const char *const replaced[] = { "hidden", "tokens", "text", NULL };
 	enum summ_format f = s->o.format;
-	json_t *o = NULL, *all = NULL;
+	sumjson *js = NULL;
 	int rc = 0;
 
 	if (f == SUMM_STREAM)
 		rc = stream_write_begin(s->w, d->name, &d->meta, err) < 0 ||
 		     stream_write_records(s->w, d, replaced, err) < 0 ? -1 : 0;
-	if (f == SUMM_JSONL) {
-		o = json_object();
-		all = res->nseq > 1 ? json_array() : NULL;
-		if (!o || (res->nseq > 1 && !all) ||
-		    json_object_set_new(o, "id", json_text(s, d->name, strlen(d->name))) < 0)
-			rc = lc_fail(err, "out of memory");
-	}
+	if (f == SUMM_JSONL && !(js = sumjson_new(d->name, res->nseq, err)))
+		rc = -1;
 	for (int i = 0; rc == 0 && i < res->nseq; i++) {
 		const search_seq *q = &res->seq[i];
 
@@ -223,21 +187,15 @@ static int emit(summarizer *s, const lc_doc *d, const search_result *res, lc_err
 		if (f == SUMM_TEXT)
 			rc = put_text(s, err);
 		else if (f == SUMM_JSONL)
-			rc = json_add(s, o, all, i, err);
+			rc = sumjson_add(js, s->text, s->text_len, err);
 		else
 			rc = put_vec(s, "text", i, LC_U8, s->text, s->text_len, NULL, err);
 	}
 	if (rc == 0 && f == SUMM_STREAM)
 		rc = stream_write_end(s->w, err);
-	if (rc == 0 && f == SUMM_JSONL) {
-		if (all && json_object_set(o, "summaries", all) < 0)
-			rc = lc_fail(err, "out of memory");
-		else if (json_dumpf(o, s->out, JSON_PRESERVE_ORDER) < 0 ||
-		         putc('\n', s->out) == EOF)
-			rc = write_error(err);
-	}
-	json_decref(all);
-	json_decref(o);
+	if (rc == 0 && f == SUMM_JSONL)
+		rc = sumjson_write(js, s->out, err);
+	sumjson_free(js);
 	return rc;
 }
 
@@ -473,7 +431,6 @@ void summ_free(summarizer *s)
 	free(s->conv_cap);
 	free(s->jobs);
 	free(s->text);
-	free(s->utf8);
 	free(s);
 }
 

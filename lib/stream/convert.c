@@ -80,16 +80,33 @@ int convert_write_ids(FILE *f, const int32_t *ids, size_t n, lc_err *err)
 	return fputc('\n', f) == EOF ? werr(err) : 0;
 }
 
+void convert_nth_name(char *buf, size_t size, const char *name, int i)
+{
+	snprintf(buf, size, i ? "%s.%d" : "%s", name, i + 1);
+}
+
+const lc_tensor *convert_nth(const lc_doc *d, const char *name, int i)
+{
+	char n[LC_MAX_NAME + 16];
+
+	convert_nth_name(n, sizeof n, name, i);
+	return doc_find(d, n);
+}
+
 int convert_print_ids(FILE *f, const lc_doc *d, lc_err *err)
 {
 	const lc_tensor *t = doc_find(d, "tokens");
 
 	if (!t)
 		return lc_fail(err, "no \"tokens\" record");
-	if (t->dtype != LC_I32 || t->rank != 1)
-		return lc_fail(err, "\"tokens\" is %s of rank %u, not i32 of rank 1",
-		               lc_dtype_name(t->dtype), t->rank);
-	return convert_write_ids(f, t->data, t->dims[0], err);
+	for (int i = 1; t; t = convert_nth(d, "tokens", i++)) {
+		if (t->dtype != LC_I32 || t->rank != 1)
+			return lc_fail(err, "\"%s\" is %s of rank %u, not i32 of rank 1", t->name,
+			               lc_dtype_name(t->dtype), t->rank);
+		if (convert_write_ids(f, t->data, t->dims[0], err) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 int convert_print_raw(FILE *f, const lc_doc *d, lc_err *err)
@@ -159,10 +176,15 @@ int convert_print_text(FILE *f, const lc_doc *d, lc_err *err)
 {
 	const lc_tensor *t = doc_find(d, "text");
 
-	if (!t || t->dtype != LC_U8 || t->rank != 1)
+	if (!t)
 		return lc_fail(err, "no \"text\" record (u8, rank 1)");
-	if (fwrite(t->data, 1, t->nbytes, f) != t->nbytes || fputc('\n', f) == EOF)
-		return werr(err);
+	for (int i = 1; t; t = convert_nth(d, "text", i++)) {
+		if (t->dtype != LC_U8 || t->rank != 1)
+			return lc_fail(err, "\"%s\" is %s of rank %u, not u8 of rank 1", t->name,
+			               lc_dtype_name(t->dtype), t->rank);
+		if (fwrite(t->data, 1, t->nbytes, f) != t->nbytes || fputc('\n', f) == EOF)
+			return werr(err);
+	}
 	return 0;
 }
 

@@ -3,7 +3,10 @@
  * conversions lc-cat offers, shared with other programs).
  *
  *   ids   decimal token ids of the "tokens" tensor, separated by single
- *         spaces, one document per line (an empty line for no tokens)
+ *         spaces, one document per line (an empty line for no tokens);
+ *         a document with several summaries (lc-decode
+ *         --num-return-sequences: "tokens", "tokens.2", ...) has a line
+ *         for each
  *   raw   every tensor's payload as little-endian bytes, in stream order
  *   info  tab-separated lines (see lc-cat(1)):
  *           doc    INDEX NAME [KEY=VALUE...]
@@ -12,7 +15,8 @@
  *         where SHAPE is the dims joined by "x" ("-" for rank 0) and tab,
  *         newline, carriage return and backslash in names and values are
  *         written as \t \n \r \\
- *   text  the "text" tensor's bytes followed by a newline
+ *   text  the "text" tensor's bytes followed by a newline; with several
+ *         summaries ("text", "text.2", ...) each one so
  */
 #ifndef LC_CONVERT_H
 #define LC_CONVERT_H
@@ -42,6 +46,11 @@ const float *convert_f32_view(const lc_tensor *t, float **buf, uint64_t *cap, lc
 
 /* Makes an f32 tensor bf16, in place (round to nearest even). */
 void convert_tensor_to_bf16(lc_tensor *t);
+
+/* The ith (from 0) of a document's records NAME, NAME.2, NAME.3, ...
+ * (lc-decode's summaries): its name into buf, or the record (NULL if none). */
+void convert_nth_name(char *buf, size_t size, const char *name, int i);
+const lc_tensor *convert_nth(const lc_doc *d, const char *name, int i);
 
 int convert_print_ids(FILE *f, const lc_doc *d, lc_err *err);
 int convert_print_raw(FILE *f, const lc_doc *d, lc_err *err);

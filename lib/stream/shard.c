@@ -19,6 +19,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---------- splitting ---------- */
@@ -32,6 +34,7 @@ struct shard_file {
 
 struct lc_shard_writer {
 	uint32_t n;
+	char split[40];         /* the split's lc.split: "ID/n" */
 	struct shard_file *sh;  /* [n] */
 	lc_doc held;            /* the last document taken, not yet written */
 	int have_held;
@@ -72,6 +75,24 @@ void shard_writer_abort(lc_shard_writer *s)
 	free(s);
 }
 
+/* A split's identity: 64 random bits (the clock and the pid, mixed,
+ * where the kernel gives none) and the number of shards. */
+static void split_id(char *buf, size_t size, uint32_t n)
+{
+	uint64_t x;
+
+	if (getrandom(&x, sizeof x, GRND_NONBLOCK) != (ssize_t)sizeof x) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		x = (uint64_t)ts.tv_sec * 1000000007u ^ (uint64_t)ts.tv_nsec ^
+		    (uint64_t)getpid() << 40;
+		x ^= x >> 31;
+		x *= 0x9e3779b97f4a7c15u;
+		x ^= x >> 29;
+	}
+	snprintf(buf, size, "%016" PRIx64 "/%" PRIu32, x, n);
+}
+
 lc_shard_writer *shard_writer_new(const char *prefix, uint32_t n, lc_err *err)
 {
 	lc_shard_writer *s;
@@ -90,6 +111,7 @@ lc_shard_writer *shard_writer_new(const char *prefix, uint32_t n, lc_err *err)
 		return NULL;
 	}
 	s->n = n;
+	split_id(s->split, sizeof s->split, n);
 	for (uint32_t k = 0; k < n; k++) {
 		struct shard_file *f = &s->sh[k];
 		int fd;
@@ -133,6 +155,8 @@ static int write_held(lc_shard_writer *s, int last, lc_err *err)
 	int rc;
 
 	rc = meta_setf(&s->held.meta, SHARD_INDEX, err, "%" PRIu64, i);
+	if (rc == 0)
+		rc = meta_set(&s->held.meta, SHARD_SPLIT, s->split, err);
 	if (rc == 0 && last)
 		rc = meta_setf(&s->held.meta, SHARD_COUNT, err, "%" PRIu64, s->count);
 	if (rc == 0)
@@ -146,9 +170,9 @@ static int write_held(lc_shard_writer *s, int last, lc_err *err)
 
 int shard_put(lc_shard_writer *s, lc_doc *d, lc_err *err)
 {
-	static const char *const keys[] = { SHARD_INDEX, SHARD_COUNT };
+	static const char *const keys[] = { SHARD_INDEX, SHARD_COUNT, SHARD_SPLIT };
 
-	for (int j = 0; j < 2; j++) {
+	for (int j = 0; j < 3; j++) {
 		const char *v = meta_get(&d->meta, keys[j]);
 		if (v)
 			return lc_fail(err, "already has %s=%s (a shard of another split: merge it "
@@ -227,6 +251,10 @@ struct lc_merger {
 	uint64_t next;        /* the lc.index due next */
 	uint64_t count;       /* lc.count, once seen */
 	int have_count;
+	int seen;             /* a document read: split and where are set */
+	char *split;          /* its lc.split (NULL: none) */
+	char *where;          /* "INPUT, document NAME": for messages */
+	uint32_t nshards;     /* from lc.split; 0 if not known */
 };
 
 /* A canonical decimal (no sign, no leading zeros) into *v; 0 if not. */
@@ -258,6 +286,8 @@ void merge_free(lc_merger *m)
 		doc_free(&in->head);
 	}
 	free(m->in);
+	free(m->split);
+	free(m->where);
 	free(m);
 }
 
@@ -299,6 +329,36 @@ fail:
 	return NULL;
 }
 
+/* Every document of a merge comes from one split: the first read sets
+ * it, the others must say the same (an output left from an earlier
+ * split of the same corpus would otherwise fill its place silently). */
+static int same_split(lc_merger *m, struct input *in, lc_err *err)
+{
+	const char *v = meta_get(&in->head.meta, SHARD_SPLIT), *n;
+	size_t len;
+
+	if (!m->seen) {
+		len = strlen(in->label) + strlen(in->head.name) + 16;
+		if ((v && !(m->split = strdup(v))) || !(m->where = malloc(len)))
+			return lc_fail(err, "out of memory");
+		snprintf(m->where, len, "%s, document \"%s\"", in->label, in->head.name);
+		if (v && (n = strchr(v, '/'))) {
+			uint64_t k;
+			if (parse_u64(n + 1, &k) && k >= 1 && k <= SHARD_MAX)
+				m->nshards = (uint32_t)k;
+		}
+		m->seen = 1;
+		return 0;
+	}
+	if (v && m->split && strcmp(v, m->split) == 0)
+		return 0;
+	if (!v && !m->split)
+		return 0;
+	return lc_fail(err, "%s: document \"%s\": from another split than %s (%s %s against %s): "
+	               "an output left from an earlier split?", in->label, in->head.name, m->where,
+	               SHARD_SPLIT, v ? v : "none", m->split ? m->split : "none");
+}
+
 /* Reads the next document of in into its head, checking its tags. */
 static int read_head(lc_merger *m, struct input *in, lc_err *err)
 {
@@ -317,6 +377,8 @@ static int read_head(lc_merger *m, struct input *in, lc_err *err)
 	if (!parse_u64(v, &idx))
 		return lc_fail(err, "%s: document \"%s\": %s '%s' is not a decimal index", in->label,
 		               in->head.name, SHARD_INDEX, v);
+	if (same_split(m, in, err) < 0)
+		return -1;
 	if (in->any && idx <= in->last)
 		return idx == in->last
 		       ? lc_fail(err, "%s: document \"%s\": %s %" PRIu64 " twice in this input (a "
@@ -389,13 +451,19 @@ int merge_next(lc_merger *m, lc_doc *d, lc_err *err)
 		               SHARD_INDEX, m->next - 1, SHARD_COUNT);
 	}
 	if (best->idx > m->next) {
-		if (best->idx == m->next + 1)
-			return lc_fail(err, "document %" PRIu64 " is missing: no input holds %s %" PRIu64
-			               " next (a lost or failed shard, or an input not in the order of "
-			               "the split?)", m->next, SHARD_INDEX, m->next);
-		return lc_fail(err, "documents %" PRIu64 " to %" PRIu64 " are missing: no input holds "
-		               "%s %" PRIu64 " next (a lost or failed shard, or an input not in the "
-		               "order of the split?)", m->next, best->idx - 1, SHARD_INDEX, m->next);
+		char dealt[80] = "";
+		int one = best->idx == m->next + 1;
+		if (m->nshards)
+			snprintf(dealt, sizeof dealt, " (%s dealt to shard %" PRIu64 " of %" PRIu32 ")",
+			         one ? "it was" : "the first was", m->next % m->nshards, m->nshards);
+		if (one)
+			return lc_fail(err, "document %" PRIu64 " is missing%s: no input holds %s %"
+			               PRIu64 " next (a lost or failed shard, or an input not in the "
+			               "order of the split?)", m->next, dealt, SHARD_INDEX, m->next);
+		return lc_fail(err, "documents %" PRIu64 " to %" PRIu64 " are missing%s: no input "
+		               "holds %s %" PRIu64 " next (a lost or failed shard, or an input not in "
+		               "the order of the split?)", m->next, best->idx - 1, dealt, SHARD_INDEX,
+		               m->next);
 	}
 	doc_free(d);
 	*d = best->head;
@@ -403,6 +471,7 @@ int merge_next(lc_merger *m, lc_doc *d, lc_err *err)
 	best->state = H_EMPTY;
 	meta_del(&d->meta, SHARD_INDEX);
 	meta_del(&d->meta, SHARD_COUNT);
+	meta_del(&d->meta, SHARD_SPLIT);
 	d->index = m->next++;
 	return 1;
 }

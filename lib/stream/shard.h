@@ -5,8 +5,9 @@
  *
  * Splitting is round-robin: the i-th document given (from 0) goes to
  * shard i mod N, with its position added to the document's metadata as
- * "lc.index" (decimal); the last document also gets "lc.count", the
- * number of documents split. Round-robin needs nothing but the document
+ * "lc.index" (decimal) and the split's identity as "lc.split" (64
+ * random bits in hex and the number of shards, "ID/N"); the last document
+ * also gets "lc.count", the number of documents split. Round-robin needs nothing but the document
  * in hand, so it streams an input of unknown length (one document is
  * held back, to know the last), and it deals long and short documents
  * alike to every shard; contiguous ranges would need the whole input
@@ -17,13 +18,15 @@
  * Merging reads the outputs of the shards, made by programs that keep
  * one document per document and its metadata (every lc program that
  * writes a stream does), each in ascending lc.index, as the split wrote
- * them. It returns documents 0, 1, 2, ... with lc.index and lc.count
- * removed (and lc_doc.index set to the position), so that split and
+ * them. It returns documents 0, 1, 2, ... with lc.index, lc.count and
+ * lc.split removed (and lc_doc.index set to the position), so that split and
  * merge give back the input byte for byte. Memory: one document per
  * input. It fails, naming the index and where it is, on an index that is
  * missing (a lost or failed shard, the last document included: that is
  * what lc.count is for), duplicated, out of order or beyond lc.count, on
- * a document without lc.index, and on inputs with no documents at all
+ * a document without lc.index, on documents of two splits (an output
+ * left from an earlier split of the same corpus), and on inputs with no
+ * documents at all
  * (an empty split cannot be told from lost shards, so splitting refuses
  * an empty input too).
  */
@@ -36,6 +39,7 @@
 
 #define SHARD_INDEX "lc.index"
 #define SHARD_COUNT "lc.count"
+#define SHARD_SPLIT "lc.split"
 #define SHARD_MAX   4096        /* shards in one split */
 
 /* --- splitting --- */
@@ -45,7 +49,8 @@ typedef struct lc_shard_writer lc_shard_writer;
 lc_shard_writer *shard_writer_new(const char *prefix, uint32_t n, lc_err *err);
 /* Takes the next document: its contents move into the writer and d is
  * left empty, ready for reuse. Refuses a document that already carries
- * lc.index or lc.count (a shard of another split: merge it first). */
+ * lc.index, lc.count or lc.split (a shard of another split: merge it
+ * first). */
 int shard_put(lc_shard_writer *s, lc_doc *d, lc_err *err);
 /* Writes the last document with lc.count, ends every shard and renames
  * them into place; on failure removes them. Frees s. */

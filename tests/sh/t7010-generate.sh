@@ -208,7 +208,19 @@ if [ -f "$SPM" ]; then
 	is "tokens, text, tokens.2, text.2, tokens.3, text.3" "$(cat "$T/names")" \
 		"tokens text tokens.2 text.2 tokens.3 text.3"
 	lc-cat -o ids "$T/s3.lc" >"$T/s3ids"
-	same "tokens: the first samples" "$T/s3ids" "$T/j1"
+	ok "ids with 3 samples" sh -c "lc-decode $S -f ids --seed 5 --num-return-sequences 3 \
+		'$H' >'$T/i3'"
+	same "lc-cat -o ids: every sample, as lc-decode -f ids prints them" "$T/s3ids" "$T/i3"
+	awk 'NR % 3 == 1' "$T/s3ids" >"$T/s3first"
+	same "tokens: the first samples" "$T/s3first" "$T/j1"
+	lc-cat -o text "$T/s3.lc" >"$T/s3text"
+	ok "text with 3 samples, lc-decode" sh -c "lc-decode $S -t '$SPM' -f text --seed 5 \
+		--num-return-sequences 3 '$H' >'$T/t3'"
+	same "lc-cat -o text: every sample" "$T/s3text" "$T/t3"
+	lc-cat -o jsonl "$T/s3.lc" >"$T/s3jsonl"
+	ok "jsonl with 3 samples, lc-decode" sh -c "lc-decode $S -t '$SPM' -f jsonl --seed 5 \
+		--num-return-sequences 3 '$H' >'$T/j3ref'"
+	same "lc-cat -o jsonl = lc-decode -f jsonl" "$T/s3jsonl" "$T/j3ref"
 	ok "text with 3 samples" sh -c "lc-decode $S -t '$SPM' -f text --seed 5 \
 		--num-return-sequences 3 '$H' >'$T/t3'"
 	is "3 lines per document" "$(wc -l <"$T/t3" | tr -d ' ')" 12

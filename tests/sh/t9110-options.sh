@@ -234,7 +234,7 @@ msg "lc-rouge -d x" "lc-rouge: -d/--split: unknown mode 'x' (file, line, blank, 
 	lc-rouge -d x "$T/a.txt" "$T/b.txt"
 msg "lc-convert -n x" "lc-convert: -n/--max-len: expected an integer in [1, 16777216], got 'x'" 2 \
 	lc-convert -n x a b
-msg "lc-cat -o x" "lc-cat: -o: unknown output format 'x' (stream, ids, raw, info, text)" 2 \
+msg "lc-cat -o x" "lc-cat: -o: unknown output format 'x' (stream, ids, raw, info, text, jsonl)" 2 \
 	lc-cat -o x
 msg "lc-tokenize -d x" "lc-tokenize: -d: unknown document mode 'x' (file, line, blank, nul)" 2 \
 	lc-tokenize -d x

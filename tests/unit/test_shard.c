@@ -158,9 +158,14 @@ static void shard_info(const char *path, char *out, size_t n)
 	T_OK(r != NULL, "%s opens", path);
 	while (r && (rc = stream_read_doc(r, &d, &err)) > 0) {
 		const char *c = meta_get(&d.meta, SHARD_COUNT), *ix = meta_get(&d.meta, SHARD_INDEX);
-		/* the tags come after the document's own metadata */
-		T_OK(ix && strcmp(d.meta.kv[d.meta.n - 1 - (c != NULL)].key, SHARD_INDEX) == 0,
-		     "%s: lc.index last", d.name);
+		const char *sp = meta_get(&d.meta, SHARD_SPLIT);
+		/* the tags come after the document's own metadata: lc.index,
+		 * lc.split, then (on the last) lc.count */
+		T_OK(ix && strcmp(d.meta.kv[d.meta.n - 2 - (c != NULL)].key, SHARD_INDEX) == 0 &&
+		     strcmp(d.meta.kv[d.meta.n - 1 - (c != NULL)].key, SHARD_SPLIT) == 0,
+		     "%s: lc.index and lc.split last", d.name);
+		T_OK(sp && strlen(sp) > 17 && sp[16] == '/', "%s: lc.split \"%s\" is ID/N", d.name,
+		     sp ? sp : "");
 		used += (size_t)snprintf(out + used, n - used, "%s%s:%s%s%s", used ? " " : "", d.name,
 		                         ix ? ix : "?", c ? "/" : "", c ? c : "");
 	}
