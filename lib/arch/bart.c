@@ -72,6 +72,11 @@ int bart_config(const json_t *root, const char *path, lc_config *c, lc_err *err)
 	if (extra != 2)
 		return lc_fail(err, "%s: \"extra_pos_embeddings\" %d: BART's position offset is 2", path,
 		               extra);
+	/* the encoders embed pads (LSG's padding to whole blocks, the
+	 * top-down transformer's): its row must exist */
+	if (c->pad_id >= c->vocab_size)
+		return lc_fail(err, "%s: pad_token_id %d is outside the vocabulary (vocab_size %d)",
+		               path, c->pad_id, c->vocab_size);
 	if ((a = act_parse(act)) < 0)
 		return lc_fail(err, "%s: activation_function \"%s\" is not one lc has (gelu, gelu_new, "
 		               "gelu_fast, gelu_pytorch_tanh, relu, silu, swish)", path, act);

@@ -53,3 +53,17 @@ int lc_same_file(const char *a, const char *b)
 	return a && b && stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
 	       x.st_ino == y.st_ino;
 }
+
+int lc_small_file(const char *path, uint64_t max, const char *what, lc_err *err)
+{
+	struct stat sb;
+
+	if (stat(path, &sb) < 0)
+		return lc_fail(err, "%s: %s", path, strerror(errno));
+	if (!S_ISREG(sb.st_mode))
+		return lc_fail(err, "%s: not a regular file", path);
+	if ((uint64_t)sb.st_size > max)
+		return lc_fail(err, "%s: %llu bytes, more than a %s may hold (%llu)", path,
+		               (unsigned long long)sb.st_size, what, (unsigned long long)max);
+	return 0;
+}

@@ -5,6 +5,7 @@
 #define LC_FILEIO_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/err.h"
 
@@ -17,5 +18,14 @@ int lc_write_file(const char *path, const char *s, size_t n, lc_err *err);
 /* Whether a and b name one file or directory (links and ".." resolved);
  * 0 when either is missing. A copy onto itself would truncate it. */
 int lc_same_file(const char *a, const char *b);
+
+/* The most a JSON settings file (config.json, generation_config.json, a
+ * trainer's state) may hold: real ones are a few KB, and a JSON parser
+ * takes some 20 times a file's size in memory. */
+#define LC_MAX_JSON_FILE ((uint64_t)16 << 20)
+/* 0 if path is a regular file of at most max bytes; else -1 with "PATH:
+ * strerror", "PATH: not a regular file" or "PATH: N bytes, more than a
+ * WHAT may hold (MAX)". */
+int lc_small_file(const char *path, uint64_t max, const char *what, lc_err *err);
 
 #endif

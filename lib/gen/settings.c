@@ -5,6 +5,8 @@
 
 #include <jansson.h>
 
+#include "base/fileio.h"
+
 /* Which file transformers takes generation settings from: the directory's
  * generation_config.json, else its config.json (as arch/model.c does). */
 static void gen_file(const char *dir, char *path, size_t n, const char **name)
@@ -44,6 +46,8 @@ static int read_more(gen_settings *g, const lc_model *m, lc_err *err)
 		if (stat(path, &sb) < 0)
 			return 0;   /* a fairseq checkpoint's directory has neither file */
 	}
+	if (lc_small_file(path, LC_MAX_JSON_FILE, "config file", err) < 0)
+		return -1;
 	if (!(root = json_load_file(path, 0, &je)))
 		return lc_fail(err, "%s: %s", path, je.text);
 	if (!json_is_object(root)) {

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "base/fileio.h"
 #include "base/share.h"
 #include "text/bpe.h"
 #include "text/spm.h"
@@ -118,6 +119,10 @@ static lc_tokenizer *check_config(lc_tokenizer *t, const char *dir, lc_err *err)
 	snprintf(p, sizeof p, "%s/config.json", dir);
 	if (!t || !is_file(p))
 		return t;
+	if (lc_small_file(p, LC_MAX_JSON_FILE, "config file", err) < 0) {
+		tok_free(t);
+		return NULL;
+	}
 	if (!(root = json_load_file(p, JSON_REJECT_DUPLICATES, &je))) {
 		lc_fail(err, "%s: %s (line %d)", p, je.text, je.line);
 		tok_free(t);

@@ -892,6 +892,8 @@ int checkpoint_recover(const char *dir, lc_err *err)
 	snprintf(path, sizeof path, "%s/%s", dir, MANIFEST);
 	if (access(path, F_OK) != 0)
 		return 0;                       /* not an lc checkpoint set (or an older one) */
+	if (lc_small_file(path, LC_MAX_JSON_FILE, "checkpoint file", err) < 0)
+		return -1;
 	if (!(man = json_load_file(path, JSON_REJECT_DUPLICATES, &je)))
 		return lc_fail(err, "%s: %s", path, je.text);
 	files = json_object_get(man, "files");
@@ -991,6 +993,8 @@ int trainer_resume(trainer *t, const char *dir, lc_err *err)
 			               k ? "adam.v" : "adam.m", (long long)bad, what);
 	}
 	snprintf(path, sizeof path, "%s/trainer_state.json", dir);
+	if (lc_small_file(path, LC_MAX_JSON_FILE, "checkpoint file", err) < 0)
+		return -1;
 	if (!(j = json_load_file(path, 0, &je)))
 		return lc_fail(err, "%s: %s", path, je.text);
 	if (json_unpack_ex(j, &je, 0, "{s:I, s:I, s:I, s:I}", "step", &step, "epoch", &epoch,
@@ -1070,6 +1074,8 @@ int train_state_check(const char *dir, const train_opts *now, char *diff, size_t
 
 	diff[0] = 0;
 	snprintf(path, sizeof path, "%s/trainer_state.json", dir);
+	if (lc_small_file(path, LC_MAX_JSON_FILE, "checkpoint file", err) < 0)
+		return -1;
 	if (!(j = json_load_file(path, 0, &je)))
 		return lc_fail(err, "%s: %s", path, je.text);
 	/* states written before these keys existed are not checked on them */
@@ -1121,6 +1127,8 @@ int train_state_opts(const char *dir, train_opts *o, lc_err *err)
 	enum lr_sched ls;
 
 	snprintf(path, sizeof path, "%s/trainer_state.json", dir);
+	if (lc_small_file(path, LC_MAX_JSON_FILE, "checkpoint file", err) < 0)
+		return -1;
 	if (!(j = json_load_file(path, 0, &je)))
 		return lc_fail(err, "%s: %s", path, je.text);
 	if (json_unpack_ex(j, &je, 0, "{s:F, s:s, s:I, s:I}", "lr", &lr, "schedule", &sched,

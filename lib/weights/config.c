@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fileio.h"
+
 static json_t *checked(json_t *root, const json_error_t *je, const char *path, lc_err *err)
 {
 	if (!root) {
@@ -25,9 +27,11 @@ json_t *cfg_load(const char *path, lc_err *err)
 {
 	json_error_t je;
 	json_t *root;
-	FILE *f = fopen(path, "rb");
+	FILE *f;
 
-	if (!f) {
+	if (lc_small_file(path, LC_MAX_JSON_FILE, "config file", err) < 0)
+		return NULL;
+	if (!(f = fopen(path, "rb"))) {
 		lc_fail(err, "%s: %s", path, strerror(errno));
 		return NULL;
 	}

@@ -41,6 +41,11 @@ struct pk_pickle {
 
 #define UP_MAX_MEMO  (1u << 22)
 #define UP_MAX_STACK (1u << 22)
+/* Values made, popped ones included (all are kept to the end): a state
+ * dict with its optimizer state makes some 10 a tensor, a few hundred
+ * thousand for the largest checkpoints; 2^21 of about 240 bytes bound
+ * a hostile pickle (one opcode byte a value) to 0.5 GB. */
+#define UP_MAX_VALUES (1u << 21)
 
 static int ufail(up *u, const char *what, const char *arg)
 {
@@ -56,6 +61,11 @@ static int ufail(up *u, const char *what, const char *arg)
 static pk_val *newv(up *u, enum pk_type t)
 {
 	pk_val *v;
+	if (u->nall >= UP_MAX_VALUES) {
+		ufail(u, "more than 2^21 values: not a state dict or checkpoint (a pickle bomb?)%s",
+		      NULL);
+		return NULL;
+	}
 	if (u->nall == u->capall) {
 		uint64_t nc = u->capall ? 2 * u->capall : 256;
 		pk_val **q = realloc(u->all, nc * sizeof *q);

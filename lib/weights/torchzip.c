@@ -41,9 +41,10 @@ static int fail(tz_file *f, lc_err *err, const char *fmt, const char *a, const c
 }
 
 /* Reads the current entry into a fresh buffer, growing as data arrives
- * (declared sizes are not trusted), within limit bytes. */
-static int read_entry(struct archive *a, uint64_t limit, unsigned char **out, uint64_t *len,
-                      tz_file *f, const char *name, lc_err *err)
+ * (the zip's sizes are not trusted: a deflated member of a few MB may
+ * inflate to GBs), within limit bytes, what the limit is said in msgs. */
+static int read_entry(struct archive *a, uint64_t limit, const char *what, unsigned char **out,
+                      uint64_t *len, tz_file *f, const char *name, lc_err *err)
 {
 	unsigned char *p = NULL;
 	uint64_t n = 0, cap = 0;
@@ -57,8 +58,7 @@ static int read_entry(struct archive *a, uint64_t limit, unsigned char **out, ui
 				nc = limit + 1;
 			if (nc <= cap) {
 				free(p);
-				return fail(f, err, "member \"%s\" is larger than %s accepted", name,
-				            "the size");
+				return fail(f, err, "member \"%s\" is larger than %s", name, what);
 			}
 			if (!(q = realloc(p, nc))) {
 				free(p);
@@ -79,7 +79,7 @@ static int read_entry(struct archive *a, uint64_t limit, unsigned char **out, ui
 		n += (uint64_t)got;
 		if (n > limit) {
 			free(p);
-			return fail(f, err, "member \"%s\" exceeds the size %s", name, "limit");
+			return fail(f, err, "member \"%s\" is larger than %s", name, what);
 		}
 	}
 	*out = p;
@@ -87,15 +87,24 @@ static int read_entry(struct archive *a, uint64_t limit, unsigned char **out, ui
 	return 0;
 }
 
-static int cmp_str(const void *a, const void *b)
+/* A storage the state dict needs: its key and the bytes the pickle
+ * declares for it (the most, if it is declared more than once). */
+typedef struct wanted_st {
+	const char *key;
+	uint64_t bytes;
+} wanted_st;
+
+static int cmp_want(const void *a, const void *b)
 {
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
+	return strcmp(((const wanted_st *)a)->key, ((const wanted_st *)b)->key);
 }
 
 /* One pass over the archive: with want NULL, its data.pkl; else the
- * storages whose keys are in want[nwant] (sorted), every other member
- * skipped unread (a checkpoint's optimizer state is never materialized). */
-static int read_zip(tz_file *f, struct archive *a, const char **want, uint32_t nwant, lc_err *err)
+ * storages whose keys are in want[nwant] (sorted by key), each read up to
+ * its declared size, every other member skipped unread (a checkpoint's
+ * optimizer state is never materialized). */
+static int read_zip(tz_file *f, struct archive *a, const wanted_st *want, uint32_t nwant,
+                    lc_err *err)
 {
 	struct archive_entry *ent;
 	uint64_t total = 0;
@@ -111,13 +120,20 @@ static int read_zip(tz_file *f, struct archive *a, const char **want, uint32_t n
 		if (!slash)
 			continue;
 		base = slash + 1;
+		const wanted_st *ws = NULL;
+
+		if (want && strncmp(base, "data/", 5) == 0 && base[5] && !strchr(base + 5, '/'))
+			ws = bsearch(&(const wanted_st){ base + 5, 0 }, want, nwant, sizeof *want,
+			             cmp_want);
 		if (!want && strcmp(base, "data.pkl") == 0) {
 			if (f->pkl)
 				return fail(f, err, "two pickles (\"%s\")%s", name, "");
-			if (read_entry(a, TZ_MAX_PICKLE, &f->pkl, &f->pkllen, f, name, err) < 0)
+			if (read_entry(a, TZ_MAX_PICKLE, "the 64 MiB accepted for a pickle", &f->pkl,
+			               &f->pkllen, f, name, err) < 0)
 				return -1;
-		} else if (want && strncmp(base, "data/", 5) == 0 && base[5] && !strchr(base + 5, '/') &&
-		           bsearch(&(const char *){ base + 5 }, want, nwant, sizeof *want, cmp_str)) {
+		} else if (ws) {
+			uint64_t limit = TZ_MAX_TOTAL - total;
+			char what[96];
 			blob *b;
 			for (uint32_t i = 0; i < f->nst; i++)
 				if (!strcmp(f->st[i].key, base + 5))
@@ -138,7 +154,14 @@ static int read_zip(tz_file *f, struct archive *a, const char **want, uint32_t n
 			if (!(b->key = strdup(base + 5)))
 				return fail(f, err, "out of memory%s%s", NULL, NULL);
 			f->nst++;
-			if (read_entry(a, TZ_MAX_TOTAL - total, &b->data, &b->len, f, name, err) < 0)
+			if (ws->bytes < limit) {
+				limit = ws->bytes;
+				snprintf(what, sizeof what, "its storage's declared %llu bytes",
+				         (unsigned long long)ws->bytes);
+			} else {
+				snprintf(what, sizeof what, "the 64 GiB accepted for all storages");
+			}
+			if (read_entry(a, limit, what, &b->data, &b->len, f, name, err) < 0)
 				return -1;
 			total += b->len;
 		} else {
@@ -281,22 +304,31 @@ static struct archive *open_archive(tz_file *f, lc_err *err)
 	return a;
 }
 
-/* The storage keys of the tensors of dict d, sorted and unique. */
-static const char **wanted(const pk_val *d, uint32_t *n)
+/* The storages of the tensors of dict d, sorted by key and unique. */
+static wanted_st *wanted(const pk_val *d, uint32_t *n)
 {
-	const char **w = malloc((d->n / 2 + 1) * sizeof *w);
+	wanted_st *w = malloc((d->n / 2 + 1) * sizeof *w);
 	uint32_t k = 0;
 
 	if (!w)
 		return NULL;
 	for (uint64_t i = 0; i + 1 < d->n; i += 2)
-		if (d->it[i + 1]->type == PK_TENSOR)
-			w[k++] = d->it[i + 1]->storage->s;
-	qsort(w, k, sizeof *w, cmp_str);
+		if (d->it[i + 1]->type == PK_TENSOR) {
+			const pk_val *s = d->it[i + 1]->storage;
+			uint64_t es = st_dtype_size((enum st_dtype)s->dtype);
+			w[k].key = s->s;
+			w[k++].bytes = es && s->numel <= UINT64_MAX / es ? s->numel * es : UINT64_MAX;
+		}
+	qsort(w, k, sizeof *w, cmp_want);
 	*n = 0;
-	for (uint32_t i = 0; i < k; i++)
-		if (!*n || strcmp(w[*n - 1], w[i]))
-			w[(*n)++] = w[i];
+	for (uint32_t i = 0; i < k; i++) {
+		if (*n && !strcmp(w[*n - 1].key, w[i].key)) {
+			if (w[i].bytes > w[*n - 1].bytes)
+				w[*n - 1].bytes = w[i].bytes;
+			continue;
+		}
+		w[(*n)++] = w[i];
+	}
 	return w;
 }
 
@@ -308,7 +340,7 @@ static tz_file *finish(tz_file *f, const char *key, lc_err *err)
 	struct archive *a;
 	pk_pickle *pk = NULL;
 	const pk_val *root, *sd;
-	const char **want = NULL;
+	wanted_st *want = NULL;
 	uint32_t nwant = 0;
 	int rc = -1;
 

@@ -144,4 +144,31 @@ sed 's/"model_type": "bart",/"model_type": "bart", "normalize_before": true,/' "
 cp "$M/model.safetensors" "$T/mbart/"
 fails 1 "an mBART-style config" lc-encode -m "$T/mbart" --info
 grep -q 'normalize_before' "$T/err"; _res $? "is refused, naming the key"
+# LSG pads to whole blocks with pad_token_id's embedding: a row that is
+# not there (read past the table: a crash) is refused at load, for all
+mkdir "$T/padout"
+sed 's/"pad_token_id": *[0-9]*/"pad_token_id": 1000/' "$M/config.json" >"$T/padout/config.json"
+cp "$M/model.safetensors" "$T/padout/"
+grep -q '"pad_token_id": 1000' "$T/padout/config.json" && grep -q '"vocab_size": 1000' "$T/padout/config.json"
+_res $? "(a config with pad_token_id = vocab_size)"
+fails 1 "pad_token_id outside the vocabulary" lc-encode -m "$T/padout" --info
+grep -q 'padout/config.json: pad_token_id 1000 is outside the vocabulary (vocab_size 1000)' "$T/err"
+_res $? "is refused, naming the file and the key"
+# a config.json of 17 MiB (spaces: valid JSON) is refused before parsing
+mkdir "$T/bigcfg"
+{ cat "$M/config.json"; head -c 17825792 /dev/zero | tr '\0' ' '; } >"$T/bigcfg/config.json"
+cp "$M/model.safetensors" "$T/bigcfg/"
+fails 1 "a config.json of 17 MiB" lc-encode -m "$T/bigcfg" --info
+grep -q 'bigcfg/config.json: 17826[0-9]* bytes, more than a config file may hold (16777216)' "$T/err"
+_res $? "says so"
+cp "$M/config.json" "$T/bigcfg/config.json"
+{ printf '{"num_beams": 2}'; head -c 17825792 /dev/zero | tr '\0' ' '; } >"$T/bigcfg/generation_config.json"
+fails 1 "a generation_config.json of 17 MiB" lc-decode -m "$T/bigcfg" --info
+grep -q 'bigcfg/generation_config.json: .* more than a config file may hold' "$T/err"; _res $? "says so"
+rm -r "$T/bigcfg"
+if lc-convert -q -n 2048 --block-size 16 --sparse-block-size 16 --sparsity-factor 2 "$T/padout" "$T/lsgpad" 2>"$T/err"; then
+	_res 1 "lc-convert refuses it too"
+else
+	grep -q 'pad_token_id 1000 is outside' "$T/err"; _res $? "lc-convert refuses it too"
+fi
 done_testing

@@ -7,20 +7,21 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include "weights/pickle.h"
 #include "weights/safetensors.h"
 #include "weights/torchzip.h"
 
 struct member { const char *name; const void *data; size_t len; };
 
-/* A zip image of the members (stored); *len gets its size. */
-static void *make_zip(const struct member *m, int n, size_t *len)
+/* A zip image of the members, stored or deflated; *len gets its size. */
+static void *make_zip_as(const struct member *m, int n, size_t *len, int deflate)
 {
 	size_t cap = 1 << 20, used = 0;
 	char *buf = malloc(cap);
 	struct archive *a = archive_write_new();
 
 	archive_write_set_format_zip(a);
-	archive_write_set_options(a, "zip:compression=store");
+	archive_write_set_options(a, deflate ? "zip:compression=deflate" : "zip:compression=store");
 	archive_write_open_memory(a, buf, cap, &used);
 	for (int i = 0; i < n; i++) {
 		struct archive_entry *e = archive_entry_new();
@@ -36,6 +37,11 @@ static void *make_zip(const struct member *m, int n, size_t *len)
 	archive_write_free(a);
 	*len = used;
 	return buf;
+}
+
+static void *make_zip(const struct member *m, int n, size_t *len)
+{
+	return make_zip_as(m, n, len, 0);
 }
 
 /* The pickle torch.save writes for {"w": FloatTensor of shape [2, 3]}:
@@ -164,6 +170,28 @@ static void test_handmade(void)
 		unsigned char ex[] = { 'N' };   /* two items at STOP */
 		BAD("STOP with several", "torch\nFloatStorage", "0", 6, 2, 3, 3, 1, 0, ex, sizeof ex);
 	}
+	/* a storage longer than the pickle declares: refused, and read no
+	 * further than declared (a deflated member of a few KB may inflate
+	 * to GBs: a zip bomb) */
+	n = pickle(pk, "torch\nFloatStorage", "0", 6, 2, 3, 3, 1, 0, NULL, 0);
+	f = try(pk, n, "0", 32, &err);
+	T_OK(!f && strstr(err.msg, "member \"archive/data/0\" is larger than its storage's declared "
+	                           "24 bytes"), "%s", f ? "accepted" : err.msg);
+	tz_close(f);
+	{
+		size_t big = (size_t)16 << 20, zl;
+		unsigned char *zeros = calloc(1, big);
+		struct member m[2] = { { "archive/data.pkl", pk, n }, { "archive/data/0", zeros, big } };
+		void *z = make_zip_as(m, 2, &zl, 1);
+
+		T_OK(zl < 1 << 17, "16 MiB of zeros deflated to %zu bytes", zl);
+		f = tz_parse(z, zl, "t.bin", &err);
+		T_OK(!f && strstr(err.msg, "is larger than its storage's declared 24 bytes"), "%s",
+		     f ? "accepted" : err.msg);
+		tz_close(f);
+		free(z);
+		free(zeros);
+	}
 	/* not a state dict at all */
 	{
 		unsigned char p2[] = { 0x80, 2, 'K', 5, '.' };
@@ -181,6 +209,35 @@ static void test_handmade(void)
 		tz_close(f);
 		free(z);
 	}
+}
+
+/* Values pushed and popped at once (NONE, POP) are one byte each and
+ * all kept to the end: a 4 MB pickle made 2^21 of them, 63 MB made GBs. */
+static void test_pickle_bomb(void)
+{
+	size_t n = 2 + 2 * ((size_t)1 << 21) + 2, k = 0;
+	unsigned char *p = malloc(n);
+	lc_err err;
+	pk_pickle *pk;
+
+	p[k++] = 0x80;
+	p[k++] = 2;
+	while (k + 2 < n) {
+		p[k++] = 'N';
+		p[k++] = '0';
+	}
+	p[k++] = '}';
+	p[k++] = '.';
+	pk = pk_load(p, n, 0, "t.bin", "data.pkl", &err);
+	T_OK(!pk && strstr(err.msg, "more than 2^21 values"), "%s", pk ? "accepted" : err.msg);
+	pk_free(pk);
+	/* the same with a thousand is an empty dict */
+	memcpy(p + 2002, "}.", 2);
+	pk = pk_load(p, 2004, 0, "t.bin", "data.pkl", &err);
+	T_OK(pk && pk_root(pk)->type == PK_DICT && pk_root(pk)->n == 0, "1000 values: %s",
+	     pk ? "a dict" : err.msg);
+	pk_free(pk);
+	free(p);
 }
 
 static void test_oracle_file(void)
@@ -224,6 +281,7 @@ static void test_oracle_file(void)
 
 int main(void)
 {
+	T_RUN(test_pickle_bomb);
 	T_RUN(test_handmade);
 	T_RUN(test_oracle_file);
 	return t_done();
