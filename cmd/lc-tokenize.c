@@ -67,13 +67,14 @@ typedef struct run {
 	uint64_t ndocs, nbytes, ntok;
 } run;
 
-/* Cuts e to at most max_len tokens, keeping the eos last. */
+/* Cuts e to at most max_len tokens, keeping the eos last where the
+ * tokenizer added one (GPT-2 adds none: a text ending in <|endoftext|>
+ * is cut as any other). */
 static void truncate_doc(run *r)
 {
 	tok_enc *e = &r->e;
 	size_t keep;
-	int eos = (r->flags & TOK_ENC_SPECIAL) && !(r->flags & TOK_ENC_NO_EOS) && e->n &&
-	          e->ids[e->n - 1] == tok_eos_id(r->m);
+	int eos = tok_adds_eos(r->m, r->flags) && e->n && e->ids[e->n - 1] == tok_eos_id(r->m);
 
 	if (!r->max_len || e->n <= r->max_len)
 		return;

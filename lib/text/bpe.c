@@ -417,10 +417,19 @@ int bpe_encode(bpe_model *m, const char *text, size_t len, unsigned flags, bpe_e
 		e->bcap = 3 * len + 2;
 	}
 	s = e->buf;
-	n = 0;
-	if (m->prefix || (flags & BPE_ENC_PREFIX))
-		s[n++] = ' ';
-	n += utf8_replace(text, len, s + n);
+	n = utf8_replace(text, len, s);
+	/* add_prefix_space: GPT2Tokenizer puts the space before any text;
+	 * BartTokenizer and RobertaTokenizer (the wrapping ones) only before a
+	 * text that does not start with whitespace (str.isspace) */
+	if (m->prefix || (flags & BPE_ENC_PREFIX)) {
+		uint32_t cp = 0;
+		if (!m->wrap || (n > 0 && !(utf8_char((const unsigned char *)s, n, &cp) &&
+		                            utf8_py_isspace(cp)))) {
+			memmove(s + 1, s, n);
+			s[0] = ' ';
+			n++;
+		}
+	}
 	if (wrap) {
 		if (push_id(e, m->bos) < 0 ||
 		    ((flags & BPE_ENC_PIECES) && push_piece(e, m->tok[m->bos], m->toklen[m->bos]) < 0))

@@ -6,13 +6,17 @@
  * tokenizer's files; preferred) or tokenizer.json (the fast tokenizer's:
  * model.vocab, model.merges, added_tokens); tokenizer_config.json
  * (add_prefix_space, added_tokens_decoder, tokenizer_class,
- * clean_up_tokenization_spaces) and special_tokens_map.json when present.
+ * clean_up_tokenization_spaces) and special_tokens_map.json when present;
+ * a role neither names (bos_token, ...) takes the class's default, as its
+ * constructor does: BART's <s> </s> <unk> <pad> <mask> where the
+ * vocabulary has them, else GPT-2's <|endoftext|> for bos, eos and unk.
  * Every file is checked as it is read (JSON syntax, types, id ranges,
  * merge lines of exactly two symbols, sizes) and refused with a message.
  *
  * Encoding, as PreTrainedTokenizer.tokenize + convert_tokens_to_ids:
  *   1. ill-formed UTF-8 becomes U+FFFD, as Python's decode(errors="replace");
- *   2. add_prefix_space: a space is put before the text;
+ *   2. add_prefix_space: a space is put before the text (BART's and
+ *      RoBERTa's: only before a text that does not start with whitespace);
  *   3. added (special) tokens are split out, leftmost-longest; one with
  *      lstrip (BART's <mask>) strips the whitespace (str.isspace) before it,
  *      rstrip the whitespace after it;

@@ -280,13 +280,15 @@ static int flag(const json_t *o, const char *key)
  * given default) and returns its id, or -1 when absent or not in the
  * vocabulary. */
 static int32_t role(bpe_model *m, const json_t *cfg, const char *key, int dflt_lstrip,
-                    lc_err *err, int *fail)
+                    lc_err *err, int *fail, int *named)
 {
 	const json_t *v = cfg ? json_object_get(cfg, key) : NULL;
 	const char *content;
 	int lstrip = dflt_lstrip, rstrip = 0;
 	int64_t id;
 
+	if (v)
+		*named = 1;     /* null too: the role is then none */
 	if (!v || json_is_null(v))
 		return -1;
 	if (json_is_string(v)) {
@@ -464,23 +466,24 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 		}
 	}
 	/* the roles, from special_tokens_map.json, else tokenizer_config.json,
-	 * else BART's and GPT-2's names */
+	 * else the class's defaults, as its constructor has them: BART's and
+	 * RoBERTa's names where the vocabulary has them, GPT-2's
+	 * <|endoftext|> for bos, eos and unk otherwise (a config that names
+	 * some roles leaves the others at their defaults) */
 	{
 		static const char *const keys[] = { "bos_token", "eos_token", "unk_token", "pad_token",
 		                                    "sep_token", "cls_token", "mask_token" };
-		int32_t id[7];
+		static const char *const bart[] = { "<s>", "</s>", "<unk>", "<pad>", "</s>", "<s>",
+		                                    "<mask>" };
+		int32_t id[7], eot = by_content(m, "<|endoftext|>");
 		for (int k = 0; k < 7; k++) {
-			id[k] = role(m, sm, keys[k], k == 6, err, &fail);
+			int named = 0;
+			id[k] = role(m, sm, keys[k], k == 6, err, &fail, &named);
 			if (id[k] < 0 && !fail)
-				id[k] = role(m, cfg, keys[k], k == 6, err, &fail);
+				id[k] = role(m, cfg, keys[k], k == 6, err, &fail, &named);
 			if (fail)
 				goto fail;
-		}
-		if (!sm && !cfg) {
-			static const char *const bart[] = { "<s>", "</s>", "<unk>", "<pad>", "</s>", "<s>",
-			                                    "<mask>" };
-			int32_t eot = by_content(m, "<|endoftext|>");
-			for (int k = 0; k < 7; k++) {
+			if (!named) {
 				int32_t i = by_content(m, bart[k]);
 				if (i < 0 && k < 3)
 					i = eot;

@@ -261,6 +261,13 @@ int32_t tok_eos_id(const lc_tokenizer *t)
 	return t->spm ? spm_eos_id(t->spm) : bpe_eos_id(t->bpe);
 }
 
+int tok_adds_eos(const lc_tokenizer *t, unsigned flags)
+{
+	if (!(flags & TOK_ENC_SPECIAL) || (flags & TOK_ENC_NO_EOS))
+		return 0;
+	return t->spm ? spm_eos_id(t->spm) >= 0 : bpe_wraps(t->bpe);
+}
+
 const char *tok_piece(const lc_tokenizer *t, int32_t id, size_t *len)
 {
 	return t->spm ? spm_piece(t->spm, id, len) : bpe_token(t->bpe, id, len);

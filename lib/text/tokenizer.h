@@ -63,6 +63,8 @@ int tok_fits_model(const lc_tokenizer *t, int64_t vocab_size, lc_err *err);
 #define TOK_ROW_PAD 128
 int tok_spells_model(const lc_tokenizer *t, int64_t vocab_size, lc_err *err);
 int32_t tok_eos_id(const lc_tokenizer *t);          /* -1 if none */
+/* Whether tok_encode with flags ends the ids with the eos id it adds. */
+int tok_adds_eos(const lc_tokenizer *t, unsigned flags);
 /* The token of an id as the tokenizer spells it; NULL if out of range. */
 const char *tok_piece(const lc_tokenizer *t, int32_t id, size_t *len);
 

@@ -36,6 +36,38 @@ is "the tokens of a stream name the tokenizer" \
 is "detokenize drops <s> and </s>" "$(printf 'Hello world' | lc-tokenize -m $M | lc-detokenize -m $M)" "Hello world"
 is "--max-len keeps </s> last" "$(printf 'Hello world' | lc-tokenize -m $M -f ids --max-len 3)" "0 43 2"
 
+# add_prefix_space as each class has it (transformers 4.36's
+# prepare_for_tokenization): BartTokenizer and RobertaTokenizer put the
+# space only before a text that does not start with whitespace
+# (str.isspace: U+2028 and NBSP too, not U+200B); GPT2Tokenizer before
+# any text.
+S=$B/bart_small
+for t in ' ' ' a' '\t' '\342\200\250x' '\302\240x' '\n\n' ''; do
+	is "BART, --prefix-space, a text starting with whitespace: no space added ($t)" \
+		"$(printf "$t" | lc-tokenize -m $S --prefix-space -f ids)" "$(printf "$t" | lc-tokenize -m $S -f ids)"
+done
+for t in 'a' 'Hello world' '\342\200\213x'; do
+	is "BART, --prefix-space, any other: a space added ($t)" \
+		"$(printf "$t" | lc-tokenize -m $S --prefix-space -f ids)" "$(printf " $t" | lc-tokenize -m $S -f ids)"
+done
+for t in ' a' '\ta'; do
+	is "GPT-2, --prefix-space: always a space ($t)" \
+		"$(printf "$t" | lc-tokenize -m $B/gpt2 --prefix-space -f ids)" "$(printf " $t" | lc-tokenize -m $B/gpt2 -f ids)"
+done
+mkdir "$T/bpfx"
+cp $S/vocab.json $S/merges.txt "$T/bpfx/"
+printf '{"add_prefix_space": true, "tokenizer_class": "BartTokenizer"}' >"$T/bpfx/tokenizer_config.json"
+is "a tokenizer_config.json naming no special tokens: the class's <s> </s>" \
+	"$(printf ' a' | lc-tokenize -m "$T/bpfx" -f ids)" "$(printf ' a' | lc-tokenize -m $S -f ids)"
+mkdir "$T/gcfg"
+cp $B/gpt2/vocab.json $B/gpt2/merges.txt "$T/gcfg/"
+printf '{"model_max_length": 1024}' >"$T/gcfg/tokenizer_config.json"
+is "... GPT-2's <|endoftext|>, split out as a special token" \
+	"$(printf 'a<|endoftext|>b' | lc-tokenize -m "$T/gcfg" -f ids)" "64 50256 65"
+is "GPT-2 adds no eos: --max-len cuts a trailing <|endoftext|> as any id" \
+	"$(printf 'a b<|endoftext|>' | lc-tokenize -m $B/gpt2 -f ids --max-len 2)" "64 275"
+is "... as the first ids of the whole" "$(printf 'a b<|endoftext|>' | lc-tokenize -m $B/gpt2 -f ids)" "64 275 50256"
+
 # hostile files: clear errors naming the file
 mkdir "$T/bad"
 printf '{"a": 0,' >"$T/bad/vocab.json"
