@@ -97,6 +97,11 @@ typedef struct lc_gencfg {
 	int no_repeat_ngram;
 	int early_stopping;                  /* 0 false, 1 true, 2 "never" */
 	int forced_bos, forced_eos;          /* token ids */
+	int eos, decoder_start;              /* generation_config.json's, which transformers
+	                                        prefers to config.json's */
+	int eos_more;                        /* eos_token_id listed this many ids more */
+	const char *ignored;                 /* a key set that lc does not apply
+	                                        (bad_words_ids, ...), or NULL */
 	const char *source;                  /* the file they came from, or NULL */
 } lc_gencfg;
 

@@ -71,6 +71,58 @@ static int file_exists(const char *path)
 static const st_tensor *at_st(const void *f, uint32_t i) { return st_at(f, i); }
 static void rel_st(const void *f, const st_tensor *t) { st_release(f, t); }
 
+/* eos_token_id: an id, or a list of them (transformers stops at any;
+ * lc at the first, and says how many more there are). */
+static int eos_ids(const json_t *root, const char *path, lc_gencfg *g, lc_err *err)
+{
+	const json_t *v = json_object_get(root, "eos_token_id"), *x;
+	size_t i;
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (json_is_array(v) && json_array_size(v) > 0) {
+		json_array_foreach(v, i, x)
+			if (!json_is_integer(x) || json_integer_value(x) < 0 ||
+			    json_integer_value(x) > INT32_MAX)
+				return lc_fail(err, "%s: \"eos_token_id\" must be an id or a list of ids",
+				               path);
+		g->eos = (int)json_integer_value(json_array_get(v, 0));
+		g->eos_more = (int)json_array_size(v) - 1;
+		return 0;
+	}
+	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > INT32_MAX)
+		return lc_fail(err, "%s: \"eos_token_id\" must be an id or a list of ids", path);
+	g->eos = (int)json_integer_value(v);
+	return 0;
+}
+
+/* The first key transformers would apply and lc does not, set to
+ * something other than its default (null, an empty list, the neutral
+ * number); NULL when none is. */
+static const char *ignored_key(const json_t *root)
+{
+	static const struct { const char *key; double neutral; } keys[] = {
+		{ "bad_words_ids", NAN }, { "suppress_tokens", NAN }, { "begin_suppress_tokens", NAN },
+		{ "forced_decoder_ids", NAN }, { "sequence_bias", NAN }, { "force_words_ids", NAN },
+		{ "constraints", NAN }, { "exponential_decay_length_penalty", NAN },
+		{ "penalty_alpha", NAN }, { "num_beam_groups", 1 }, { "diversity_penalty", 0 },
+		{ "encoder_repetition_penalty", 1 }, { "encoder_no_repeat_ngram_size", 0 },
+		{ "typical_p", 1 }, { "epsilon_cutoff", 0 }, { "eta_cutoff", 0 },
+		{ "renormalize_logits", 0 }, { "guidance_scale", 1 },
+	};
+
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+		const json_t *v = json_object_get(root, keys[i].key);
+		if (!v || json_is_null(v) || json_is_false(v) ||
+		    (json_is_array(v) && json_array_size(v) == 0) ||
+		    (json_is_object(v) && json_object_size(v) == 0) ||
+		    (json_is_number(v) && json_number_value(v) == keys[i].neutral))
+			continue;
+		return keys[i].key;
+	}
+	return NULL;
+}
+
 /* transformers' GenerationConfig: generation_config.json when the directory
  * has one, else the same keys of config.json. */
 static int read_generation(lc_model *m, lc_err *err)
@@ -83,7 +135,9 @@ static int read_generation(lc_model *m, lc_err *err)
 	double x;
 
 	g->num_beams = g->max_new = g->min_new = g->no_repeat_ngram = -1;
-	g->early_stopping = g->forced_bos = g->forced_eos = -1;
+	g->early_stopping = g->forced_bos = g->forced_eos = g->eos = g->decoder_start = -1;
+	g->eos_more = 0;
+	g->ignored = NULL;
 	g->length_penalty = g->repetition_penalty = NAN;
 	g->source = NULL;
 	snprintf(path, sizeof path, "%s/generation_config.json", m->dir);
@@ -110,6 +164,16 @@ static int read_generation(lc_model *m, lc_err *err)
 	INT("no_repeat_ngram_size", 0, 1 << 20, g->no_repeat_ngram);
 	INT("forced_bos_token_id", 0, INT32_MAX, g->forced_bos);
 	INT("forced_eos_token_id", 0, INT32_MAX, g->forced_eos);
+	if (strcmp(src, "generation_config.json") == 0) {
+		/* transformers generates with these, config.json's only where this
+		 * file has none (they are the model's own in config.json) */
+		INT("decoder_start_token_id", 0, INT32_MAX, g->decoder_start);
+		if (eos_ids(root, path, g, err) < 0)
+			goto out;
+	}
+	g->ignored = ignored_key(root);
+	if (g->eos >= 0 || g->ignored)
+		g->source = src;
 	NUM("length_penalty", -1e6, 1e6, g->length_penalty);
 	NUM("repetition_penalty", 1e-6, 1e6, g->repetition_penalty);
 #undef INT

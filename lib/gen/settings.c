@@ -116,8 +116,10 @@ int gen_settings_init(gen_settings *g, const lc_model *m, lc_err *err)
 	for (int k = 0; k < GEN_NKEYS; k++)
 		g->src[k] = "lc default";
 	g->o.vocab = c->vocab_size;
-	g->o.start_id = c->decoder_start_id;
-	g->o.eos_id = c->eos_id;
+	g->o.start_id = f->decoder_start >= 0 ? f->decoder_start : c->decoder_start_id;
+	g->o.eos_id = f->eos >= 0 ? f->eos : c->eos_id;
+	g->src[GEN_START] = f->decoder_start >= 0 ? src : "config.json";
+	g->src[GEN_EOS] = f->eos >= 0 ? src : "config.json";
 #define SET(cond, field, value, key) do { if (cond) { g->o.field = value; g->src[key] = src; } } while (0)
 	SET(f->num_beams >= 1, num_beams, f->num_beams, GEN_BEAMS);
 	SET(f->max_new >= 1, max_new, f->max_new, GEN_MAX_NEW);
@@ -193,6 +195,6 @@ void gen_settings_print(const gen_settings *g, FILE *f)
 	fprintf(f, "top_p\t%g\t%s\n", o->top_p, g->src[GEN_TOP_P]);
 	fprintf(f, "num_return_sequences\t%d\t%s\n", o->num_return, g->src[GEN_NUM_RETURN]);
 	fprintf(f, "seed\t%llu\t%s\n", (unsigned long long)o->seed, g->src[GEN_SEED]);
-	fprintf(f, "decoder_start_token_id\t%ld\tconfig.json\n", (long)o->start_id);
-	fprintf(f, "eos_token_id\t%ld\tconfig.json\n", (long)o->eos_id);
+	fprintf(f, "decoder_start_token_id\t%ld\t%s\n", (long)o->start_id, g->src[GEN_START]);
+	fprintf(f, "eos_token_id\t%ld\t%s\n", (long)o->eos_id, g->src[GEN_EOS]);
 }

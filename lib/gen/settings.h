@@ -5,8 +5,9 @@
  * generation_config.json says, or config.json when there is none (as
  * transformers reads them; the keys of search.h's options, plus
  * do_sample, temperature, top_k, top_p and num_return_sequences), which
- * the command line overrides in turn. The decoder start, eos and
- * vocabulary come from config.json.
+ * the command line overrides in turn. The decoder start and eos come
+ * from generation_config.json when it has them (transformers generates
+ * with those), else config.json; the vocabulary from config.json.
  *
  * Lengths: max_new_tokens is max_length - 1 (the decoder start token
  * counts in max_length); where one source gives both, max_new_tokens
@@ -27,6 +28,7 @@ enum gen_key {
 	GEN_BEAMS, GEN_MAX_NEW, GEN_MIN_NEW, GEN_LENGTH_PENALTY, GEN_NO_REPEAT_NGRAM,
 	GEN_REPETITION_PENALTY, GEN_EARLY_STOPPING, GEN_FORCED_BOS, GEN_FORCED_EOS,
 	GEN_DO_SAMPLE, GEN_TEMPERATURE, GEN_TOP_K, GEN_TOP_P, GEN_NUM_RETURN, GEN_SEED,
+	GEN_START, GEN_EOS,         /* from the model only */
 	GEN_MAX_LENGTH,             /* given[] only: cl->max_new holds max_length - 1 */
 	GEN_NKEYS
 };

@@ -486,8 +486,18 @@ int summ_settings(gen_settings *g, summ_opts *o, const lc_model *m, const search
 	search_opts own;
 	lc_err e;
 
+	const lc_gencfg *f = model_generation(m);
+
 	if (gen_settings_init(g, m, err) < 0)
 		return -1;
+	/* said, not refused: the summaries are still the model's, only
+	 * perhaps not transformers' to the token */
+	if (f->ignored)
+		warn(o, "%s/%s: \"%s\" is not applied by lc: its summaries may differ from "
+		     "transformers'", model_dir(m), f->source, f->ignored);
+	if (f->eos_more)
+		warn(o, "%s/%s: \"eos_token_id\" lists %d ids: lc ends a summary at the first, %d, "
+		     "only (transformers at any)", model_dir(m), f->source, f->eos_more + 1, f->eos);
 	own = g->o;
 	gen_settings_override(g, cl, given);
 	o->search = g->o;

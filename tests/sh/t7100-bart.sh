@@ -144,6 +144,30 @@ sed 's/"model_type": "bart",/"model_type": "bart", "normalize_before": true,/' "
 cp "$M/model.safetensors" "$T/mbart/"
 fails 1 "an mBART-style config" lc-encode -m "$T/mbart" --info
 grep -q 'normalize_before' "$T/err"; _res $? "is refused, naming the key"
+# generation_config.json's eos and decoder start are the ones transformers
+# generates with; keys lc does not apply are said
+mkdir "$T/gen"
+cp "$M"/* "$T/gen/" 2>/dev/null
+printf '{"eos_token_id": 5, "decoder_start_token_id": 0, "forced_eos_token_id": 5}' >"$T/gen/generation_config.json"
+ok "eos from generation_config.json" lc-decode -m "$T/gen" --info
+grep -q '^eos_token_id	5	generation_config.json$' "$T/out" &&
+	grep -q '^decoder_start_token_id	0	generation_config.json$' "$T/out"
+_res $? "--info: eos 5 and start 0, from generation_config.json"
+ok "... decodes with it" sh -c "lc-decode -m '$T/gen' -f ids --max-new 8 <'$T/len0007.h' >'$T/g5'"
+printf '{"eos_token_id": [2, 7]}' >"$T/gen/generation_config.json"
+ok "a list of eos ids" lc-decode -m "$T/gen" --info
+grep -q 'generation_config.json: "eos_token_id" lists 2 ids: lc ends a summary at the first, 2, only' "$T/err"
+_res $? "is said"
+printf '{"bad_words_ids": [[5]], "suppress_tokens": []}' >"$T/gen/generation_config.json"
+ok "bad_words_ids" lc-decode -m "$T/gen" --info
+grep -q 'generation_config.json: "bad_words_ids" is not applied by lc' "$T/err"; _res $? "is said"
+printf '{"suppress_tokens": [], "num_beam_groups": 1, "typical_p": 1.0}' >"$T/gen/generation_config.json"
+ok "neutral values" lc-decode -m "$T/gen" --info
+is "... are not" "$(grep -c 'not applied' "$T/err")" 0
+printf '{"eos_token_id": "x"}' >"$T/gen/generation_config.json"
+fails 1 "eos_token_id not an id" lc-decode -m "$T/gen" --info
+grep -q '"eos_token_id" must be an id or a list of ids' "$T/err"; _res $? "is refused"
+
 # LSG pads to whole blocks with pad_token_id's embedding: a row that is
 # not there (read past the table: a crash) is refused at load, for all
 mkdir "$T/padout"
