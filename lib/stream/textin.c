@@ -66,6 +66,15 @@ int textin_split_parse(const char *s)
 	return -1;
 }
 
+/* Whether p[0..n) are all characters of set. */
+static int digits(const uint8_t *p, size_t n, const char *set)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!p[i] || !strchr(set, p[i]))
+			return 0;
+	return 1;
+}
+
 static int is_archive(const uint8_t *p, size_t n)
 {
 	static const struct { size_t off, len; const char *magic; } sig[] = {
@@ -80,12 +89,19 @@ static int is_archive(const uint8_t *p, size_t n)
 		{0, 3, "\x5d\0\0"},                    /* lzma */
 		{0, 2, "\x1f\x9d"},                    /* compress */
 		{257, 5, "ustar"},                     /* tar */
-		{0, 6, "070701"}, {0, 6, "070707"},    /* cpio */
-		{0, 8, "!<arch>\n"},                   /* ar */
 	};
 	for (size_t i = 0; i < sizeof sig / sizeof sig[0]; i++)
 		if (n >= sig[i].off + sig[i].len && memcmp(p + sig[i].off, sig[i].magic, sig[i].len) == 0)
 			return 1;
+	/* cpio's and ar's signatures are text a file may start with
+	 * ("070707 was the date ..."): their whole first header, then */
+	if (n >= 76 && !memcmp(p, "070707", 6) && digits(p + 6, 70, "01234567"))
+		return 1;               /* odc: 76 octal digits */
+	if (n >= 110 && (!memcmp(p, "070701", 6) || !memcmp(p, "070702", 6)) &&
+	    digits(p + 6, 104, "0123456789abcdefABCDEF"))
+		return 1;               /* newc: 13 fields of 8 hex digits */
+	if (n >= 68 && !memcmp(p, "!<arch>\n", 8) && p[66] == '`' && p[67] == '\n')
+		return 1;               /* ar: a 60-byte member header ending in `\n */
 	return 0;
 }
 

@@ -78,4 +78,25 @@ fails 1 "truncated tar.xz" lc-cat -i text "$T/cut.tar.xz"
 grep -q "cut.tar.xz: truncated xz or lzma input" "$T/err"; is "says it is truncated" $? 0
 fails 1 "missing input" lc-cat -i text "$T/nope"
 
+# cpio's and ar's signatures are text a file may start with: text, unless
+# a whole archive header follows
+printf '070707 was the release date of the first build' >"$T/date.txt"
+printf '!<arch>\nis the magic string of ar archives' >"$T/magic.txt"
+for f in date.txt magic.txt; do
+	ok "$f: starts with an archive signature" sh -c "lc-cat -i text '$T/$f' | lc-cat -o text >'$T/$f.out'"
+	echo >>"$T/$f"         # -o text ends each document with a newline
+	same "$f: read as text" "$T/$f" "$T/$f.out"
+done
+# an odc cpio and an ar archive, made by hand: one document a member
+cpio_odc() {    # NAME DATA: one member's header, name and data
+	printf '070707%06o%06o%06o%06o%06o%06o%06o%011o%06o%011o%s\0%s' 0 1 33188 0 0 1 0 0 \
+		$((${#1} + 1)) ${#2} "$1" "$2"
+}
+{ cpio_odc a.txt 'first'; cpio_odc b.txt 'second'; cpio_odc 'TRAILER!!!' ''; } >"$T/two.cpio"
+is "an odc cpio archive: its members" "$(lc-cat -i text "$T/two.cpio" | lc-cat -o info |
+	awk -F'\t' '$1 == "doc" { printf "%s ", $3 }')" "a.txt b.txt "
+{ printf '!<arch>\n'; printf '%-16s%-12s%-6s%-6s%-8s%-10s`\n' a.txt/ 0 0 0 100644 5; printf 'first\n'
+  printf '%-16s%-12s%-6s%-6s%-8s%-10s`\n' b.txt/ 0 0 0 100644 6; printf 'second'; } >"$T/two.a"
+is "an ar archive: its members" "$(lc-cat -i text "$T/two.a" | lc-cat -o text | tr '\n' ' ')" "first second "
+
 done_testing
