@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/arena.h"
+#include "base/machine.h"
 #include "compute/compute.h"
 #include "ops/attn.h"
 #include "ops/dropout.h"
@@ -426,6 +427,22 @@ void *t5dec_state_new(const void *dp, const dec_input *in, int n, int max_steps,
 	dec_groups_to_device(&s->gs, t->d);
 	nr = (uint64_t)s->gs.nrow;
 	ms = (uint64_t)max_steps;
+	{
+		/* the self-attention's keys and values for every step: a model
+		 * file asking 2^24 new tokens would otherwise grow into all of
+		 * memory as it goes (T5's relative positions set no limit) */
+		const char *bound;
+		uint64_t mem = machine_memory(&bound);
+		double need = 4.0 * (double)nr * (double)ms * (2.0 * (double)(nl * inn) + inn);
+		if (mem && need > (double)mem) {
+			lc_fail(err, "decoder: %d rows x %d steps need %.1f GiB for the self-attention "
+			        "cache, more than the memory this process may use (%.1f GiB: %s); fewer "
+			        "new tokens (--max-new) or beams", s->gs.nrow, max_steps,
+			        need / 1073741824.0, (double)mem / 1073741824.0, bound);
+			t5dec_state_free(s);
+			return NULL;
+		}
+	}
 	s->t = t;
 	s->max_steps = max_steps;
 	f = &s->f;

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,6 +217,9 @@ static int parse_piece(parse *ps, pb *b)
 			u = (uint32_t)b->p[0] | (uint32_t)b->p[1] << 8 |
 			    (uint32_t)b->p[2] << 16 | (uint32_t)b->p[3] << 24;
 			memcpy(&pc.score, &u, 4);
+			/* a NaN or infinite score makes the segmentation arbitrary */
+			if (!isfinite(pc.score))
+				return pb_fail(b, ps->err, "a piece's score is not finite");
 			b->p += 4;
 		} else if (field == 3) {
 			if (get_varint(b, wt, field, &v, &got, ps->err) < 0)

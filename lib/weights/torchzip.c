@@ -296,8 +296,8 @@ static struct archive *open_archive(tz_file *f, lc_err *err)
 	r = f->path ? archive_read_open_filename(a, f->path, 1 << 16)
 	            : archive_read_open_memory(a, f->buf, f->len);
 	if (r != ARCHIVE_OK) {
-		lc_fail(err, "%s: %s", f->label, archive_error_string(a) ? archive_error_string(a)
-		                                                        : "cannot open");
+		lc_fail(err, "%s: not a readable zip file (truncated or damaged?): %s", f->label,
+		        archive_error_string(a) ? archive_error_string(a) : "cannot open");
 		archive_read_free(a);
 		return NULL;
 	}

@@ -137,4 +137,10 @@ done
 grep -q "more than the memory this process may use" "$T/err"
 _res $? "--cross-cache 1024T: more than the memory this process may use, it says"
 
+# a length the memory cannot hold (a model file may ask 2^24 new tokens
+# of LOCOST, whose relative positions set no limit): said at once
+fails 1 "64 beams x 2^24 new tokens" lc-decode -m "$M" -f ids -b 64 --max-new 16777216 "$H"
+grep -q 'decoder: 64 rows x 16777216 steps need [0-9.]* GiB for the self-attention cache, more than the memory' "$T/err"
+_res $? "says what it needs"
+
 done_testing

@@ -324,6 +324,27 @@ static void test_refusals(void)
 	refuse(v, "#v\na b\n", "{\"tokenizer_class\": \"BartTokenizer\"}", "needs <s> and </s>");
 	refuse(v, "#v\na b\n", "{\"bos_token\": 5}", "must be a string");
 	{
+		/* an id inside the range that vocab.json skips */
+		bpe_files f;
+		lc_err err;
+		bpe_model *m;
+		int32_t ids[2] = { 0, 1 };
+		char *out = NULL;
+		size_t ol, oc = 0;
+		memset(&f, 0, sizeof f);
+		f.vocab = "{\"a\": 0, \"b\": 2}";
+		f.vocab_len = strlen(f.vocab);
+		f.merges = "#v\n";
+		f.merges_len = 3;
+		f.label = "t";
+		m = bpe_load(&f, &err);
+		T_OK(m && bpe_decode(m, ids, 2, 0, &out, &ol, &oc, &err) < 0 &&
+		     strstr(err.msg, "token 1: id 1 has no token in the vocabulary (a gap"), "%s",
+		     m ? err.msg : "not loaded");
+		free(out);
+		bpe_free(m);
+	}
+	{
 		bpe_files f;
 		lc_err err;
 		memset(&f, 0, sizeof f);

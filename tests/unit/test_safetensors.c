@@ -64,7 +64,8 @@ static void test_header_validation(void)
 	expect_bad("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,0]}}", 8, "data_offsets");
 	expect_bad("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
 	           "\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, "JSON");
-	expect_bad("[1,2]", 0, "not a JSON object");
+	expect_bad("[1,2]", 0, "its header, at byte 8, does not start with '{'");
+	expect_bad(" {}", 0, "does not start with '{'");
 	expect_bad("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8],\"x\":1}}", 8, "unknown field");
 	expect_bad("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]", 8, "JSON");
 	/* header length beyond the file */

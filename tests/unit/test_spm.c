@@ -411,6 +411,18 @@ static void test_bad_models(void)
 		spm_enc_free(&e);
 	}
 	spm_free(m);
+	/* a NaN or infinite score (0x7fc00000, 0x7f800000): refused */
+	{
+		uint8_t nan[sizeof tiny];
+		memcpy(nan, tiny, sizeof tiny);
+		nan[sizeof tiny - 2] = 0xc0;
+		nan[sizeof tiny - 1] = 0x7f;
+		T_OK(spm_load(nan, sizeof nan, &err) == NULL && strstr(err.msg, "score is not finite"),
+		     "NaN score: %s", err.msg);
+		nan[sizeof tiny - 2] = 0x80;
+		T_OK(spm_load(nan, sizeof nan, &err) == NULL && strstr(err.msg, "score is not finite"),
+		     "inf score: %s", err.msg);
+	}
 	/* duplicate pieces */
 	uint8_t dup[sizeof tiny + 10];
 	memcpy(dup, tiny, sizeof tiny);

@@ -192,6 +192,22 @@ static void test_handmade(void)
 		free(z);
 		free(zeros);
 	}
+	/* a zip cut short, and zips that are not torch.save's: said so */
+	n = pickle(pk, "torch\nFloatStorage", "0", 6, 2, 3, 3, 1, 0, NULL, 0);
+	{
+		struct member m[2] = { { "archive/data.pkl", pk, n }, { "archive/data/0", stor, 24 } };
+		size_t zl;
+		unsigned char *z = make_zip(m, 2, &zl), empty[22] = { 'P', 'K', 5, 6 };
+		f = tz_parse(z, zl / 2, "t.bin", &err);
+		T_OK(!f && strstr(err.msg, "t.bin: not a readable zip file (truncated or damaged?)"),
+		     "%s", f ? "accepted" : err.msg);
+		tz_close(f);
+		free(z);
+		st_file *sf = st_parse(empty, sizeof empty, "e.bin", &err);
+		T_OK(!sf && strstr(err.msg, "e.bin: a zip file that does not start as torch.save's do"),
+		     "%s", sf ? "accepted" : err.msg);
+		st_close(sf);
+	}
 	/* not a state dict at all */
 	{
 		unsigned char p2[] = { 0x80, 2, 'K', 5, '.' };
