@@ -176,6 +176,7 @@ int main(int argc, char **argv)
 	jsonl_spec js = {.field = {"text"}, .nfield = 1};
 	const char *jsonl_opt = NULL;
 	jsonl_tally bad = { 0 };
+	jsonl_names *names = NULL;
 	char msg[LC_JSONL_MSG];
 	lc_tokenizer *m;
 	lc_err err;
@@ -239,6 +240,8 @@ int main(int argc, char **argv)
 		cli_die(LC_EXIT_DATA, "the model has no </s> piece; use --no-eos");
 	if (r.fmt == F_STREAM && !(r.w = stream_writer_new(stdout, &err)))
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	if (jsonl_in && !(names = jsonl_names_new(&err)))
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	cli_progress_init(&r.prog, quiet);
 	for (int i = optind; i < argc || i == optind; i++) {
 		const char *path = i < argc ? argv[i] : "-";
@@ -252,8 +255,11 @@ int main(int argc, char **argv)
 			const jsonl_rec *rec;
 			if (!j)
 				cli_die(LC_EXIT_DATA, "%s", err.msg);
-			while ((rc = jsonl_next(j, &rec, &err)) > 0)
+			while ((rc = jsonl_next(j, &rec, &err)) > 0) {
+				if (jsonl_names_add(names, rec->name, rec->where, &err) < 0)
+					cli_die(LC_EXIT_DATA, "%s", err.msg);
 				one_doc(&r, rec->name, NULL, rec->text[0], rec->len[0]);
+			}
 			if (rc < 0)
 				cli_die(LC_EXIT_DATA, "%s", err.msg);
 			if (jsonl_tally_add(&bad, j, &err) < 0)
@@ -282,6 +288,7 @@ int main(int argc, char **argv)
 	if (jsonl_tally_msg(&bad, msg, sizeof msg))
 		cli_warn("%s", msg);
 	jsonl_tally_free(&bad);
+	jsonl_names_free(names);
 	if (r.w && stream_writer_close(r.w, &err) < 0)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	tok_enc_free(&r.e);

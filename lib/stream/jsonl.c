@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "stream/stream.h"
 #include "stream/textin.h"
 
@@ -147,6 +148,7 @@ int jsonl_parse(const jsonl_spec *s, const char *line, size_t len, const char *w
 	char idmsg[SHOW + 8] = "";
 
 	jsonl_rec_free(r);
+	r->where = where;
 	if (s->nfield < 1 || s->nfield > JSONL_MAX_FIELDS)
 		return lc_fail(err, "%s: %d fields asked for (1 to %d)", where, s->nfield,
 		               JSONL_MAX_FIELDS);
@@ -282,4 +284,91 @@ void jsonl_close(jsonl *j)
 	jsonl_rec_free(&j->rec);
 	free(j->first_bad);
 	free(j);
+}
+
+/* ---------- names seen ---------- */
+
+struct jsonl_names {
+	char **name, **where;   /* [cap], open addressing; NULL: empty */
+	size_t n, cap;
+};
+
+jsonl_names *jsonl_names_new(lc_err *err)
+{
+	jsonl_names *s = calloc(1, sizeof *s);
+
+	if (s) {
+		s->cap = 1024;
+		s->name = calloc(s->cap, sizeof *s->name);
+		s->where = calloc(s->cap, sizeof *s->where);
+	}
+	if (!s || !s->name || !s->where) {
+		jsonl_names_free(s);
+		lc_fail(err, "out of memory");
+		return NULL;
+	}
+	return s;
+}
+
+void jsonl_names_free(jsonl_names *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; s->name && i < s->cap; i++) {
+		free(s->name[i]);
+		if (s->where)
+			free(s->where[i]);
+	}
+	free(s->name);
+	free(s->where);
+	free(s);
+}
+
+static size_t slot(char *const *name, size_t cap, const char *key)
+{
+	size_t i = (size_t)lc_hash_bytes(key, strlen(key)) & (cap - 1);
+
+	while (name[i] && strcmp(name[i], key))
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+int jsonl_names_add(jsonl_names *s, const char *name, const char *where, lc_err *err)
+{
+	size_t i;
+
+	if (2 * (s->n + 1) > s->cap) {      /* at most half full */
+		size_t nc = 2 * s->cap;
+		char **nn = calloc(nc, sizeof *nn), **nw = calloc(nc, sizeof *nw);
+		if (!nn || !nw) {
+			free(nn);
+			free(nw);
+			return lc_fail(err, "out of memory");
+		}
+		for (size_t k = 0; k < s->cap; k++)
+			if (s->name[k]) {
+				size_t j = slot(nn, nc, s->name[k]);
+				nn[j] = s->name[k];
+				nw[j] = s->where[k];
+			}
+		free(s->name);
+		free(s->where);
+		s->name = nn;
+		s->where = nw;
+		s->cap = nc;
+	}
+	i = slot(s->name, s->cap, name);
+	if (s->name[i] && !strcmp(name, where))
+		return lc_fail(err, "%s: a second document named \"%.*s\" (the same input given "
+		               "twice?)", where, SHOW, name);
+	if (s->name[i])
+		return lc_fail(err, "%s: id \"%.*s\" given twice (first at %s)", where, SHOW, name,
+		               s->where[i]);
+	if (!(s->name[i] = strdup(name)) || !(s->where[i] = strdup(where))) {
+		free(s->name[i]);
+		s->name[i] = NULL;
+		return lc_fail(err, "out of memory");
+	}
+	s->n++;
+	return 0;
 }

@@ -49,6 +49,7 @@ typedef struct jsonl_spec {
 
 typedef struct jsonl_rec {
 	const char *name;                     /* the id, or the line's "FILE:LINE" */
+	const char *where;                    /* the line's "FILE:LINE" */
 	const char *text[JSONL_MAX_FIELDS];   /* field i's UTF-8 value, [len[i]] + NUL */
 	size_t len[JSONL_MAX_FIELDS];
 	/* private */
@@ -85,6 +86,17 @@ int jsonl_next(jsonl *j, const jsonl_rec **r, lc_err *err);
 uint64_t jsonl_skipped(const jsonl *j);
 const char *jsonl_first_bad(const jsonl *j);
 void jsonl_close(jsonl *j);
+
+/* The names of a run's records, to refuse one given twice (a corpus with
+ * two documents of one id scores against the wrong references, found
+ * only after the whole corpus is summarized). */
+typedef struct jsonl_names jsonl_names;
+jsonl_names *jsonl_names_new(lc_err *err);
+/* 0 for a new name; -1 with "WHERE: id \"NAME\" given twice (first at
+ * FIRST)" for one seen before (a line's own name: "the same input given
+ * twice?"), or when out of memory. */
+int jsonl_names_add(jsonl_names *s, const char *name, const char *where, lc_err *err);
+void jsonl_names_free(jsonl_names *s);
 
 /* Room for a tally's message. */
 #define LC_JSONL_MSG 1200

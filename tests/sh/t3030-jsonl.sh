@@ -174,8 +174,9 @@ is "the good lines, named" "$(names "$T/mixed.lc" | tr '\n' '|')" "a|$T/mixed.js
 grep -q "^lc-tokenize: skipped 4 bad JSON lines (the first: $T/mixed.jsonl:2: " "$T/mixed.err"
 _res $? "standard error says how many were skipped and the first"
 is "one message" "$(wc -l <"$T/mixed.err" | tr -d ' ')" 1
+cp "$T/mixed.jsonl" "$T/mixed.copy.jsonl"    # no --id: named by file and line
 ok "--skip-bad across files: the count adds up" sh -c \
-	"lc-tokenize --jsonl --skip-bad -f ids '$T/mixed.jsonl' '$T/mixed.jsonl' >/dev/null 2>'$T/m2.err'"
+	"lc-tokenize --jsonl --skip-bad -f ids '$T/mixed.jsonl' '$T/mixed.copy.jsonl' >/dev/null 2>'$T/m2.err'"
 grep -q "skipped 8 bad JSON lines" "$T/m2.err"; _res $? "  8 skipped"
 ok "--skip-bad with nothing bad" sh -c "lc-tokenize --jsonl --skip-bad '$T/a.jsonl' >/dev/null 2>'$T/m3.err'"
 is "  says nothing" "$(cat "$T/m3.err")" ""
@@ -289,5 +290,17 @@ lc-train --help >"$T/help"
 for o in --jsonl --source --target --id --skip-bad; do
 	grep -q -- "$o" "$T/help"; _res $? "lc-train --help lists $o"
 done
+
+# two documents of one id would score against each other's references
+# (found by lc-rouge only after the whole corpus was summarized): refused
+printf '{"id": "a", "text": "x"}\n{"id": "b", "text": "y"}\n{"id": "a", "text": "z"}\n' >"$T/dup.jsonl"
+fails 1 "an id twice" lc-tokenize --jsonl --id id "$T/dup.jsonl"
+grep -q "dup.jsonl:3: id \"a\" given twice (first at .*dup.jsonl:1)" "$T/err"; _res $? "  names both lines"
+printf '{"id": 7, "text": "x"}\n' >"$T/int.jsonl"
+printf '{"id": "7", "text": "x"}\n' >"$T/str.jsonl"
+fails 1 "an id twice over two inputs (7 and \"7\": one name)" lc-tokenize --jsonl --id id "$T/int.jsonl" "$T/str.jsonl"
+grep -q "str.jsonl:1: id \"7\" given twice (first at .*int.jsonl:1)" "$T/err"; _res $? "  names both"
+fails 1 "the same input twice" lc-tokenize --jsonl "$T/int.jsonl" "$T/int.jsonl"
+grep -q "int.jsonl:1: a second document named .*(the same input given twice?)" "$T/err"; _res $? "  says so"
 
 done_testing
