@@ -176,7 +176,7 @@ int main(int argc, char **argv)
 	jsonl_spec js = {.field = {"text"}, .nfield = 1};
 	const char *jsonl_opt = NULL;
 	jsonl_tally bad = { 0 };
-	jsonl_names *names = NULL;
+	jsonl_idmap *names = NULL;
 	char msg[LC_JSONL_MSG];
 	lc_tokenizer *m;
 	lc_err err;
@@ -240,7 +240,7 @@ int main(int argc, char **argv)
 		cli_die(LC_EXIT_DATA, "the model has no </s> piece; use --no-eos");
 	if (r.fmt == F_STREAM && !(r.w = stream_writer_new(stdout, &err)))
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	if (jsonl_in && !(names = jsonl_names_new(&err)))
+	if (jsonl_in && !(names = jsonl_idmap_new(&err)))
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	cli_progress_init(&r.prog, quiet);
 	for (int i = optind; i < argc || i == optind; i++) {
@@ -256,7 +256,7 @@ int main(int argc, char **argv)
 			if (!j)
 				cli_die(LC_EXIT_DATA, "%s", err.msg);
 			while ((rc = jsonl_next(j, &rec, &err)) > 0) {
-				if (jsonl_names_add(names, rec->name, rec->where, &err) < 0)
+				if (jsonl_idmap_add(names, rec->name, rec->where, "", 0, &err) < 0)
 					cli_die(LC_EXIT_DATA, "%s", err.msg);
 				one_doc(&r, rec->name, NULL, rec->text[0], rec->len[0]);
 			}
@@ -288,7 +288,7 @@ int main(int argc, char **argv)
 	if (jsonl_tally_msg(&bad, msg, sizeof msg))
 		cli_warn("%s", msg);
 	jsonl_tally_free(&bad);
-	jsonl_names_free(names);
+	jsonl_idmap_free(names);
 	if (r.w && stream_writer_close(r.w, &err) < 0)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	tok_enc_free(&r.e);

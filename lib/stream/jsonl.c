@@ -286,89 +286,150 @@ void jsonl_close(jsonl *j)
 	free(j);
 }
 
-/* ---------- names seen ---------- */
+/* ---------- texts by id ---------- */
 
-struct jsonl_names {
-	char **name, **where;   /* [cap], open addressing; NULL: empty */
-	size_t n, cap;
+struct idm_entry {
+	char *id, *where;
+	char *text;                  /* [len] + NUL; NULL once taken and dropped */
+	size_t len;
+	char *taken;                 /* where it was taken, or NULL */
 };
 
-jsonl_names *jsonl_names_new(lc_err *err)
-{
-	jsonl_names *s = calloc(1, sizeof *s);
+struct jsonl_idmap {
+	struct idm_entry *e;         /* [n], in the order added */
+	size_t n, cap;
+	size_t *slot;                /* [nslot]: 0 empty, else entry index + 1 */
+	size_t nslot;
+	size_t last;                 /* the entry taken last, + 1 (0: none) */
+};
 
-	if (s) {
-		s->cap = 1024;
-		s->name = calloc(s->cap, sizeof *s->name);
-		s->where = calloc(s->cap, sizeof *s->where);
-	}
-	if (!s || !s->name || !s->where) {
-		jsonl_names_free(s);
+jsonl_idmap *jsonl_idmap_new(lc_err *err)
+{
+	jsonl_idmap *m = calloc(1, sizeof *m);
+
+	if (!m || !(m->slot = calloc(m->nslot = 1024, sizeof *m->slot))) {
+		free(m);
 		lc_fail(err, "out of memory");
 		return NULL;
 	}
+	return m;
+}
+
+void jsonl_idmap_free(jsonl_idmap *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++) {
+		free(m->e[i].id);
+		free(m->e[i].where);
+		free(m->e[i].text);
+		free(m->e[i].taken);
+	}
+	free(m->e);
+	free(m->slot);
+	free(m);
+}
+
+size_t jsonl_idmap_count(const jsonl_idmap *m) { return m->n; }
+
+/* The slot holding id, or the empty slot where it would go. */
+static size_t find_slot(const jsonl_idmap *m, const char *id)
+{
+	size_t mask = m->nslot - 1, s = (size_t)lc_hash_bytes(id, strlen(id)) & mask;
+
+	while (m->slot[s] && strcmp(m->e[m->slot[s] - 1].id, id) != 0)
+		s = (s + 1) & mask;
 	return s;
 }
 
-void jsonl_names_free(jsonl_names *s)
+static int rehash(jsonl_idmap *m, lc_err *err)
 {
-	if (!s)
-		return;
-	for (size_t i = 0; s->name && i < s->cap; i++) {
-		free(s->name[i]);
-		if (s->where)
-			free(s->where[i]);
-	}
-	free(s->name);
-	free(s->where);
-	free(s);
-}
+	size_t ns = m->nslot * 2, *old = m->slot;
 
-static size_t slot(char *const *name, size_t cap, const char *key)
-{
-	size_t i = (size_t)lc_hash_bytes(key, strlen(key)) & (cap - 1);
-
-	while (name[i] && strcmp(name[i], key))
-		i = (i + 1) & (cap - 1);
-	return i;
-}
-
-int jsonl_names_add(jsonl_names *s, const char *name, const char *where, lc_err *err)
-{
-	size_t i;
-
-	if (2 * (s->n + 1) > s->cap) {      /* at most half full */
-		size_t nc = 2 * s->cap;
-		char **nn = calloc(nc, sizeof *nn), **nw = calloc(nc, sizeof *nw);
-		if (!nn || !nw) {
-			free(nn);
-			free(nw);
-			return lc_fail(err, "out of memory");
-		}
-		for (size_t k = 0; k < s->cap; k++)
-			if (s->name[k]) {
-				size_t j = slot(nn, nc, s->name[k]);
-				nn[j] = s->name[k];
-				nw[j] = s->where[k];
-			}
-		free(s->name);
-		free(s->where);
-		s->name = nn;
-		s->where = nw;
-		s->cap = nc;
-	}
-	i = slot(s->name, s->cap, name);
-	if (s->name[i] && !strcmp(name, where))
-		return lc_fail(err, "%s: a second document named \"%.*s\" (the same input given "
-		               "twice?)", where, SHOW, name);
-	if (s->name[i])
-		return lc_fail(err, "%s: id \"%.*s\" given twice (first at %s)", where, SHOW, name,
-		               s->where[i]);
-	if (!(s->name[i] = strdup(name)) || !(s->where[i] = strdup(where))) {
-		free(s->name[i]);
-		s->name[i] = NULL;
+	if (ns > SIZE_MAX / sizeof *m->slot || !(m->slot = calloc(ns, sizeof *m->slot))) {
+		m->slot = old;
 		return lc_fail(err, "out of memory");
 	}
-	s->n++;
+	m->nslot = ns;
+	free(old);
+	for (size_t i = 0; i < m->n; i++)
+		m->slot[find_slot(m, m->e[i].id)] = i + 1;
 	return 0;
+}
+
+int jsonl_idmap_add(jsonl_idmap *m, const char *id, const char *where, const char *text,
+                    size_t len, lc_err *err)
+{
+	struct idm_entry *e;
+	size_t s;
+
+	if (2 * (m->n + 1) > m->nslot && rehash(m, err) < 0)
+		return -1;
+	s = find_slot(m, id);
+	if (m->slot[s] && !strcmp(id, where))
+		return lc_fail(err, "%s: a second document named \"%.*s\" (the same input given "
+		               "twice?)", where, SHOW, id);
+	if (m->slot[s])
+		return lc_fail(err, "%s: id \"%.*s\" given twice (first at %s)", where, SHOW, id,
+		               m->e[m->slot[s] - 1].where);
+	if (m->n == m->cap) {
+		size_t nc = m->cap ? 2 * m->cap : 256;
+		struct idm_entry *q = realloc(m->e, nc * sizeof *q);
+		if (!q)
+			return lc_fail(err, "out of memory");
+		m->e = q;
+		m->cap = nc;
+	}
+	e = &m->e[m->n];
+	memset(e, 0, sizeof *e);
+	if (len == SIZE_MAX || !(e->id = strdup(id)) || !(e->where = strdup(where)) ||
+	    !(e->text = malloc(len + 1))) {
+		free(e->id);
+		free(e->where);
+		return lc_fail(err, "out of memory");
+	}
+	if (len)
+		memcpy(e->text, text, len);
+	e->text[len] = 0;
+	e->len = len;
+	m->slot[s] = ++m->n;
+	return 0;
+}
+
+int jsonl_idmap_take(jsonl_idmap *m, const char *id, const char *where, const char **text,
+                     size_t *len, lc_err *err)
+{
+	size_t s = find_slot(m, id);
+	struct idm_entry *e;
+
+	if (!m->slot[s])
+		return 0;
+	e = &m->e[m->slot[s] - 1];
+	if (e->taken)
+		return lc_fail(err, "%s: id \"%.*s\" given twice (first at %s)", where, SHOW, id,
+		               e->taken);
+	if (!(e->taken = strdup(where)))
+		return lc_fail(err, "out of memory");
+	if (m->last) {
+		struct idm_entry *p = &m->e[m->last - 1];
+		free(p->text);
+		p->text = NULL;
+	}
+	m->last = m->slot[s];
+	*text = e->text;
+	*len = e->len;
+	return 1;
+}
+
+size_t jsonl_idmap_untaken(const jsonl_idmap *m, const char **id, const char **where)
+{
+	size_t n = 0;
+
+	*id = *where = NULL;
+	for (size_t i = 0; i < m->n; i++)
+		if (!m->e[i].taken && n++ == 0) {
+			*id = m->e[i].id;
+			*where = m->e[i].where;
+		}
+	return n;
 }

@@ -16,10 +16,10 @@
  * its documents instead, the id being the document's name (which must
  * pass jsonl_check_name) and its "text" record the one text.
  *
- * rouge_idmap keeps the texts of one side (the references) by id, so that
- * the other side, read in its own order, can take each text once.
- * Texts are held in memory: references are summaries, the corpus of
- * candidates is streamed.
+ * The texts of one side (the references) are kept by id (jsonl_idmap,
+ * jsonl.h), so that the other side, read in its own order, can take each
+ * text once. Texts are held in memory: references are summaries, the
+ * corpus of candidates is streamed.
  *
  * Every error names the file and line ("ref.jsonl:12: ..."), or the
  * input and document for an lc stream.
@@ -53,27 +53,5 @@ const char *rouge_jsonl_id(const rouge_jsonl *j);
 const char *rouge_jsonl_where(const rouge_jsonl *j);
 const char *rouge_jsonl_text(const rouge_jsonl *j, size_t k, size_t *len);
 
-/* --- texts by id --- */
-typedef struct rouge_idmap rouge_idmap;
-
-rouge_idmap *rouge_idmap_new(lc_err *err);
-void rouge_idmap_free(rouge_idmap *m);
-size_t rouge_idmap_count(const rouge_idmap *m);
-
-/* Adds id -> text[len] (copied), found at where; an id already there is
- * an error naming both places. */
-int rouge_idmap_add(rouge_idmap *m, const char *id, const char *where, const char *text,
-                    size_t len, lc_err *err);
-
-/* Takes the text of id for a record found at where: 1 and *text, *len
- * (valid until the next take; the map then drops it); 0 if the map has no
- * such id; -1 if the id was taken already (a duplicate: the message names
- * where it was taken first). */
-int rouge_idmap_take(rouge_idmap *m, const char *id, const char *where, const char **text,
-                     size_t *len, lc_err *err);
-
-/* The number of ids never taken, and the first of them in the order they
- * were added (*id, *where; NULL when none). */
-size_t rouge_idmap_untaken(const rouge_idmap *m, const char **id, const char **where);
 
 #endif

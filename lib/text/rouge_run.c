@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "stream/jsonl.h"
 #include "text/rouge.h"
 #include "text/rouge_jsonl.h"
 #include "text/sentence.h"
@@ -35,12 +36,12 @@ struct rouge_run {
 
 	/* in order */
 	textin **in;                 /* [nin]; NULL for a reference read by name */
-	rouge_idmap **byname;        /* [nref]: a directory of references by file name, or NULL */
+	jsonl_idmap **byname;        /* [nref]: a directory of references by file name, or NULL */
 	int dirs;                    /* every input a directory: names must match */
 	/* by id */
 	rouge_jsonl *j;              /* the candidates (with one input, the references too) */
-	rouge_idmap **maps;          /* [nref]: the references by id (two inputs or more) */
-	rouge_idmap *seen;           /* the ids read (one input) */
+	jsonl_idmap **maps;          /* [nref]: the references by id (two inputs or more) */
+	jsonl_idmap *seen;           /* the ids read (one input) */
 };
 
 static const char *label(const char *path)
@@ -169,7 +170,7 @@ static int take_by_name(rouge_run *u, size_t k, size_t ndoc, const char *name,
 	int rc;
 
 	snprintf(where, sizeof where, "document %zu", ndoc + 1);
-	if ((rc = rouge_idmap_take(u->byname[k], base, where, text, len, err)) > 0)
+	if ((rc = jsonl_idmap_take(u->byname[k], base, where, text, len, err)) > 0)
 		return 0;
 	if (rc == 0)
 		return lc_fail(err, "%s: no file \"%s\" for document %zu \"%s\" of %s (a directory "
@@ -186,7 +187,7 @@ static int end_by_name(rouge_run *u, lc_err *err)
 {
 	for (size_t k = 0; k < u->nref; k++) {
 		const char *id, *where;
-		size_t n = u->byname[k] ? rouge_idmap_untaken(u->byname[k], &id, &where) : 0;
+		size_t n = u->byname[k] ? jsonl_idmap_untaken(u->byname[k], &id, &where) : 0;
 		if (n && !u->o.subset && rouge_report_count(u->rep))
 			return lc_fail(err, "%s: no document of %s is named \"%s\" (%zu file%s without "
 			               "one; --subset scores the candidates only)", where,
@@ -243,7 +244,7 @@ static int end_jsonl(rouge_run *u, lc_err *err)
 {
 	for (size_t k = 0; u->maps && k < u->nref; k++) {
 		const char *id, *where;
-		size_t n = rouge_idmap_untaken(u->maps[k], &id, &where);
+		size_t n = jsonl_idmap_untaken(u->maps[k], &id, &where);
 		if (n && !u->o.subset && rouge_report_count(u->rep))
 			return lc_fail(err, "%s: id \"%.100s\" has no candidate in %s (%zu reference%s "
 			               "without one; --subset scores the candidates only)", where, id,
@@ -264,7 +265,7 @@ static int next_jsonl(rouge_run *u, lc_err *err)
 		return rc < 0 ? -1 : end_jsonl(u, err);
 	id = rouge_jsonl_id(u->j);
 	where = rouge_jsonl_where(u->j);
-	if (u->seen && rouge_idmap_add(u->seen, id, where, "", 0, err) < 0)
+	if (u->seen && jsonl_idmap_add(u->seen, id, where, "", 0, err) < 0)
 		return -1;
 	t = rouge_jsonl_text(u->j, 0, &l);
 	if (load(u, &u->cand, 0, id, t, l, err) < 0)
@@ -274,7 +275,7 @@ static int next_jsonl(rouge_run *u, lc_err *err)
 		if (u->seen) {
 			t = rouge_jsonl_text(u->j, 1, &l);
 		} else {
-			int r2 = rouge_idmap_take(u->maps[k], id, where, &t, &l, err);
+			int r2 = jsonl_idmap_take(u->maps[k], id, where, &t, &l, err);
 			if (r2 < 0)
 				return -1;
 			if (r2 == 0)
@@ -288,7 +289,7 @@ static int next_jsonl(rouge_run *u, lc_err *err)
 	return score(u, id, err);
 }
 
-static rouge_jsonl *jsonl_open(const rouge_run *u, const char *path, const char *f1,
+static rouge_jsonl *open_jsonl(const rouge_run *u, const char *path, const char *f1,
                                const char *f2, lc_err *err)
 {
 	const char *fields[2] = { f1, f2 };
@@ -302,13 +303,13 @@ static int read_refs(rouge_run *u, size_t k, lc_err *err)
 	rouge_jsonl *j;
 	int rc;
 
-	if (!(u->maps[k] = rouge_idmap_new(err)) ||
-	    !(j = jsonl_open(u, u->paths[1 + k], u->o.ref, NULL, err)))
+	if (!(u->maps[k] = jsonl_idmap_new(err)) ||
+	    !(j = open_jsonl(u, u->paths[1 + k], u->o.ref, NULL, err)))
 		return -1;
 	while ((rc = rouge_jsonl_next(j, err)) > 0) {
 		size_t l;
 		const char *t = rouge_jsonl_text(j, 0, &l);
-		if (rouge_idmap_add(u->maps[k], rouge_jsonl_id(j), rouge_jsonl_where(j), t, l, err) < 0) {
+		if (jsonl_idmap_add(u->maps[k], rouge_jsonl_id(j), rouge_jsonl_where(j), t, l, err) < 0) {
 			rc = -1;
 			break;
 		}
@@ -325,7 +326,7 @@ static int read_dir(rouge_run *u, size_t k, lc_err *err)
 	size_t len;
 	int rc;
 
-	if (!(u->byname[k] = rouge_idmap_new(err)) || !(t = textin_open(path, TEXTIN_FILE, err)))
+	if (!(u->byname[k] = jsonl_idmap_new(err)) || !(t = textin_open(path, TEXTIN_FILE, err)))
 		return -1;
 	while ((rc = textin_next(t, &name, &text, &len, err)) > 0) {
 		char *where;
@@ -336,7 +337,7 @@ static int read_dir(rouge_run *u, size_t k, lc_err *err)
 		}
 		/* by the last component, as candidates are looked up (a file's
 		 * name, an archive member's of an archive in the directory) */
-		rc = rouge_idmap_add(u->byname[k], base_name(name), where, text, len, err);
+		rc = jsonl_idmap_add(u->byname[k], base_name(name), where, text, len, err);
 		free(where);
 		if (rc < 0)
 			break;
@@ -368,8 +369,8 @@ static int open_inputs(rouge_run *u, lc_err *err)
 		return 0;
 	}
 	if (u->nin == 1) {
-		if (!(u->j = jsonl_open(u, u->paths[0], u->o.cand, u->o.ref, err)) ||
-		    !(u->seen = rouge_idmap_new(err)))
+		if (!(u->j = open_jsonl(u, u->paths[0], u->o.cand, u->o.ref, err)) ||
+		    !(u->seen = jsonl_idmap_new(err)))
 			return -1;
 		return 0;
 	}
@@ -378,7 +379,7 @@ static int open_inputs(rouge_run *u, lc_err *err)
 	for (size_t k = 0; k < u->nref; k++)
 		if (read_refs(u, k, err) < 0)
 			return -1;
-	return (u->j = jsonl_open(u, u->paths[0], u->o.cand, NULL, err)) ? 0 : -1;
+	return (u->j = open_jsonl(u, u->paths[0], u->o.cand, NULL, err)) ? 0 : -1;
 }
 
 rouge_run *rouge_run_new(const rouge_run_opts *o, char *const *paths, size_t n, FILE *out,
@@ -423,13 +424,13 @@ void rouge_run_free(rouge_run *u)
 		textin_close(u->in[i]);
 	free(u->in);
 	for (size_t k = 0; u->byname && k < u->nref; k++)
-		rouge_idmap_free(u->byname[k]);
+		jsonl_idmap_free(u->byname[k]);
 	free(u->byname);
 	rouge_jsonl_close(u->j);
 	for (size_t k = 0; u->maps && k < u->nref; k++)
-		rouge_idmap_free(u->maps[k]);
+		jsonl_idmap_free(u->maps[k]);
 	free(u->maps);
-	rouge_idmap_free(u->seen);
+	jsonl_idmap_free(u->seen);
 	rouge_report_free(u->rep);
 	rouge_doc_free(&u->cand);
 	for (size_t k = 0; u->refs && k < u->nref; k++)
