@@ -19,7 +19,8 @@ static void usage(void)
 	       "                [--ci C] [-f table|tsv|json|csv] [--split-sentences] [--subset]\n"
 	       "                [-j N]\n"
 	       "                CANDIDATES REFERENCES [REFERENCES...]\n"
-	       "       lc-rouge --jsonl [--id FIELD] [--cand FIELD] [--ref FIELD] [--subset] [...]\n"
+	       "       lc-rouge --jsonl [--id FIELD] [--cand FIELD] [--ref FIELD] [--subset]\n"
+	       "                [--skip-bad] [...]\n"
 	       "                CANDIDATES REFERENCES [REFERENCES...] | BOTH\n"
 	       "\n"
 	       "Scores candidate summaries against references with ROUGE, exactly as Google's\n"
@@ -51,6 +52,8 @@ static void usage(void)
 	       "                    (--id, --cand and --ref imply --jsonl)\n"
 	       "  --subset          references with no candidate (by id, or a directory's files\n"
 	       "                    by name) are left out; by default they are an error\n"
+	       "  --skip-bad        with --jsonl: skip bad lines (as lc-tokenize --skip-bad),\n"
+	       "                    and say how many at the end\n"
 	       "  -j, --threads N   lc-rouge runs on one thread: N (1..1024) is checked and\n"
 	       "                    otherwise ignored, so that scripts can pass -j to every\n"
 	       "                    program\n"
@@ -68,7 +71,7 @@ static const char *field(const char *opt, const char *arg)
 
 int main(int argc, char **argv)
 {
-	enum { O_SEED = 256, O_CI, O_SPLIT, O_JSONL, O_ID, O_CAND, O_REF, O_SUBSET };
+	enum { O_SEED = 256, O_CI, O_SPLIT, O_JSONL, O_ID, O_CAND, O_REF, O_SUBSET, O_SKIPBAD };
 	static const struct option lo[] = {
 		{ "types", required_argument, NULL, 't' },
 		{ "stem", no_argument, NULL, 's' },
@@ -84,6 +87,7 @@ int main(int argc, char **argv)
 		{ "pred", required_argument, NULL, O_CAND },
 		{ "ref", required_argument, NULL, O_REF },
 		{ "subset", no_argument, NULL, O_SUBSET },
+		{ "skip-bad", no_argument, NULL, O_SKIPBAD },
 		{ "threads", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -133,6 +137,7 @@ int main(int argc, char **argv)
 		case O_CAND: o.cand = field("--cand", optarg); o.jsonl = 1; break;
 		case O_REF: o.ref = field("--ref", optarg); o.jsonl = 1; break;
 		case O_SUBSET: o.subset = 1; break;
+		case O_SKIPBAD: o.skip_bad = 1; break;
 		case 'j': cli_threads_arg(optarg); break;
 		case 'q': quiet = 1; break;
 		case 'h': usage(); break;

@@ -260,6 +260,14 @@ int jsonl_tally_add(jsonl_tally *t, const jsonl *j, lc_err *err)
 	return 0;
 }
 
+int jsonl_tally_note(jsonl_tally *t, const char *msg, lc_err *err)
+{
+	if (!t->n && !(t->first = strdup(msg)))
+		return lc_fail(err, "out of memory");
+	t->n++;
+	return 0;
+}
+
 int jsonl_tally_msg(const jsonl_tally *t, char *buf, size_t n)
 {
 	if (!t->n)

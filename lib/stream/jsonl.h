@@ -124,6 +124,8 @@ typedef struct jsonl_tally {
 } jsonl_tally;
 /* Adds what j skipped (before jsonl_close); -1 when out of memory. */
 int jsonl_tally_add(jsonl_tally *t, const jsonl *j, lc_err *err);
+/* Adds one line skipped, msg saying why ("FILE:LINE: why"). */
+int jsonl_tally_note(jsonl_tally *t, const char *msg, lc_err *err);
 /* "skipped N bad JSON line(s) (the first: ...)" into buf[n]; 0 (and
  * nothing written) when none was skipped, else 1. */
 int jsonl_tally_msg(const jsonl_tally *t, char *buf, size_t n);

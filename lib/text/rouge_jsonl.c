@@ -23,6 +23,7 @@ struct rouge_jsonl {
 	char *fields[ROUGE_JSONL_MAX_FIELDS];
 	jsonl_spec spec;                          /* idkey and fields, the id required */
 	jsonl_rec rec;                            /* the last line's record */
+	jsonl_tally *skip;                        /* bad lines skipped, or NULL: errors */
 
 	/* the last record: of rec, or of an lc stream's document */
 	const char *id;
@@ -32,7 +33,7 @@ struct rouge_jsonl {
 };
 
 rouge_jsonl *rouge_jsonl_open(const char *path, const char *idkey, const char *const *fields,
-                              size_t nf, lc_err *err)
+                              size_t nf, jsonl_tally *skip, lc_err *err)
 {
 	rouge_jsonl *j;
 
@@ -44,6 +45,7 @@ rouge_jsonl *rouge_jsonl_open(const char *path, const char *idkey, const char *c
 		goto oom;
 	if (!(j->idkey = strdup(idkey)))
 		goto oom;
+	j->skip = skip;
 	j->spec.id = j->idkey;
 	j->spec.id_required = 1;
 	j->spec.nfield = (int)nf;
@@ -116,8 +118,13 @@ int rouge_jsonl_next(rouge_jsonl *j, lc_err *err)
 			j->len[0] = len;
 			return 1;
 		}
-		if ((rc = jsonl_parse(&j->spec, text, len, name, &j->rec, err)) < 0)
-			return -1;
+		if ((rc = jsonl_parse(&j->spec, text, len, name, &j->rec, err)) < 0) {
+			if (!j->skip)
+				return -1;
+			if (jsonl_tally_note(j->skip, err->msg, err) < 0)
+				return -1;
+			continue;
+		}
 		if (rc == 0)
 			continue;
 		if (!(j->where = strdup(name)))
@@ -143,6 +150,4 @@ const char *rouge_jsonl_text(const rouge_jsonl *j, size_t k, size_t *len)
 	*len = j->len[k];
 	return j->text[k];
 }
-
-/* ---------- texts by id ---------- */
 

@@ -30,6 +30,7 @@
 #include <stddef.h>
 
 #include "base/err.h"
+#include "stream/jsonl.h"
 
 #define ROUGE_JSONL_MAX_FIELDS 2
 
@@ -37,9 +38,10 @@ typedef struct rouge_jsonl rouge_jsonl;
 
 /* A reader of the input at path (NULL or "-": standard input) that takes
  * from each line the id field idkey and the text fields fields[nf]
- * (1 <= nf <= ROUGE_JSONL_MAX_FIELDS; the strings are copied). */
+ * (1 <= nf <= ROUGE_JSONL_MAX_FIELDS; the strings are copied). With skip
+ * non-NULL a bad line is skipped and counted there, not an error. */
 rouge_jsonl *rouge_jsonl_open(const char *path, const char *idkey, const char *const *fields,
-                              size_t nf, lc_err *err);
+                              size_t nf, jsonl_tally *skip, lc_err *err);
 void rouge_jsonl_close(rouge_jsonl *j);
 
 /* The next record: 1; 0 at the end of the input; -1 on a bad line or a

@@ -42,6 +42,7 @@ struct rouge_run {
 	rouge_jsonl *j;              /* the candidates (with one input, the references too) */
 	jsonl_idmap **maps;          /* [nref]: the references by id (two inputs or more) */
 	jsonl_idmap *seen;           /* the ids read (one input) */
+	jsonl_tally bad;             /* lines skipped (skip_bad) */
 };
 
 static const char *label(const char *path)
@@ -105,6 +106,8 @@ int rouge_run_check(const rouge_run_opts *o, char *const *paths, size_t n, lc_er
 			return lc_fail(err, "--subset: only with --jsonl or a directory of references "
 			               "(documents paired by id or by file name)");
 	}
+	if (o->skip_bad && !o->jsonl)
+		return lc_fail(err, "--skip-bad: only with --jsonl (bad JSON lines)");
 	if (o->jsonl && n == 1) {
 		if (strcmp(o->cand, o->ref) == 0)
 			return lc_fail(err, "one input holds both texts: --cand and --ref must name two "
@@ -289,12 +292,13 @@ static int next_jsonl(rouge_run *u, lc_err *err)
 	return score(u, id, err);
 }
 
-static rouge_jsonl *open_jsonl(const rouge_run *u, const char *path, const char *f1,
+static rouge_jsonl *open_jsonl(rouge_run *u, const char *path, const char *f1,
                                const char *f2, lc_err *err)
 {
 	const char *fields[2] = { f1, f2 };
 
-	return rouge_jsonl_open(path, u->o.idkey, fields, f2 ? 2 : 1, err);
+	return rouge_jsonl_open(path, u->o.idkey, fields, f2 ? 2 : 1,
+	                        u->o.skip_bad ? &u->bad : NULL, err);
 }
 
 /* Reads reference input k whole into a map by id. */
@@ -440,6 +444,7 @@ void rouge_run_free(rouge_run *u)
 	rouge_work_free(u->w);
 	rouge_vocab_free(u->v);
 	sentence_free(u->ss);
+	jsonl_tally_free(&u->bad);
 	free(u->spans);
 	free(u);
 }
@@ -460,6 +465,10 @@ size_t rouge_run_count(const rouge_run *u) { return rouge_report_count(u->rep); 
 
 int rouge_run_finish(rouge_run *u, lc_err *err)
 {
+	char msg[LC_JSONL_MSG];
+
+	if (jsonl_tally_msg(&u->bad, msg, sizeof msg) && u->o.warn)
+		u->o.warn(u->o.ctx, msg);
 	if (!rouge_report_count(u->rep))
 		return lc_fail(err, "%s: no documents", label(u->paths[0]));
 	return rouge_report_finish(u->rep, err);

@@ -45,6 +45,7 @@ typedef struct rouge_run_opts {
 	enum textin_split mode;      /* documents in a file, in order */
 	int jsonl;                   /* pair by id */
 	int subset;                  /* references with no candidate are left out (by id or name) */
+	int skip_bad;                /* jsonl: bad lines are skipped, counted, said at the end */
 	const char *idkey, *cand, *ref;   /* jsonl: the id field and the text fields */
 	void (*warn)(void *ctx, const char *msg);   /* NULL: no warnings */
 	void *ctx;
@@ -75,7 +76,8 @@ int rouge_run_next(rouge_run *u, lc_err *err);
 size_t rouge_run_count(const rouge_run *u);   /* documents scored */
 
 /* The aggregate and the rest of the output (rouge_report_finish); an
- * error when there were no documents. */
+ * error when there were no documents. Lines skipped (skip_bad) are said
+ * through warn. */
 int rouge_run_finish(rouge_run *u, lc_err *err);
 
 #endif

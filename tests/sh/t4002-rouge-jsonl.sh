@@ -260,4 +260,16 @@ else
 	skip "generator and 300 jsonl pairs" "no python3"
 fi
 
+# --skip-bad: a test set with a broken line, as lc-tokenize --skip-bad
+# skipped it, scores against the rest
+{ head -3 "$D/ref.jsonl"; echo '{"id": "broken", "abstract": '; sed -n '4,$p' "$D/ref.jsonl"; } >"$T/ref.bad"
+fails 1 "a bad reference line" lc-rouge -b 0 -f tsv -t rouge1 --ref abstract "$D/cand.jsonl" "$T/ref.bad"
+grep -q 'ref.bad:4: ' "$T/err"; _res $? "names FILE:LINE"
+ok "--skip-bad" lc-rouge -b 0 -f tsv -t $ALL --skip-bad --ref abstract "$D/cand.jsonl" "$T/ref.bad"
+grep -q 'skipped 1 bad JSON line (the first: .*ref.bad:4: ' "$T/err"; _res $? "says what it skipped"
+lc-rouge -b 0 -f tsv -t $ALL --ref abstract "$D/cand.jsonl" "$D/ref.jsonl" >"$T/noskip" 2>/dev/null
+same "the same scores as without the line" "$T/out" "$T/noskip"
+fails 2 "--skip-bad without --jsonl" lc-rouge --skip-bad "$T/cand20" "$T/cand20"
+grep -q -- '--skip-bad: only with --jsonl' "$T/err"; _res $? "says so"
+
 done_testing
