@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,11 @@ void cli_init(const char *name)
 				close(n);
 			}
 		}
+	/* A reader that goes away (| head) ends every program quietly, as
+	 * with a shell's default: a parent that ignores SIGPIPE (inherited
+	 * across exec) made some programs exit 0 at the EPIPE and others
+	 * say "write error: Broken pipe" and exit 1. */
+	signal(SIGPIPE, SIG_DFL);
 }
 
 const char *cli_name(void)

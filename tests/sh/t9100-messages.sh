@@ -206,4 +206,14 @@ for v in LC_GEMM LC_BF16_EMULATE LC_FFT_BLOCKS LC_CUDA_ALL; do
 done
 fails 2 "lc-train checks them too" env LC_FFT_BLOCKS=abc lc-train --config x.json -o "$T/never"
 [ ! -e "$T/never" ]; _res $? "before anything is written"
+# A reader that goes away ends a program quietly, as at a shell's default,
+# even when the parent ignores SIGPIPE (the program restores it): before,
+# lc-cat exited 0 and lc-decode said "write error: Broken pipe", exit 1.
+awk 'BEGIN { for (i = 0; i < 20000; i++) print "one line of text to tokenize, number " i }' >"$T/many.txt"
+for p in "lc-tokenize -d line -f ids" "lc-cat -i text -d line -o text"; do
+	( trap '' PIPE; $p "$T/many.txt" 2>"$T/pipe.err"; echo $? >"$T/pipe.rc" ) | head -c 10 >/dev/null
+	is "$p | head, SIGPIPE ignored: ended by the signal" "$(cat "$T/pipe.rc")" 141
+	is "$p: nothing said" "$(cat "$T/pipe.err")" ""
+done
+
 done_testing
