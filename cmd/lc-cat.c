@@ -44,8 +44,10 @@ static void usage(void)
 	       "  -j, --threads N\n"
 	       "             lc-cat runs on one thread: N (1..1024) is checked and otherwise\n"
 	       "             ignored, so that scripts can pass -j to every program\n"
-	       "  -F         write a binary stream even to a terminal\n"
-	       "  -q         no progress on standard error\n"
+	       "  -F, --force\n"
+	       "             write a binary stream even to a terminal\n"
+	       "  -q, --quiet\n"
+	       "             no progress on standard error\n"
 	       "  --help, --version\n");
 	exit(cli_finish(0));
 }

@@ -32,8 +32,8 @@ static void usage(void)
 	       "  -j, --threads N  lc-chunk runs on one thread: N (1..1024) is checked and\n"
 	       "                   otherwise ignored, so that scripts can pass -j to every\n"
 	       "                   program\n"
-	       "  -F               write the stream even to a terminal\n"
-	       "  -q               no progress\n"
+	       "  -F, --force      write the stream even to a terminal\n"
+	       "  -q, --quiet      no progress\n"
 	       "  --help, --version\n");
 	exit(cli_finish(0));
 }

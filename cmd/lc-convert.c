@@ -67,7 +67,7 @@ static void usage(void)
 	       "  -j, --threads N         lc-convert runs on one thread: N (1..1024) is checked\n"
 	       "                          and otherwise ignored, so that scripts can pass -j to\n"
 	       "                          every program\n"
-	       "  -q                      no progress\n"
+	       "  -q, --quiet             no progress\n"
 	       "  --help, --version\n");
 	exit(cli_finish(0));
 }

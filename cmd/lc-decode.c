@@ -78,8 +78,8 @@ static _Noreturn void usage(void)
 	       "      --stats               per document decoded alone: the time to the first\n"
 	       "                            token and a step after it; then wall time and peak\n"
 	       "                            memory (standard error)\n"
-	       "  -F                        write a binary stream even to a terminal\n"
-	       "  -q                        no progress on standard error\n"
+	       "  -F, --force               write a binary stream even to a terminal\n"
+	       "  -q, --quiet               no progress on standard error\n"
 	       "  --help, --version\n");
 	exit(cli_finish(0));
 }

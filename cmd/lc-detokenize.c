@@ -28,14 +28,16 @@ static void usage(void)
 	       "  -f FORMAT  input: auto (default: a stream if it starts like one), stream, ids\n"
 	       "  -o text    print each document's text followed by a newline (default)\n"
 	       "  -o stream  write an lc stream with a \"text\" tensor per document\n"
-	       "  -F         write a binary stream even to a terminal\n"
+	       "  -F, --force\n"
+	       "             write a binary stream even to a terminal\n"
 	       "  --keep-special   BPE: keep <s>, </s> and the other special tokens\n"
 	       "  --clean-up       BPE: transformers' clean_up_tokenization (\" .\" -> \".\", ...)\n"
 	       "  --no-clean-up    BPE: none (default: as tokenizer_config.json says; on)\n"
 	       "  -j, --threads N\n"
 	       "             lc-detokenize runs on one thread: N (1..1024) is checked and\n"
 	       "             otherwise ignored, so that scripts can pass -j to every program\n"
-	       "  -q         no warnings about a different tokenizer fingerprint\n"
+	       "  -q, --quiet\n"
+	       "             no warnings about a different tokenizer fingerprint\n"
 	       "  --help, --version\n");
 	exit(cli_finish(0));
 }

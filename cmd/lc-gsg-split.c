@@ -44,8 +44,8 @@ static void usage(void)
 	       "                  lc-gsg-split runs on one thread: N (1..1024) is checked\n"
 	       "                  and otherwise ignored, so that scripts can pass -j to every\n"
 	       "                  program\n"
-	       "  -F              write a binary stream even to a terminal\n"
-	       "  -q              accepted; lc-gsg-split shows no progress\n"
+	       "  -F, --force     write a binary stream even to a terminal\n"
+	       "  -q, --quiet     accepted; lc-gsg-split shows no progress\n"
 	       "  --help, --version\n");
 	exit(cli_finish(0));
 }

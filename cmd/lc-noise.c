@@ -39,8 +39,8 @@ static void usage(void)
 	       "  -j, --threads N     lc-noise runs on one thread: N (1..1024) is checked and\n"
 	       "                      otherwise ignored, so that scripts can pass -j to every\n"
 	       "                      program\n"
-	       "  -F                  write a binary stream even to a terminal\n"
-	       "  -q                  no warnings\n"
+	       "  -F, --force         write a binary stream even to a terminal\n"
+	       "  -q, --quiet         no warnings\n"
 	       "  --help, --version\n");
 	exit(cli_finish(0));
 }

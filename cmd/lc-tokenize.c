@@ -48,8 +48,8 @@ static void usage(void)
 	       "  -j, --threads N\n"
 	       "                 lc-tokenize runs on one thread: N (1..1024) is checked and\n"
 	       "                 otherwise ignored, so that scripts can pass -j to every program\n"
-	       "  -F             write a binary stream even to a terminal\n"
-	       "  -q             no progress on standard error\n"
+	       "  -F, --force    write a binary stream even to a terminal\n"
+	       "  -q, --quiet    no progress on standard error\n"
 	       "  --help, --version\n");
 	exit(cli_finish(0));
 }

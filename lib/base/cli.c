@@ -119,6 +119,37 @@ static int long_matches(const struct option *lo, const char *arg, int val,
 	return n;
 }
 
+/* longopts with --quiet for -q and --force for -F where the program has
+ * those letters and not the names, so that every program takes the same
+ * long forms; made once (a program has one option table). */
+static const struct option *with_common(const char *optstring, const struct option *lo)
+{
+	static const struct option *from;
+	static struct option *made;
+	static const struct { char c; const char *name; } common[] = { { 'q', "quiet" },
+	                                                                { 'F', "force" } };
+	size_t n = 0, k;
+
+	if (lo == from)
+		return made ? made : lo;
+	from = lo;
+	while (lo && lo[n].name)
+		n++;
+	if (!(made = calloc(n + 3, sizeof *made)))
+		return lo;
+	if (n)
+		memcpy(made, lo, n * sizeof *made);
+	k = n;
+	for (size_t i = 0; i < 2; i++) {
+		int have = 0;
+		for (size_t j = 0; j < n; j++)
+			have |= !strcmp(lo[j].name, common[i].name);
+		if (!have && strchr(optstring, common[i].c))
+			made[k++] = (struct option){ common[i].name, no_argument, NULL, common[i].c };
+	}
+	return made;
+}
+
 int cli_getopt(int argc, char *const argv[], const char *optstring,
                const struct option *longopts)
 {
@@ -128,6 +159,7 @@ int cli_getopt(int argc, char *const argv[], const char *optstring,
 	size_t k = optstring[0] == '+' || optstring[0] == '-';
 	int c;
 
+	longopts = with_common(optstring, longopts);
 	/* a ':' first (after any '+' or '-'): ':' for a missing argument */
 	if (strlen(optstring) + 2 > sizeof opts)
 		cli_die(LC_EXIT_USAGE, "cli_getopt: option string too long");

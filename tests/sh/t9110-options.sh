@@ -239,4 +239,16 @@ msg "lc-cat -o x" "lc-cat: -o: unknown output format 'x' (stream, ids, raw, info
 msg "lc-tokenize -d x" "lc-tokenize: -d: unknown document mode 'x' (file, line, blank, nul)" 2 \
 	lc-tokenize -d x
 
+# -q and -F have the same long forms everywhere (cli_getopt adds them)
+for p in lc-cat lc-chunk lc-convert lc-decode lc-detokenize lc-encode lc-gsg-split lc-noise lc-rouge \
+	lc-tokenize lc-train; do
+	$p --help >"$T/h" 2>&1
+	grep -q -- '-q, --quiet' "$T/h"; _res $? "$p --help: -q, --quiet"
+	if grep -q -- '^  -F' "$T/h"; then
+		grep -q -- '-F, --force' "$T/h"; _res $? "$p --help: -F, --force"
+	fi
+done
+ok "lc-decode --force --quiet (not ambiguous with --forced-bos)" lc-decode --force --quiet --info
+ok "lc-tokenize --quiet" sh -c "printf x | lc-tokenize --quiet -f ids"
+
 done_testing
