@@ -196,6 +196,11 @@ static int emit(summarizer *s, const lc_doc *d, const search_result *res, lc_err
 	if (rc == 0 && f == SUMM_JSONL)
 		rc = sumjson_write(js, s->out, err);
 	sumjson_free(js);
+	/* each document's summaries out before the next is decoded: a write
+	 * error names the document it lost (not one a buffer later), and a
+	 * reader sees every summary as soon as it is made */
+	if (rc == 0 && fflush(s->out) != 0)
+		rc = write_error(err);
 	return rc;
 }
 

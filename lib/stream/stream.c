@@ -700,9 +700,14 @@ int stream_read_doc(lc_reader *r, lc_doc *d, lc_err *err)
 				return -1;
 			if (r->state == R_DONE)
 				return 0;
-			return r->state == R_START && r->off == 0
-			       ? rfail(r, err, "empty input (not an lc stream)")
-			       : rfail(r, err, "truncated stream (no end-of-stream record)");
+			if (r->state == R_START && r->off == 0)
+				return rfail(r, err, "empty input (not an lc stream)");
+			/* a writer that failed before its first document (a missing
+			 * input at the head of a pipeline) leaves just the start */
+			if (r->state == R_OUTSIDE && r->index == 0)
+				return rfail(r, err, "truncated stream (it ends after its start, before "
+				             "any document: the program writing it failed?)");
+			return rfail(r, err, "truncated stream (no end-of-stream record)");
 		}
 		if (r->state != R_OUTSIDE && h.kind != LC_REC_START)
 			return rfail(r, err, r->off == HDR_LEN ? "not an lc stream (no start record)"

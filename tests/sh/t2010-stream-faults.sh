@@ -35,4 +35,12 @@ head -c $(($(wc -c <"$T/one.lc") - eos + 5)) "$T/two.lc" >"$T/cut.lc"
 fails 1 "cut inside the second document's first record" lc-cat "$T/cut.lc"
 grep -q 'cut.lc: after document 0 "stdin:1": byte [0-9]*: truncated stream' "$T/err"
 _res $? "names the document before the cut"
+# a writer that failed before its first document (a missing input at the
+# head of a pipeline) leaves only the stream's start: said as such
+head -c 32 "$T/none.lc" >"$T/start.lc"
+fails 1 "only the start record" lc-cat "$T/start.lc"
+grep -q 'start.lc: byte 32: truncated stream (it ends after its start, before any document: the program writing it failed?)' "$T/err"
+_res $? "says what it is"
+fails 1 "a pipeline whose first program fails" sh -c "lc-cat -i text '$T/missing' | lc-tokenize | lc-cat"
+grep -q '^lc-cat: stdin: byte 32: truncated stream (it ends after its start' "$T/err"; _res $? "the last program says why"
 done_testing

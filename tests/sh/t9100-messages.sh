@@ -128,6 +128,14 @@ if [ -w /dev/full ]; then
 	fails 1 "lc-detokenize ids to a full disk" sh -c \
 		"lc-cat -o ids '$T/long.lc' | lc-detokenize -m '$SPM' -f ids >/dev/full"
 	grep -q '^lc-detokenize: stdin:1: write error: No space left on device$' "$T/err"; _res $? "says why"
+	# lc-decode writes each document's summaries out before the next: the
+	# error names the first document, the one lost (not one a buffer later)
+	printf 'One.\n\nTwo.\n\nThree.\n' | lc-cat -i text -d blank | lc-tokenize | lc-encode -q >"$T/three.lc"
+	for f in jsonl text stream; do
+		fails 1 "lc-decode -f $f to a full disk" sh -c "lc-decode -q -f $f --max-new 3 '$T/three.lc' >/dev/full"
+		grep -q '^lc-decode: .*three.lc: document "stdin:1": write error: No space left on device$' "$T/err"
+		_res $? "names the first document"
+	done
 else
 	skip "lc-detokenize to a full disk" "no writable /dev/full"
 fi
