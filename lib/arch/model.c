@@ -62,10 +62,13 @@ static int is_zip(const char *path)
 	return r;
 }
 
+/* Whether a model file is there: anything but a directory, so that one
+ * that is not a regular file (a link to /dev/zero, a FIFO) is read and
+ * refused as such (lc_small_file, st_open), not taken for absent. */
 static int file_exists(const char *path)
 {
 	struct stat sb;
-	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+	return stat(path, &sb) == 0 && !S_ISDIR(sb.st_mode);
 }
 
 static const st_tensor *at_st(const void *f, uint32_t i) { return st_at(f, i); }

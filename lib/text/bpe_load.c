@@ -453,10 +453,15 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 		} else if (tj && json_is_array(json_object_get(tj, "added_tokens"))) {
 			json_array_foreach(json_object_get(tj, "added_tokens"), i, x) {
 				const json_t *id = json_object_get(x, "id"), *c = json_object_get(x, "content");
-				if (!json_is_integer(id) || !json_is_string(c) || json_integer_value(id) < 0 ||
-				    json_integer_value(id) >= MAX_ID) {
+				if (!json_is_integer(id) || !json_is_string(c)) {
 					fail_label(m, err, "tokenizer.json: added token %zu has no id or content",
 					           i + 1);
+					goto fail;
+				}
+				if (json_integer_value(id) < 0 || json_integer_value(id) >= MAX_ID) {
+					fail_label(m, err, "tokenizer.json: added token %zu: id %lld is not one "
+					           "(0 to %d)", i + 1, (long long)json_integer_value(id),
+					           MAX_ID - 1);
 					goto fail;
 				}
 				if (add_token(m, json_string_value(c), (int32_t)json_integer_value(id),
@@ -557,11 +562,15 @@ static char *slurp(const char *dir, const char *name, size_t *len, int *missing,
 
 	snprintf(path, sizeof path, "%s/%s", dir, name);
 	*len = 0;
-	if (stat(path, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+	if (stat(path, &sb) < 0 || S_ISDIR(sb.st_mode)) {
 		*missing = 1;
 		return NULL;
 	}
 	*missing = 0;
+	if (!S_ISREG(sb.st_mode)) {     /* a link to /dev/zero, a FIFO: not taken for absent */
+		lc_fail(err, "%s: not a regular file", path);
+		return NULL;
+	}
 	if ((uint64_t)sb.st_size > BPE_MAX_FILE) {
 		lc_fail(err, "%s: %lld bytes, more than the %u MiB a tokenizer file may have", path,
 		        (long long)sb.st_size, BPE_MAX_FILE >> 20);
@@ -594,7 +603,7 @@ static int has(const char *dir, const char *name)
 	struct stat sb;
 
 	snprintf(path, sizeof path, "%s/%s", dir, name);
-	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+	return stat(path, &sb) == 0 && !S_ISDIR(sb.st_mode);   /* slurp refuses a non-file */
 }
 
 /* fairseq's three files, beside a checkpoint */

@@ -178,6 +178,17 @@ _res $? "(a config with pad_token_id = vocab_size)"
 fails 1 "pad_token_id outside the vocabulary" lc-encode -m "$T/padout" --info
 grep -q 'padout/config.json: pad_token_id 1000 is outside the vocabulary (vocab_size 1000)' "$T/err"
 _res $? "is refused, naming the file and the key"
+# a model file that is not a regular file (a link to a device) is refused
+# as such, not taken for absent (a tokenizer_config.json was ignored)
+for f in config.json generation_config.json tokenizer_config.json vocab.json model.safetensors; do
+	rm -rf "$T/nonreg"
+	cp -R "$M" "$T/nonreg"
+	rm -f "$T/nonreg/$f"
+	ln -s /dev/null "$T/nonreg/$f"
+	fails 1 "$f a link to /dev/null" sh -c "printf x | lc-tokenize -m '$T/nonreg' | lc-encode -m '$T/nonreg' | lc-decode -m '$T/nonreg' -f ids"
+	grep -q "nonreg/$f: not a regular file" "$T/err"; _res $? "$f: not a regular file, it says"
+done
+rm -rf "$T/nonreg"
 # a config.json of 17 MiB (spaces: valid JSON) is refused before parsing
 mkdir "$T/bigcfg"
 { cat "$M/config.json"; head -c 17825792 /dev/zero | tr '\0' ' '; } >"$T/bigcfg/config.json"
