@@ -32,7 +32,8 @@
 #                default the BART-LS values -r 0.0625 -l 3 --seed 3), SPAN_OUT (default
 #                $(O)/span-pairs.lc)
 #   summaries    summarize CORPUS (as for gsg-data, or JSON Lines: *.jsonl[.gz|...], each
-#                line's "text" a document named by its "id") into SUMMARIES (an lc
+#                line's SUM_TEXT field (default text) a document named by its SUM_ID
+#                (default id)) into SUMMARIES (an lc
 #                stream, default $(O)/summaries.lc; lc-cat -o text or -o jsonl prints
 #                it, lc-rouge --jsonl scores it): SUM_CUT (PCRE2 pattern cutting documents first;
 #                default '^BOOK [0-9A-Z]' for the bundled KJV, else empty: no cut), MODEL
@@ -377,6 +378,8 @@ HOSTS     =
 SHARDS    = 16
 SUM_MODEL = $(abspath $(MODEL))
 SUM_JSONL = $(filter %.jsonl %.jsonl.gz %.jsonl.xz %.jsonl.zst %.jsonl.bz2,$(CORPUS))
+SUM_TEXT  = text
+SUM_ID    = id
 SUM_RUN   = lc-encode -q -m '$(SUM_MODEL)' $(1) | lc-decode -q -m '$(SUM_MODEL)' -f stream $(SUM_FLAGS)
 summaries: all
 	@set -e; export PATH=$(CURDIR)/$(O)/bin:$$PATH LC_SHARE=$(CURDIR)/share; \
@@ -385,7 +388,8 @@ summaries: all
 	out='$(abspath $(SUMMARIES))'; w="$$out.d"; trap 'rm -rf "$$w" "$$out.tmp"' EXIT; rm -rf "$$w"; \
 	if [ -n '$(SUM_JSONL)' ] && [ -n '$(SUM_CUT)' ]; then \
 		echo "summaries: SUM_CUT cuts text, not a JSON Lines corpus" >&2; exit 2; fi; \
-	docs() { if [ -n '$(SUM_JSONL)' ]; then lc-tokenize -q -m '$(SUM_MODEL)' --jsonl '$(CORPUS)'; \
+	docs() { if [ -n '$(SUM_JSONL)' ]; then \
+		lc-tokenize -q -m '$(SUM_MODEL)' --jsonl --text '$(SUM_TEXT)' --id '$(SUM_ID)' '$(CORPUS)'; \
 		elif [ -n '$(SUM_CUT)' ]; then lc-chunk -q -p '$(SUM_CUT)' '$(CORPUS)' | lc-tokenize -q -m '$(SUM_MODEL)'; \
 		else lc-cat -i text '$(CORPUS)' | lc-tokenize -q -m '$(SUM_MODEL)'; fi; }; \
 	if [ -z '$(HOSTS)' ]; then \

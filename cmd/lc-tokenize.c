@@ -256,13 +256,14 @@ int main(int argc, char **argv)
 			if (!j)
 				cli_die(LC_EXIT_DATA, "%s", err.msg);
 			while ((rc = jsonl_next(j, &rec, &err)) > 0) {
-				if (jsonl_idmap_add(names, rec->name, rec->where, "", 0, &err) < 0)
+				/* ids only: lines named FILE:LINE may meet across
+				 * archives whose members share a path */
+				if (rec->has_id &&
+				    jsonl_idmap_add(names, rec->name, rec->where, "", 0, &err) < 0)
 					cli_die(LC_EXIT_DATA, "%s", err.msg);
 				one_doc(&r, rec->name, NULL, rec->text[0], rec->len[0]);
 			}
-			if (rc < 0)
-				cli_die(LC_EXIT_DATA, "%s", err.msg);
-			if (jsonl_tally_add(&bad, j, &err) < 0)
+			if (rc < 0 || jsonl_tally_add(&bad, j, &err) < 0)
 				cli_die(LC_EXIT_DATA, "%s", err.msg);
 			jsonl_close(j);
 			if (i >= argc)

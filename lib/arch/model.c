@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/dtype.h"
+#include "base/fileio.h"
 #include "base/share.h"
 #include "compute/compute.h"
 #include "weights/config.h"
@@ -63,12 +64,12 @@ static int is_zip(const char *path)
 }
 
 /* Whether a model file is there: anything but a directory, so that one
- * that is not a regular file (a link to /dev/zero, a FIFO) is read and
- * refused as such (lc_small_file, st_open), not taken for absent. */
+ * that is not a regular file (a link to /dev/zero, a FIFO) is refused as
+ * such (lc_regular_file, lc_small_file) before any open, not taken for
+ * absent. */
 static int file_exists(const char *path)
 {
-	struct stat sb;
-	return stat(path, &sb) == 0 && !S_ISDIR(sb.st_mode);
+	return lc_file_kind(path) != LC_FILE_NONE;
 }
 
 static const st_tensor *at_st(const void *f, uint32_t i) { return st_at(f, i); }
@@ -336,7 +337,8 @@ lc_model *model_open(const char *dir, unsigned flags, lc_err *err)
 			lc_fail(err, "%s: no config.json (nor a fairseq checkpoint, *.pt)", m->dir);
 			goto fail;
 		}
-		if (open_fairseq(m, wfile, &h, err) < 0 || read_generation(m, err) < 0)
+		if (lc_regular_file(wfile, err) < 0 || open_fairseq(m, wfile, &h, err) < 0 ||
+		    read_generation(m, err) < 0)
 			goto fail;
 	} else {
 		FILE *f;
@@ -366,6 +368,8 @@ lc_model *model_open(const char *dir, unsigned flags, lc_err *err)
 		if (!(wfile = strdup(path)))
 			goto oom;
 	}
+	if (!m->tz && lc_regular_file(wfile, err) < 0)
+		goto fail;
 	if (m->tz) {
 		if (params_bind_tensors(m->params, at_tz, NULL, m->tz, tz_count(m->tz), wfile, err) < 0)
 			goto fail;
@@ -385,8 +389,9 @@ lc_model *model_open(const char *dir, unsigned flags, lc_err *err)
 		int64_t bad = *e->slot ? lc_first_nonfinite(*e->slot, e->numel, &what) : -1;
 		/* a NaN weight would make every output NaN, silently */
 		if (bad >= 0) {
-			lc_fail(err, "%s: tensor \"%s\": element %lld is %s", wfile, e->name,
-			        (long long)bad, what);
+			lc_fail(err, "%s: tensor \"%s\": element %lld is %s%s", wfile, e->name,
+			        (long long)bad, what, strcmp(what, "NaN") ? " (or a float64 weight "
+			        "beyond float32's range, 3.4e38)" : "");
 			goto fail;
 		}
 		m->nparams += e->numel;

@@ -54,7 +54,16 @@ int lc_same_file(const char *a, const char *b)
 	       x.st_ino == y.st_ino;
 }
 
-int lc_small_file(const char *path, uint64_t max, const char *what, lc_err *err)
+enum lc_file_kind lc_file_kind(const char *path)
+{
+	struct stat sb;
+
+	if (stat(path, &sb) < 0 || S_ISDIR(sb.st_mode))
+		return LC_FILE_NONE;
+	return S_ISREG(sb.st_mode) ? LC_FILE_REG : LC_FILE_OTHER;
+}
+
+int lc_regular_file(const char *path, lc_err *err)
 {
 	struct stat sb;
 
@@ -62,6 +71,15 @@ int lc_small_file(const char *path, uint64_t max, const char *what, lc_err *err)
 		return lc_fail(err, "%s: %s", path, strerror(errno));
 	if (!S_ISREG(sb.st_mode))
 		return lc_fail(err, "%s: not a regular file", path);
+	return 0;
+}
+
+int lc_small_file(const char *path, uint64_t max, const char *what, lc_err *err)
+{
+	struct stat sb;
+
+	if (lc_regular_file(path, err) < 0 || stat(path, &sb) < 0)
+		return -1;
 	if ((uint64_t)sb.st_size > max)
 		return lc_fail(err, "%s: %llu bytes, more than a %s may hold (%llu)", path,
 		               (unsigned long long)sb.st_size, what, (unsigned long long)max);

@@ -19,6 +19,17 @@ int lc_write_file(const char *path, const char *s, size_t n, lc_err *err);
  * 0 when either is missing. A copy onto itself would truncate it. */
 int lc_same_file(const char *a, const char *b);
 
+/* What is at path, following links: nothing (or a directory: no file),
+ * a regular file, or something else (a device, a FIFO, a socket), which
+ * a reader must refuse by name without opening it: a FIFO's open waits
+ * for a writer forever, /dev/zero never ends. One rule for every file a
+ * model or tokenizer directory holds. */
+enum lc_file_kind { LC_FILE_NONE, LC_FILE_REG, LC_FILE_OTHER };
+enum lc_file_kind lc_file_kind(const char *path);
+/* 0 for a regular file; else -1 with "PATH: strerror" or "PATH: not a
+ * regular file". */
+int lc_regular_file(const char *path, lc_err *err);
+
 /* The most a JSON settings file (config.json, generation_config.json, a
  * trainer's state) may hold: real ones are a few KB, and a JSON parser
  * takes some 20 times a file's size in memory. */

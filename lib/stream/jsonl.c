@@ -169,6 +169,7 @@ int jsonl_parse(const jsonl_spec *s, const char *line, size_t len, const char *w
 	}
 	if ((rc = set_id(s, root, where, r, err)) < 0)
 		goto bad;
+	r->has_id = rc > 0;
 	if (rc > 0)   /* messages about the fields name the id too */
 		snprintf(idmsg, sizeof idmsg, "id \"%.*s\": ", SHOW, r->name);
 	for (int k = 0; k < s->nfield; k++) {
@@ -374,9 +375,6 @@ int jsonl_idmap_add(jsonl_idmap *m, const char *id, const char *where, const cha
 	if (2 * (m->n + 1) > m->nslot && rehash(m, err) < 0)
 		return -1;
 	s = find_slot(m, id);
-	if (m->slot[s] && !strcmp(id, where))
-		return lc_fail(err, "%s: a second document named \"%.*s\" (the same input given "
-		               "twice?)", where, SHOW, id);
 	if (m->slot[s])
 		return lc_fail(err, "%s: id \"%.*s\" given twice (first at %s)", where, SHOW, id,
 		               m->e[m->slot[s] - 1].where);

@@ -50,6 +50,7 @@ typedef struct jsonl_spec {
 typedef struct jsonl_rec {
 	const char *name;                     /* the id, or the line's "FILE:LINE" */
 	const char *where;                    /* the line's "FILE:LINE" */
+	int has_id;                           /* name is the id field's, not where */
 	const char *text[JSONL_MAX_FIELDS];   /* field i's UTF-8 value, [len[i]] + NUL */
 	size_t len[JSONL_MAX_FIELDS];
 	/* private */
@@ -98,7 +99,7 @@ size_t jsonl_idmap_count(const jsonl_idmap *m);
 
 /* Adds id -> text[len] (copied), found at where; an id already there is
  * an error naming both places, "WHERE: id \"ID\" given twice (first at
- * FIRST)" (a line's own name: "the same input given twice?"). */
+ * FIRST)". */
 int jsonl_idmap_add(jsonl_idmap *m, const char *id, const char *where, const char *text,
                     size_t len, lc_err *err);
 

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "base/fileio.h"
 #include "text/utf8.h"
 
 /* GPT-2's bytes_to_unicode: printable bytes stand for themselves, the
@@ -562,15 +563,13 @@ static char *slurp(const char *dir, const char *name, size_t *len, int *missing,
 
 	snprintf(path, sizeof path, "%s/%s", dir, name);
 	*len = 0;
-	if (stat(path, &sb) < 0 || S_ISDIR(sb.st_mode)) {
+	if (lc_file_kind(path) == LC_FILE_NONE) {
 		*missing = 1;
 		return NULL;
 	}
 	*missing = 0;
-	if (!S_ISREG(sb.st_mode)) {     /* a link to /dev/zero, a FIFO: not taken for absent */
-		lc_fail(err, "%s: not a regular file", path);
+	if (lc_regular_file(path, err) < 0 || stat(path, &sb) < 0)
 		return NULL;
-	}
 	if ((uint64_t)sb.st_size > BPE_MAX_FILE) {
 		lc_fail(err, "%s: %lld bytes, more than the %u MiB a tokenizer file may have", path,
 		        (long long)sb.st_size, BPE_MAX_FILE >> 20);
@@ -600,10 +599,9 @@ static char *slurp(const char *dir, const char *name, size_t *len, int *missing,
 static int has(const char *dir, const char *name)
 {
 	char path[4096];
-	struct stat sb;
 
 	snprintf(path, sizeof path, "%s/%s", dir, name);
-	return stat(path, &sb) == 0 && !S_ISDIR(sb.st_mode);   /* slurp refuses a non-file */
+	return lc_file_kind(path) != LC_FILE_NONE;   /* slurp refuses a non-file by name */
 }
 
 /* fairseq's three files, beside a checkpoint */

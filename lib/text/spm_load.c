@@ -11,6 +11,7 @@
  */
 #include "text/spm_int.h"
 
+#include "base/fileio.h"
 #include "base/hash.h"
 
 #include <errno.h>
@@ -873,12 +874,14 @@ fail:
 
 spm_model *spm_load_file(const char *path, lc_err *err)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f;
 	char *buf = NULL;
 	size_t n = 0, cap = 0, got;
 	spm_model *m;
 
-	if (!f) {
+	if (lc_regular_file(path, err) < 0)
+		return NULL;
+	if (!(f = fopen(path, "rb"))) {
 		lc_fail(err, "%s: %s", path, strerror(errno));
 		return NULL;
 	}

@@ -32,10 +32,11 @@ static int is_dir(const char *p)
 	return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
+/* A file is there (a device or FIFO too: its reader refuses it by name,
+ * lc_file_kind). */
 static int is_file(const char *p)
 {
-	struct stat sb;
-	return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
+	return lc_file_kind(p) != LC_FILE_NONE;
 }
 
 static int ends(const char *s, const char *suf)

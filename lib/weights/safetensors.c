@@ -212,18 +212,18 @@ st_file *st_parse(const void *buf, size_t len, const char *label, lc_err *err)
 		        "format) or as safetensors (safetensors.torch.save_file)", label);
 		return NULL;
 	}
-	if (len >= 2 && p[0] == 'P' && p[1] == 'K') {
-		lc_fail(err, "%s: a zip file that does not start as torch.save's do (with a member, "
-		        "PK\\3\\4): damaged, or not a PyTorch checkpoint", label);
-		return NULL;
-	}
 	if (len < 8) {
 		lc_fail(err, "%s: too short for a safetensors file (%zu bytes)", label, len);
 		return NULL;
 	}
+	/* bytes 0..7 are the header's length, any value; byte 8 opens it */
 	if (len > 8 && p[8] != '{') {
-		lc_fail(err, "%s: neither a safetensors file (its header, at byte 8, does not start "
-		        "with '{') nor a PyTorch zip (those start with PK\\3\\4)", label);
+		if (p[0] == 'P' && p[1] == 'K' && p[2] < 9 && p[3] < 9)   /* a zip record */
+			lc_fail(err, "%s: a zip file that does not start as torch.save's do (with a "
+			        "member, PK\\3\\4): damaged, or not a PyTorch checkpoint", label);
+		else
+			lc_fail(err, "%s: neither a safetensors file (its header, at byte 8, does not "
+			        "start with '{') nor a PyTorch zip (those start with PK\\3\\4)", label);
 		return NULL;
 	}
 	hlen = 0;

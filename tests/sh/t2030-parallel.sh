@@ -34,9 +34,9 @@ fails 2 "SUM_FLAGS choosing a format" mk SUM_FLAGS="$DECODE -f jsonl" SUMMARIES=
 grep -q 'SUM_FLAGS: the summaries are a stream .*-o jsonl' "$T/err"; is "says why" $? 0
 
 # A JSON Lines corpus: each line's "text" a document named by its "id".
-printf '{"id": "a1", "text": "The first document. It has two sentences."}\n{"id": "b2", "text": "Another one, \\u00e9t\\u00e9 and more."}\n{"id": "c3", "text": "A third document about the sea."}\n' >"$T/c.jsonl"
-ok "one machine, JSON Lines" sh -c "lc-tokenize -q --jsonl '$T/c.jsonl' | lc-encode -q |
-	lc-decode -q $DECODE -f stream >'$T/jone.lc' && lc-tokenize -q --jsonl '$T/c.jsonl' |
+printf '{"id": "a1", "text": "The first document. It has two sentences.", "abstract": "first"}\n{"id": "b2", "text": "Another one, \\u00e9t\\u00e9 and more.", "abstract": "another"}\n{"id": "c3", "text": "A third document about the sea.", "abstract": "the sea"}\n' >"$T/c.jsonl"
+ok "one machine, JSON Lines" sh -c "lc-tokenize -q --jsonl --id id '$T/c.jsonl' | lc-encode -q |
+	lc-decode -q $DECODE -f stream >'$T/jone.lc' && lc-tokenize -q --jsonl --id id '$T/c.jsonl' |
 	lc-encode -q | lc-decode -q $DECODE -f jsonl >'$T/jone.jsonl'"
 mkj() { make -s --no-print-directory -o all summaries O="$O" CORPUS="$T/c.jsonl" SUM_FLAGS="$DECODE" "$@"; }
 ok "make summaries CORPUS=*.jsonl" mkj SUMMARIES="$T/jmake1.lc"
@@ -44,6 +44,8 @@ grep -q "jmake1.lc: 3 summaries" "$T/out"; is "three, one a line" $? 0
 same "= one machine" "$T/jone.lc" "$T/jmake1.lc"
 ok "lc-cat -o jsonl" sh -c "lc-cat -o jsonl '$T/jmake1.lc' >'$T/jmake1.jsonl'"
 same "= lc-decode -f jsonl" "$T/jone.jsonl" "$T/jmake1.jsonl"
+is "named by their ids" "$(lc-cat -o info "$T/jmake1.lc" | awk -F'\t' '$1 == "doc" { printf "%s ", $3 }')" "a1 b2 c3 "
+ok "lc-rouge scores them against the corpus" lc-rouge --jsonl --ref abstract -b 0 -f tsv "$T/jmake1.lc" "$T/c.jsonl"
 fails 2 "SUM_CUT with JSON Lines" mkj SUM_CUT='^x' SUMMARIES="$T/bad.lc"
 
 need parallel || skip_all "GNU parallel is not installed (Debian: parallel)"
@@ -110,7 +112,7 @@ same "make summaries over two hosts = one machine" "$T/one.lc" "$T/make2.lc"
 is "no shards left behind" "$(ls "$T" | grep -c 'make2.lc.d')" 0
 ok "JSON Lines over two hosts" mkj HOSTS="$T/hostfile" SHARDS=2 MODEL="$M" SUMMARIES="$T/jmake2.lc"
 same "= one machine" "$T/jone.lc" "$T/jmake2.lc"
-ok "lc-cat --merge -o jsonl by hand" sh -c "cd '$T/work' && lc-tokenize -q -m '$M' --jsonl '$T/c.jsonl' |
+ok "lc-cat --merge -o jsonl by hand" sh -c "cd '$T/work' && lc-tokenize -q -m '$M' --jsonl --id id '$T/c.jsonl' |
 	lc-cat --shard 2 -O j && for k in 0 1; do lc-encode -q -m '$M' j.\$k.lc |
 	lc-decode -q -m '$M' $DECODE -f stream >j.\$k.sum || exit 1; done &&
 	lc-cat --merge -o jsonl j.*.sum >'$T/jmerged.jsonl'"

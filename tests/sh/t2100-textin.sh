@@ -80,9 +80,11 @@ fails 1 "missing input" lc-cat -i text "$T/nope"
 
 # cpio's and ar's signatures are text a file may start with: text, unless
 # a whole archive header follows
-printf '070707 was the release date of the first build' >"$T/date.txt"
-printf '!<arch>\nis the magic string of ar archives' >"$T/magic.txt"
-for f in date.txt magic.txt; do
+# (longer than the headers checked: 76, 110 and 68 bytes)
+printf '070707 was the release date of the first build, and 070701 the second; both are listed in the notes of the release' >"$T/date.txt"
+printf '!<arch>\nis the magic string of ar archives, with a header of sixty bytes after it that ends in a backquote and a newline' >"$T/magic.txt"
+printf '070701 is also the newc magic: this line is longer than its header of one hundred and ten bytes, to be sure' >"$T/newc.txt"
+for f in date.txt magic.txt newc.txt; do
 	ok "$f: starts with an archive signature" sh -c "lc-cat -i text '$T/$f' | lc-cat -o text >'$T/$f.out'"
 	echo >>"$T/$f"         # -o text ends each document with a newline
 	same "$f: read as text" "$T/$f" "$T/$f.out"

@@ -179,16 +179,32 @@ fails 1 "pad_token_id outside the vocabulary" lc-encode -m "$T/padout" --info
 grep -q 'padout/config.json: pad_token_id 1000 is outside the vocabulary (vocab_size 1000)' "$T/err"
 _res $? "is refused, naming the file and the key"
 # a model file that is not a regular file (a link to a device) is refused
-# as such, not taken for absent (a tokenizer_config.json was ignored)
+# as such, not taken for absent (a tokenizer_config.json was ignored), and
+# never opened (a FIFO's open waits for a writer forever)
+mkfifo "$T/fifo"
 for f in config.json generation_config.json tokenizer_config.json vocab.json model.safetensors; do
-	rm -rf "$T/nonreg"
-	cp -R "$M" "$T/nonreg"
-	rm -f "$T/nonreg/$f"
-	ln -s /dev/null "$T/nonreg/$f"
-	fails 1 "$f a link to /dev/null" sh -c "printf x | lc-tokenize -m '$T/nonreg' | lc-encode -m '$T/nonreg' | lc-decode -m '$T/nonreg' -f ids"
-	grep -q "nonreg/$f: not a regular file" "$T/err"; _res $? "$f: not a regular file, it says"
+	for to in /dev/null "$T/fifo"; do
+		rm -rf "$T/nonreg"
+		cp -R "$M" "$T/nonreg"
+		rm -f "$T/nonreg/$f"
+		ln -s "$to" "$T/nonreg/$f"
+		fails 1 "$f a link to $to" timeout 60 sh -c "printf x | lc-tokenize -m '$T/nonreg' |
+			lc-encode -m '$T/nonreg' | lc-decode -m '$T/nonreg' -f ids"
+		grep -q "nonreg/$f: not a regular file" "$T/err"; _res $? "$f: not a regular file, it says"
+	done
 done
 rm -rf "$T/nonreg"
+cp -R "${LC_SHARE:-share}/models/demo" "$T/nonreg"
+rm "$T/nonreg/spiece.model"
+ln -s "$T/fifo" "$T/nonreg/spiece.model"
+fails 1 "spiece.model a FIFO" timeout 60 lc-tokenize -m "$T/nonreg" /dev/null
+grep -q "nonreg/spiece.model: not a regular file" "$T/err"; _res $? "not a regular file, it says"
+mkdir "$T/fsq"
+cp "$DATA"/fairseq/bart/dict.txt "$DATA"/fairseq/bart/encoder.json "$DATA"/fairseq/bart/vocab.bpe "$T/fsq/"
+ln -s "$T/fifo" "$T/fsq/model.pt"
+fails 1 "a fairseq model.pt that is a FIFO" timeout 60 lc-encode -m "$T/fsq" --info
+grep -q "fsq/model.pt: not a regular file" "$T/err"; _res $? "not a regular file, it says"
+rm -rf "$T/nonreg" "$T/fsq"
 # a config.json of 17 MiB (spaces: valid JSON) is refused before parsing
 mkdir "$T/bigcfg"
 { cat "$M/config.json"; head -c 17825792 /dev/zero | tr '\0' ' '; } >"$T/bigcfg/config.json"

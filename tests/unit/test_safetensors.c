@@ -64,6 +64,22 @@ static void test_header_validation(void)
 	expect_bad("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,0]}}", 8, "data_offsets");
 	expect_bad("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
 	           "\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, "JSON");
+	{
+		/* a header of 19280 = 0x4b50 bytes: the file starts "PK" (its length's low
+		 * bytes), which is not a zip */
+		static const char head[] = "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}";
+		char *h = malloc(19281);
+		memset(h, ' ', 19280);
+		memcpy(h, head, sizeof head - 1);
+		h[19280] = 0;
+		p = image(h, 8, &len);
+		T_OK(p[0] == 'P' && p[1] == 'K', "the fixture starts with PK");
+		f = st_parse(p, len, "pk", &err);
+		T_OK(f && st_count(f) == 1, "a header length of 0x4b50: %s", f ? "read" : err.msg);
+		st_close(f);
+		free(p);
+		free(h);
+	}
 	expect_bad("[1,2]", 0, "its header, at byte 8, does not start with '{'");
 	expect_bad(" {}", 0, "does not start with '{'");
 	expect_bad("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8],\"x\":1}}", 8, "unknown field");
