@@ -185,9 +185,15 @@ static int64_t enc_out_len(const void *p, int64_t L)
 	return e->c->pass_global_tokens ? L + e->c->num_global_tokens : L;
 }
 
+/* The longest input whose padding to whole blocks still fits the
+ * positions (lc-encode --truncate cuts to it): with max_position_embeddings
+ * 4000 and blocks of 128, 3968. */
 static int64_t enc_max_len(const void *p)
 {
-	return ((const lenc *)p)->c->max_positions;
+	const lc_config *c = ((const lenc *)p)->c;
+	int64_t m = c->max_positions, bs = c->block_size;
+
+	return m > 2 * bs && m % bs ? m - m % bs : m;
 }
 
 static int lsg_attn(void *ctx, int layer, float *q, const float *k, const float *v, int64_t R,

@@ -7,6 +7,7 @@
 
 #include "base/clock.h"
 #include "stream/convert.h"
+#include "text/tokenizer.h"
 
 /* Short documents are encoded several at a time, each on one thread
  * (their layers are too small to share among threads well: 8 documents
@@ -22,6 +23,8 @@ struct encode_stage {
 	encoder_job *jobs;          /* [o.batch] when none > 0 */
 	lc_writer *w;
 	encode_opts o;
+	char tokfp[32];             /* the model directory's tokenizer's fingerprint, or "" */
+	int warned_tok;
 };
 
 encode_stage *encode_stage_new(lc_model *m, lc_encoder *enc, int nshort, lc_writer *w,
@@ -39,6 +42,18 @@ encode_stage *encode_stage_new(lc_model *m, lc_encoder *enc, int nshort, lc_writ
 	s->enc = enc;
 	s->w = w;
 	s->o = *opts;
+	{
+		/* ids of another tokenizer encode into states of nothing, and
+		 * two BPE vocabularies of 50K ids are both in range: the tokens'
+		 * fingerprint is compared with the model's own tokenizer's, when
+		 * its directory has one that loads (nothing to say otherwise) */
+		int none;
+		lc_err e;
+		lc_tokenizer *t = tok_open_dir(model_dir(m), &none, &e);
+		if (t)
+			snprintf(s->tokfp, sizeof s->tokfp, "%s", tok_fingerprint(t));
+		tok_free(t);
+	}
 	for (; s->none < nshort; s->none++)
 		if (!(s->one[s->none] = encoder_new(m, 1, err))) {
 			lc_prefix(err, "model");
@@ -88,6 +103,15 @@ static int doc_ids(encode_stage *s, lc_doc *d, int32_t **ids, int64_t *L, lc_err
 {
 	int64_t max = encoder_max_len(s->enc);
 
+	const lc_tensor *t = doc_find(d, "tokens");
+	const char *fp = t ? meta_get(&t->meta, "tokenizer") : NULL;
+
+	if (fp && s->tokfp[0] && strcmp(fp, s->tokfp) && !s->warned_tok) {
+		say(s->o.note, s->o.ctx, "%s: tokens of tokenizer %s, but the model's (%s) is %s: "
+		    "another model's ids? (tokenize with -m %s)", d->name, fp, model_dir(s->m),
+		    s->tokfp, model_dir(s->m));
+		s->warned_tok = 1;
+	}
 	if (convert_token_ids(d, model_config(s->m)->vocab_size, ids, L, err) < 0)
 		return -1;
 	if (*L == 0) {

@@ -344,12 +344,43 @@ const char *bpe_unicode_version(void)
 	return v;
 }
 
+/* FNV-1a 64 of n bytes, on from h. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		h = (h ^ ((const unsigned char *)p)[k]) * 0x100000001b3ull;
+	return h;
+}
+
+/* The fingerprint names the ids a text gets: the vocabulary and merges
+ * (or tokenizer.json, or fairseq's files) and what the settings make of
+ * them (prefix space, wrapping, the special and added tokens), not the
+ * settings' files themselves, whose model_max_length and name_or_path
+ * change with a conversion (lc-convert -n) and change no id. */
+static void fingerprint(bpe_model *m, const bpe_files *f)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	char s[160];
+
+	h = fnv(h, f->vocab, f->vocab ? f->vocab_len : 0);
+	h = fnv(h, f->vocab ? f->merges : f->tokenizer, f->vocab ? f->merges_len : f->tokenizer_len);
+	h = fnv(h, f->dict, f->dict ? f->dict_len : 0);
+	snprintf(s, sizeof s, "prefix %d wrap %d roles %d %d %d %d %d %d", m->prefix, m->wrap, m->bos,
+	         m->eos, m->unk, m->pad, m->cls, m->mask);
+	h = fnv(h, s, strlen(s) + 1);
+	for (int i = 0; i < m->nadd; i++) {
+		const added *a = &m->add[i];
+		snprintf(s, sizeof s, "%d %d %d %d ", (int)a->id, a->lstrip, a->rstrip, a->special);
+		h = fnv(fnv(h, s, strlen(s)), a->content, a->len + 1);
+	}
+	snprintf(m->fp, sizeof m->fp, "%016llx", (unsigned long long)h);
+}
+
 bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 {
 	bpe_model *m = calloc(1, sizeof *m);
 	json_t *voc = NULL, *tj = NULL, *cfg = NULL, *sm = NULL;
 	const json_t *merges_json = NULL, *vocab_json;
-	uint64_t h = 0xcbf29ce484222325ull;
 	int fail = 0, ec;
 	PCRE2_SIZE eo;
 	const char *cls = NULL;
@@ -366,16 +397,6 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 	    f->special_len > BPE_MAX_FILE || f->dict_len > BPE_MAX_FILE) {
 		fail_label(m, err, "a tokenizer file is larger than %u MiB", BPE_MAX_FILE >> 20);
 		goto fail;
-	}
-	/* the fingerprint: FNV-1a over the files that decide the ids */
-	{
-		const char *b[4] = { f->vocab, f->vocab ? f->merges : f->tokenizer, f->config, f->dict };
-		size_t l[4] = { f->vocab_len, f->vocab ? f->merges_len : f->tokenizer_len, f->config_len,
-		                f->dict_len };
-		for (int i = 0; i < 4; i++)
-			for (size_t k = 0; b[i] && k < l[i]; k++)
-				h = (h ^ (unsigned char)b[i][k]) * 0x100000001b3ull;
-		snprintf(m->fp, sizeof m->fp, "%016llx", (unsigned long long)h);
 	}
 	if (f->vocab && !f->merges) {
 		fail_label(m, err, "vocab.json without merges.txt");
@@ -532,6 +553,7 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 		m->prefix = flag(json_object_get(tj, "pre_tokenizer"), "add_prefix_space");
 	m->cleanup = !(cfg && json_is_false(json_object_get(cfg, "clean_up_tokenization_spaces")));
 pattern:
+	fingerprint(m, f);
 	m->re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, PCRE2_UTF, &ec, &eo, NULL);
 	if (!m->re) {
 		lc_fail(err, "the GPT-2 pattern does not compile (PCRE2 error %d)", ec);

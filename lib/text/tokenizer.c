@@ -104,7 +104,8 @@ int tok_spells_model(const lc_tokenizer *t, int64_t vocab_size, lc_err *err)
 {
 	if (tok_fits_model(t, vocab_size, err) < 0)
 		return -1;
-	if ((int64_t)tok_vocab_size(t) + TOK_ROW_PAD >= vocab_size)
+	if ((int64_t)tok_vocab_size(t) + TOK_ROW_PAD >= vocab_size ||
+	    (int64_t)tok_vocab_size(t) + vocab_size / 100 >= vocab_size)
 		return 0;
 	return lc_fail(err, "the model's ids go to %lld but the tokenizer spells %ld: they are not "
 	               "one model's", (long long)vocab_size - 1, (long)tok_vocab_size(t));

@@ -57,9 +57,11 @@ int32_t tok_model_rows(const lc_tokenizer *t);
  * one model's" (the caller names the tokenizer or the model). */
 int tok_fits_model(const lc_tokenizer *t, int64_t vocab_size, lc_err *err);
 /* For writing a model's ids as text: tok_fits_model, and t spells the
- * model's ids, up to TOK_ROW_PAD rows of padding beyond its last (T5's
- * 32128 rows for 32100 ids); else -1, "the model's ids go to V - 1 but
- * the tokenizer spells N: they are not one model's". */
+ * model's ids, up to TOK_ROW_PAD rows beyond its last or 1% of the
+ * model's rows, whichever is more (T5's 32128 rows for 32100 ids; a
+ * BART-LS made for span corruption, 343 sentinel rows over BART's 50265);
+ * else -1, "the model's ids go to V - 1 but the tokenizer spells N: they
+ * are not one model's" (another model's tokenizer: 32K ids for 50K). */
 #define TOK_ROW_PAD 128
 int tok_spells_model(const lc_tokenizer *t, int64_t vocab_size, lc_err *err);
 int32_t tok_eos_id(const lc_tokenizer *t);          /* -1 if none */

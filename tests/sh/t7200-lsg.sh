@@ -150,4 +150,28 @@ for bad in '"sparsity_type": "fancy"/sparsity_type "fancy"' \
 	fails 1 "config: $key" lc-encode -m badcfg --info
 	grep -q "$msg" err; _res $? "is refused: $msg"
 done
+# -n not a multiple of the block size: inputs pad to whole blocks, so the
+# longest input the model takes is the multiple below (4000 -> 3968 with
+# blocks of 128), and --truncate cuts to it
+ok "-n 4000, blocks of 128" lc-convert -q -n 4000 "$B" n4000
+awk 'BEGIN { for (i = 0; i < 4500; i++) printf "5 "; print "" }' | lc-cat -i ids >ids4500.lc
+ok "--truncate at 4500 tokens" sh -c "lc-encode -m n4000 --truncate ids4500.lc >t.lc"
+grep -q 'cut to the 3968 the model takes' "$T/err"; _res $? "cuts to 3968"
+is "3968 rows and the global one" "$(lc-cat -o info t.lc | awk -F'\t' '$1 == "tensor" { print $6 }')" "3969x64"
+awk 'BEGIN { for (i = 0; i < 3990; i++) printf "5 "; print "" }' | lc-cat -i ids >ids3990.lc
+fails 1 "3990 tokens without --truncate" lc-encode -m n4000 ids3990.lc
+grep -q '3990 tokens, more than the 3968 the model takes' "$T/err"; _res $? "says the longest it takes"
+# the tokenizer's fingerprint names its ids, not its files: a conversion
+# that changes model_max_length keeps it, so lc-noise and lc-encode say
+# nothing of a converted model's own tokenizer; another tokenizer's ids
+# (both in range) are said by lc-encode
+is "a converted model's tokenizer: the same fingerprint" \
+	"$(printf x | lc-tokenize -m n4000 | lc-cat -o info | awk -F'\t' '$1 == "tensor" { print $7 }')" \
+	"$(printf x | lc-tokenize -m "$B" | lc-cat -o info | awk -F'\t' '$1 == "tensor" { print $7 }')"
+ok "BART's tokens into its LSG conversion" sh -c "printf 'some text' | lc-tokenize -m '$B' | lc-encode -m n4000 >/dev/null"
+is "nothing said" "$(cat "$T/err")" ""
+ok "fairseq's ids into an LSG model" sh -c "printf 'some text' | lc-tokenize -m '$DATA/fairseq/bart' |
+	lc-encode -m n4000 >/dev/null"
+grep -q 'tokens of tokenizer [0-9a-f]*, but the model.s (n4000) is [0-9a-f]*: another model.s ids' "$T/err"
+_res $? "is said"
 done_testing

@@ -91,9 +91,42 @@ static void test_interface(void)
 	free(out);
 }
 
+/* The model's rows against the tokenizer's ids: T5's 28 rows of padding,
+ * BART-LS's 343 sentinel rows for span corruption (within 1% of 50K), not
+ * another model's tokenizer. */
+static void test_spells_model(void)
+{
+	char dir[4096];
+	lc_err err;
+	const char *d = getenv("LC_TESTDATA");
+	lc_tokenizer *t;
+	int32_t n;
+
+	snprintf(dir, sizeof dir, "%s/bart/tokenizer/gpt2", d ? d : "tests/data");
+	if (!T_OK((t = tok_open(dir, &err)) != NULL, "%s", err.msg))
+		return;
+	n = tok_vocab_size(t);
+	T_EQ_I(n, 50257);
+	T_OK(tok_spells_model(t, n, &err) == 0, "its own size: %s", err.msg);
+	T_OK(tok_spells_model(t, n + 128, &err) == 0, "128 rows of padding: %s", err.msg);
+	T_OK(tok_spells_model(t, 50608, &err) == 0, "BART-LS's 50608 rows: %s", err.msg);
+	T_OK(tok_spells_model(t, 52000, &err) < 0 && strstr(err.msg, "the model's ids go to 51999 but "
+	     "the tokenizer spells 50257"), "52000 rows: %s", err.msg);
+	T_OK(tok_spells_model(t, 1000, &err) < 0, "fewer rows than ids");
+	tok_free(t);
+	snprintf(dir, sizeof dir, "%s/bart/tiny_bart", d ? d : "tests/data");
+	if (!T_OK((t = tok_open(dir, &err)) != NULL, "%s", err.msg))
+		return;
+	n = tok_vocab_size(t);
+	T_OK(tok_spells_model(t, n + 128, &err) == 0 && tok_spells_model(t, n + 129, &err) < 0,
+	     "a small vocabulary: 128 rows");
+	tok_free(t);
+}
+
 int main(void)
 {
 	T_RUN(test_locate);
 	T_RUN(test_interface);
+	T_RUN(test_spells_model);
 	return t_done();
 }
