@@ -45,7 +45,8 @@
 #   book-summary summarize a whole book as Pang et al. do (chapters, then their summaries
 #                concatenated): BOOK (default share/samples/sample.txt), MODEL (default
 #                share/models/demo), CHAPTER_CUT (PCRE2 pattern cutting chapters; default
-#                '^CHAPTER [0-9]+'), BOOK_FLAGS (lc-decode options), BOOK_OUT (an lc
+#                '^CHAPTER [0-9]+'), BOOK_FLAGS (lc-decode options), BOOK_ENCODE
+#                (lc-encode options: --truncate for BART's 1024 positions), BOOK_OUT (an lc
 #                stream, default $(O)/book-summary.lc; the chapters' summaries beside
 #                it in BOOK_OUT.chapters.lc); share/book-summary.sh is the pipeline
 #   demo-model   GSG-pretrain share/models/demo with lc-train from the bundled KJV
@@ -412,11 +413,12 @@ summaries: all
 BOOK        = share/samples/sample.txt
 CHAPTER_CUT = ^CHAPTER [0-9]+
 BOOK_FLAGS  =
+BOOK_ENCODE =
 BOOK_OUT    = $(O)/book-summary.lc
 book-summary: all
 	@set -e; export PATH=$(CURDIR)/$(O)/bin:$$PATH LC_SHARE=$(CURDIR)/share; \
 	out='$(BOOK_OUT)'; trap 'rm -f "$$out.tmp" "$$out.chapters.tmp"' EXIT; \
-	LC_DECODE_FLAGS='$(BOOK_FLAGS)' sh share/book-summary.sh '$(BOOK)' '$(MODEL)' \
+	LC_DECODE_FLAGS='$(BOOK_FLAGS)' LC_ENCODE_FLAGS='$(BOOK_ENCODE)' sh share/book-summary.sh '$(BOOK)' '$(MODEL)' \
 		'$(CHAPTER_CUT)' "$$out.chapters.tmp" >"$$out.tmp"; \
 	mv "$$out.chapters.tmp" "$$out.chapters.lc"; mv "$$out.tmp" "$$out"; \
 	echo "$$out.chapters.lc: $$(lc-cat -o info "$$out.chapters.lc" | grep -c '^doc') chapter summaries"; \

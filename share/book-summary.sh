@@ -14,9 +14,12 @@
 # The book's summary is written to standard output as an lc stream (one
 # document named BOOK; lc-cat -o text prints it), the chapters' summaries
 # into CHAPTERS when given. LC_DECODE_FLAGS: lc-decode options for both
-# stages (default none: the model's generation_config.json). Any model
-# lc runs: a top-down transformer (lc-convert --to topdown) reads a long
-# chapter whole.
+# stages (default none: the model's generation_config.json);
+# LC_ENCODE_FLAGS: lc-encode options for both (--truncate: a chapter
+# longer than the model takes is cut to it, as BART's 1024 positions need
+# for most books' chapters; else such a chapter is an error naming it).
+# Any model lc runs: a top-down transformer (lc-convert --to topdown) reads
+# a long chapter whole.
 set -eu
 [ $# -ge 2 ] && [ $# -le 4 ] || {
 	echo "usage: book-summary.sh BOOK MODEL [PATTERN [CHAPTERS]]" >&2
@@ -27,7 +30,9 @@ MODEL=$2
 PATTERN=${3:-'^CHAPTER [0-9]+'}
 CHAPTERS=${4:-/dev/null}
 FLAGS=${LC_DECODE_FLAGS:-}
-# shellcheck disable=SC2086 # FLAGS is a list of options
-lc-chunk -q -p "$PATTERN" "$BOOK" | lc-tokenize -q -m "$MODEL" | lc-encode -q -m "$MODEL" |
+EFLAGS=${LC_ENCODE_FLAGS:-}
+# shellcheck disable=SC2086 # FLAGS and EFLAGS are lists of options
+lc-chunk -q -p "$PATTERN" "$BOOK" | lc-tokenize -q -m "$MODEL" | lc-encode -q -m "$MODEL" $EFLAGS |
 	lc-decode -q -m "$MODEL" -f stream $FLAGS | tee "$CHAPTERS" | lc-chunk -q --join |
-	lc-tokenize -q -m "$MODEL" | lc-encode -q -m "$MODEL" | lc-decode -q -m "$MODEL" -f stream $FLAGS
+	lc-tokenize -q -m "$MODEL" | lc-encode -q -m "$MODEL" $EFLAGS |
+	lc-decode -q -m "$MODEL" -f stream $FLAGS

@@ -3,6 +3,7 @@
  */
 #include "arch/convdir.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -110,6 +111,22 @@ static void note(const convdir *cv, const char *what)
 		cv->progress(cv->ctx, what);
 }
 
+/* Whether directory dir holds a *.pt file. */
+static int has_pt(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int found = 0;
+
+	while (d && !found && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		found = n > 3 && !strcmp(e->d_name + n - 3, ".pt");
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 int convdir_open(convdir *cv, const char *src, const char *dst, int max_len,
                  void (*progress)(void *ctx, const char *what), void *ctx, lc_err *err)
 {
@@ -117,7 +134,27 @@ int convdir_open(convdir *cv, const char *src, const char *dst, int max_len,
 
 	memset(cv, 0, sizeof *cv);
 	cv->src = src;
-	cv->dst = dst;
+	{
+		/* "out/" (tab completion's) names the directory "out"; its
+		 * parent must exist, said as such (not as the temporary's
+		 * "out/.tmp-PID-0: No such file or directory") */
+		size_t n = strlen(dst);
+		char parent[PATH_MAX], *slash;
+		while (n > 1 && dst[n - 1] == '/')
+			n--;
+		if (n >= sizeof cv->dstbuf)
+			return lc_fail(err, "%s: path too long", dst);
+		memcpy(cv->dstbuf, dst, n);
+		cv->dstbuf[n] = 0;
+		dst = cv->dst = cv->dstbuf;
+		snprintf(parent, sizeof parent, "%s", dst);
+		if ((slash = strrchr(parent, '/')) && slash != parent) {
+			*slash = 0;
+			if (stat(parent, &st) < 0 || !S_ISDIR(st.st_mode))
+				return lc_fail(err, "%s: its directory %s %s", dst, parent,
+				               stat(parent, &st) < 0 ? "does not exist" : "is not a directory");
+		}
+	}
 	cv->max_len = max_len;
 	cv->progress = progress;
 	cv->ctx = ctx;
@@ -130,6 +167,10 @@ int convdir_open(convdir *cv, const char *src, const char *dst, int max_len,
 		               "directory (config.json and its weights; a fairseq .pt is read by "
 		               "lc-encode, lc-decode and lc-train directly)", src);
 	snprintf(cv->cfg_path, sizeof cv->cfg_path, "%s/config.json", src);
+	if (stat(cv->cfg_path, &st) < 0 && errno == ENOENT && has_pt(src))
+		return lc_fail(err, "%s: a fairseq checkpoint's directory (a .pt, no config.json): "
+		               "lc-encode, lc-decode and lc-train read it directly; lc-convert "
+		               "converts transformers model directories", src);
 	if (!(cv->scfg = cfg_load(cv->cfg_path, err)))
 		return -1;
 	return arch_config_json(cv->scfg, cv->cfg_path, &cv->sc, err);

@@ -42,6 +42,7 @@ typedef struct convdir {
 	void (*progress)(void *ctx, const char *what);
 	void *ctx;
 	char cfg_path[PATH_MAX];            /* src/config.json, for messages */
+	char dstbuf[PATH_MAX];              /* dst without trailing slashes ("out/") */
 	json_t *scfg;                       /* src/config.json */
 	lc_config sc;                       /* as lc reads it */
 	lc_model *m;                        /* the source model (convdir_read) */

@@ -449,6 +449,7 @@ const char *model_dir(const lc_model *m) { return m->dir; }
 const char *model_config_text(const lc_model *m) { return m->cfg_text; }
 const void *model_weights(const lc_model *m) { return m->weights; }
 const lc_params *model_params(const lc_model *m) { return m->params; }
+const char *model_config_source(const lc_model *m) { return m->cfg_src; }
 const lc_gencfg *model_generation(const lc_model *m) { return &m->gen; }
 uint64_t model_nparams(const lc_model *m) { return m->nparams; }
 uint64_t model_nbytes(const lc_model *m) { return m->nbytes; }

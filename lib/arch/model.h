@@ -53,6 +53,9 @@ const char *model_dir(const lc_model *m);
  * arguments translate to, which a model directory of it holds (lc-train's
  * checkpoints); NULL for a model with a config.json. */
 const char *model_config_text(const lc_model *m);
+/* Where the configuration came from: DIR/config.json, or a fairseq
+ * checkpoint's "FILE.pt (fairseq args)". */
+const char *model_config_source(const lc_model *m);
 /* The architecture's struct of weight pointers, bound to the file's data. */
 const void *model_weights(const lc_model *m);
 const lc_params *model_params(const lc_model *m);

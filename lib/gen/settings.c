@@ -1,6 +1,7 @@
 #include "gen/settings.h"
 
 #include <math.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include <jansson.h>
@@ -118,8 +119,13 @@ int gen_settings_init(gen_settings *g, const lc_model *m, lc_err *err)
 	g->o.vocab = c->vocab_size;
 	g->o.start_id = f->decoder_start >= 0 ? f->decoder_start : c->decoder_start_id;
 	g->o.eos_id = f->eos >= 0 ? f->eos : c->eos_id;
-	g->src[GEN_START] = f->decoder_start >= 0 ? src : "config.json";
-	g->src[GEN_EOS] = f->eos >= 0 ? src : "config.json";
+	{
+		/* the model's own: config.json, or a fairseq checkpoint's args */
+		const char *cs = model_config_source(m), *b = cs ? strrchr(cs, '/') : NULL;
+		const char *own = b ? b + 1 : cs ? cs : "config.json";
+		g->src[GEN_START] = f->decoder_start >= 0 ? src : own;
+		g->src[GEN_EOS] = f->eos >= 0 ? src : own;
+	}
 #define SET(cond, field, value, key) do { if (cond) { g->o.field = value; g->src[key] = src; } } while (0)
 	SET(f->num_beams >= 1, num_beams, f->num_beams, GEN_BEAMS);
 	SET(f->max_new >= 1, max_new, f->max_new, GEN_MAX_NEW);

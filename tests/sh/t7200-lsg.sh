@@ -174,4 +174,12 @@ ok "fairseq's ids into an LSG model" sh -c "printf 'some text' | lc-tokenize -m 
 	lc-encode -m n4000 >/dev/null"
 grep -q 'tokens of tokenizer [0-9a-f]*, but the model.s (n4000) is [0-9a-f]*: another model.s ids' "$T/err"
 _res $? "is said"
+# the output directory: "out/" is out; a missing parent, and a fairseq
+# checkpoint's directory as the source, are said plainly
+ok "an output directory given with a trailing slash" lc-convert -q "$B" slash/
+[ -f slash/config.json ]; _res $? "... is written as slash"
+fails 1 "an output whose directory does not exist" lc-convert -q "$B" no/such/out
+grep -q 'no/such/out: its directory no/such does not exist' "$T/err"; _res $? "says so"
+fails 1 "a fairseq checkpoint's directory" lc-convert -q "$DATA/fairseq/bart" fsout
+grep -q "a fairseq checkpoint's directory (a .pt, no config.json)" "$T/err"; _res $? "says what it is"
 done_testing

@@ -92,4 +92,8 @@ is "BART-LS: one summary per document" "$(wc -l <"$T/ls.sum")" 5
 # -m FILE.pt in every program: lc-tokenize reads the tokenizer beside it
 ok "BART-LS: -m model.pt throughout" sh -c "lc-tokenize -m '$B/model.pt' -d line <'$T/in.txt' | lc-encode -q -m '$B/model.pt' | lc-decode -q -m '$B/model.pt' --max-new 10 >'$T/ls.pt.sum'"
 same "BART-LS: -m model.pt = -m its directory" "$T/ls.sum" "$T/ls.pt.sum"
+# --info names where the decoder start and eos came from: the checkpoint
+ok "lc-decode --info on a checkpoint" lc-decode -m "$DATA/fairseq/bart/model.pt" --info
+grep -q '^eos_token_id	2	model.pt (fairseq ' "$T/out"; _res $? "eos from model.pt, not a config.json"
+
 done_testing

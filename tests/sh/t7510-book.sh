@@ -34,4 +34,16 @@ same "the joined text is the chapter summaries in order" jtext chtext
 lc-tokenize -q -m "$M" joined.lc | lc-encode -q -m "$M" | lc-decode -q -m "$M" -f stream --max-new 12 >book2.lc
 same "the book's summary as by hand" book.lc book2.lc
 fails 2 "no model" sh "$S" "$BOOK"
+
+# a model that takes fewer tokens than a chapter has (BART's 1024): an
+# error naming the chapter, or with LC_ENCODE_FLAGS=--truncate its start
+if [ -f "$DATA/bart/tiny_bart/config.json" ]; then
+	B=$DATA/bart/tiny_bart
+	awk '{ print } /^CHAPTER/ { for (i = 0; i < 300; i++) print "and the people went up again and again" }' \
+		"$BOOK" >long.txt
+	fails 1 "chapters longer than BART takes" sh "$S" long.txt "$B"
+	grep -q 'long.txt#2": [0-9]* tokens, more than the 1024 the model takes' "$T/err"; _res $? "names the chapter"
+	ok "LC_ENCODE_FLAGS=--truncate" sh -c "LC_ENCODE_FLAGS=--truncate LC_DECODE_FLAGS='--max-new 4' sh '$S' long.txt '$B' >lb.lc"
+	is "one book summary" "$(lc-cat -o info lb.lc | grep -c '^doc')" 1
+fi
 done_testing
