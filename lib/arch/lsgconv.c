@@ -173,10 +173,17 @@ int lsg_convert(const char *src, const char *dst, const lsgconv_opts *o, lc_err 
 			goto out;
 		if (!has)
 			continue;
-		if (strstr(e->name, ".embed_positions.weight"))
+		/* --set may change a shape (d_model, vocab_size): the copy would
+		 * read past the source's tensor; only the positions' rows grow */
+		if (strstr(e->name, ".embed_positions.weight") && se->dims[1] == e->dims[1]) {
 			convdir_tile_positions(*se->slot, se->dims[0], to, e->dims[0], e->dims[1]);
-		else
+		} else if (se->numel != e->numel || strstr(e->name, ".embed_positions.weight")) {
+			lc_fail(err, "%s: tensor %s does not fit the converted configuration (a --set "
+			        "that changes a shape: d_model, vocab_size, an ffn_dim?)", src, e->name);
+			goto out;
+		} else {
 			memcpy(to, *se->slot, e->numel * sizeof *to);
+		}
 	}
 	rc = convdir_write(&cv, err);
 out:

@@ -182,4 +182,12 @@ fails 1 "an output whose directory does not exist" lc-convert -q "$B" no/such/ou
 grep -q 'no/such/out: its directory no/such does not exist' "$T/err"; _res $? "says so"
 fails 1 "a fairseq checkpoint's directory" lc-convert -q "$DATA/fairseq/bart" fsout
 grep -q "a fairseq checkpoint's directory (a .pt, no config.json)" "$T/err"; _res $? "says what it is"
+# --set of a key that changes a tensor's shape: refused (it read past the
+# source's tensors: a crash, or bytes of the next tensor written silently)
+for kv in d_model=128 d_model=4096 vocab_size=2000 encoder_ffn_dim=512; do
+	fails 1 "--set $kv" lc-convert -q --set $kv "$B" shape
+	grep -q 'does not fit the converted configuration (a --set that changes a shape' "$T/err"
+	_res $? "--set $kv: says why"
+done
+[ ! -e shape ]; _res $? "nothing written"
 done_testing
