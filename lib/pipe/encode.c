@@ -106,6 +106,11 @@ static int doc_ids(encode_stage *s, lc_doc *d, int32_t **ids, int64_t *L, lc_err
 	const lc_tensor *t = doc_find(d, "tokens");
 	const char *fp = t ? meta_get(&t->meta, "tokenizer") : NULL;
 
+	/* states already there would be a second "hidden" beside the new */
+	if (doc_find(d, "hidden"))
+		return lc_fail(err, "already holds \"hidden\" states (encoded before?): a document "
+		               "to encode holds its tokens only");
+
 	if (fp && s->tokfp[0] && strcmp(fp, s->tokfp) && !s->warned_tok) {
 		say(s->o.note, s->o.ctx, "%s: tokens of tokenizer %s, but the model's (%s) is %s: "
 		    "another model's ids? (tokenize with -m %s)", d->name, fp, model_dir(s->m),

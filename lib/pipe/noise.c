@@ -331,13 +331,16 @@ int noise_finish(noise *s, lc_err *err)
 	if (s->o.concat && put_joined(s, err) < 0)
 		return -1;
 	s->w = NULL;
-	if (stream_writer_close(w, err) < 0)
-		return -1;
 	/* documents in, no pair out: settings that fit none of them (-r 1,
-	 * --ends longer than the documents), not a corpus to train on */
-	if (s->st.skipped && !s->st.docs)
+	 * --ends longer than the documents), not a corpus to train on; the
+	 * stream is left without its end, so that no reader takes it whole */
+	if (s->st.skipped && !s->st.docs) {
+		stream_writer_abort(w);
 		return lc_fail(err, "every document (%lld) too short to noise: no pairs (the first, %s)",
 		               (long long)s->st.skipped, s->first_short ? s->first_short : "?");
+	}
+	if (stream_writer_close(w, err) < 0)
+		return -1;
 	if (s->st.skipped && s->o.warn) {
 		char msg[2048];
 		snprintf(msg, sizeof msg, "%lld of %lld documents too short to noise were skipped "

@@ -147,6 +147,8 @@ fails 1 "density 0.55, mean 1 (the authors' ValueError): no document left" lc-no
 	--sentinel-end 99 "$T/d55.lc"
 grep -q "every document (1) too short to noise: no pairs (the first, .*11 noise tokens in 11 spans leave 9 tokens for the 11 spans" \
 	"$T/err"; _res $? "says why"
+lc-noise -r 0.55 -l 1 --sentinel-end 99 "$T/d55.lc" >"$T/none.lc" 2>/dev/null
+fails 1 "... and leaves a stream no reader takes whole" lc-cat "$T/none.lc"
 lc-cat -i text "$T/a.txt" >"$T/text.lc"
 fails 1 "a text stream" lc-noise --sentinel-end 99 "$T/text.lc"
 is "names the file and the document" "$(cat "$T/err")" "lc-noise: $T/text.lc: document \

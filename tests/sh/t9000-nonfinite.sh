@@ -84,4 +84,8 @@ JSON
 else
 	skip "a non-finite loss" "no lc-train or share/spiece.model"
 fi
+# a document to encode that already holds states: refused, not given a
+# second "hidden" beside the stale one
+fails 1 "tokens and stale states" lc-encode -m "${LC_SHARE:-share}/models/demo" "$DATA/nonfinite/tokens_and_hidden.lcs"
+grep -q 'document "d": already holds "hidden" states' "$T/err"; _res $? "says so"
 done_testing
