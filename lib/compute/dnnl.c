@@ -22,6 +22,7 @@
 #ifdef LC_HAVE_DNNL
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +114,32 @@ static void init_once(void)
 	pthread_key_create(&g.tls, thr_free);
 	if (dnnl_engine_create(&g.eng, dnnl_cpu, 0) != dnnl_success)
 		g.eng = NULL;     /* the engine and the table live as long as the process */
+}
+
+/* Runs primitive p to its end with the asynchronous signals blocked:
+ * oneDNN 2.x's JIT f32 GEMM kernels point rsp into a heap workspace
+ * (oneDNN issue 4845, fixed in 3.x), so a signal handled meanwhile
+ * wrote its frame over the heap: lc-train, stopped by SIGINT, died in
+ * free() now and then ("corrupted size vs. prev_size"), and a no-op
+ * handler signalled every 0.5 ms broke every run. A signal that comes
+ * meanwhile is delivered when the product is done (at most milliseconds
+ * later); the synchronous ones are left open. */
+static int execute(dnnl_primitive_t p, dnnl_stream_t strm, int nargs,
+                   const dnnl_exec_arg_t *args)
+{
+	sigset_t all, old;
+	int ok;
+
+	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	ok = dnnl_primitive_execute(p, strm, nargs, args) == dnnl_success &&
+	     dnnl_stream_wait(strm) == dnnl_success;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ok ? 0 : -1;
 }
 
 /* The calling thread's stream and scratchpad; NULL when oneDNN is unusable. */
@@ -311,8 +338,7 @@ static const void *packed_get(const struct entry *e, const float *B, const void 
 		goto cannot;
 	{
 		dnnl_exec_arg_t args[2] = { { DNNL_ARG_FROM, ms }, { DNNL_ARG_TO, md } };
-		if (dnnl_primitive_execute(rp, strm, 2, args) != dnnl_success ||
-		    dnnl_stream_wait(strm) != dnnl_success)
+		if (execute(rp, strm, 2, args) < 0)
 			goto cannot;
 	}
 	pk.p[pk.n++] = (struct packed){ B, base, e->b, e->bp, data };
@@ -432,8 +458,7 @@ int cmp_dnnl_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, in
 	{
 		dnnl_exec_arg_t args[4] = { { DNNL_ARG_SRC, ma }, { DNNL_ARG_WEIGHTS, mb },
 			                    { DNNL_ARG_DST, mc }, { DNNL_ARG_SCRATCHPAD, ms } };
-		if (dnnl_primitive_execute(e->p, t->strm, ms ? 4 : 3, args) == dnnl_success &&
-		    dnnl_stream_wait(t->strm) == dnnl_success)
+		if (execute(e->p, t->strm, ms ? 4 : 3, args) == 0)
 			rc = 0;
 	}
 out:
