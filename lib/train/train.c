@@ -48,6 +48,19 @@ struct read_ctx {
 	train_data *d;
 };
 
+/* Counts a document skipped, and says why for the first. */
+static void skip(train_data *d, const char *name, const char *why, const lc_tensor *t)
+{
+	char what[64] = "";
+
+	if (t)
+		snprintf(what, sizeof what, " (%s of rank %u, not i32 of rank 1)",
+		         lc_dtype_name(t->dtype), t->rank);
+	if (!d->skipped++)
+		snprintf(d->skip_why, sizeof d->skip_why, "\"%.120s\": %s%s", name ? name : "", why,
+		         what);
+}
+
 /* Appends the pair src[ns], tgt[nt] named name, cut as c says; an empty
  * side counts the pair as skipped. */
 static int add_pair(struct read_ctx *c, const char *name, const int32_t *src, int64_t ns,
@@ -57,7 +70,7 @@ static int add_pair(struct read_ctx *c, const char *name, const int32_t *src, in
 	train_pair *p;
 
 	if (ns == 0 || nt == 0) {
-		d->skipped++;
+		skip(d, name, ns == 0 ? "an empty source" : "an empty target", NULL);
 		return 0;
 	}
 	if (d->n == d->cap) {
@@ -93,8 +106,14 @@ static int read_pair(lc_doc *doc, void *ctx, lc_err *err)
 	train_data *d = ((struct read_ctx *)ctx)->d;
 	const char *fp;
 
-	if (!s || !t || s->dtype != LC_I32 || t->dtype != LC_I32 || s->rank != 1 || t->rank != 1) {
-		d->skipped++;
+	if (!s || !t) {
+		skip(d, doc->name, !s ? "no \"source\"" : "no \"target\"", NULL);
+		return 0;
+	}
+	if (s->dtype != LC_I32 || s->rank != 1 || t->dtype != LC_I32 || t->rank != 1) {
+		int bad_s = s->dtype != LC_I32 || s->rank != 1;
+		skip(d, doc->name, bad_s ? "\"source\" is not ids" : "\"target\" is not ids",
+		     bad_s ? s : t);
 		return 0;
 	}
 	if ((fp = meta_get(&s->meta, "tokenizer"))) {

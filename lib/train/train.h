@@ -43,6 +43,7 @@ typedef struct train_data {
 	train_pair *p;            /* [n] */
 	size_t n, cap;
 	size_t skipped;           /* documents without a usable source and target */
+	char skip_why[320];       /* the first one's name and why, or "" */
 	size_t cut_src, cut_tgt;  /* pairs whose source, target was cut to its maximum */
 	char tokfp[64];           /* the tokenizer fingerprint of the first source that has one */
 	size_t tokfp_other;       /* sources with another */

@@ -555,11 +555,18 @@ static int load_data(struct run *r, lc_err *err)
 	}
 	if (jsonl_tally_msg(&ps.bad, msg, sizeof msg))
 		say(j, TRAIN_WARN, "%s", msg);
+	/* a document that is not a pair is left out, and said, not lost silently */
+	if (td->skipped && td->n)
+		say(j, TRAIN_WARN, "%zu of %zu documents are not (source, target) pairs and were "
+		    "skipped (the first, %s)", td->skipped, td->skipped + td->n, td->skip_why);
 	if (td->n == 0 && j->jsonl)
 		lc_fail(err, "no (source, target) pairs in the training input");
+	else if (td->n == 0 && td->skipped == 0)
+		lc_fail(err, "no documents in the training input");
 	else if (td->n == 0)
 		lc_fail(err, "no (source, target) pairs in the training input (%zu documents "
-		        "without both i32 \"source\" and \"target\")", td->skipped);
+		        "without both i32 \"source\" and \"target\"; the first, %s)", td->skipped,
+		        td->skip_why);
 	else if ((rc = train_data_check_vocab(td, model_config(r->m)->vocab_size, err)) == 0 &&
 	         (rc = train_data_check_len(td, model_config(r->m)->max_positions, err)) == 0)
 		rc = train_data_check_len(ed, model_config(r->m)->max_positions, err);

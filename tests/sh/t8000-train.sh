@@ -147,4 +147,12 @@ ok "--restart starts over in it" lc-train --config "$T/config.json" -o "$T/kept"
 sed 's/"num_decoder_layers": 1/"num_decoder_layers": 0/' "$T/config.json" >"$T/nodec.json"
 fails 1 "no decoder layers" lc-train --config "$T/nodec.json" -o "$T/nd" --steps 1 -q "$T/pairs.lc"
 grep -q 'decoder: unsupported configuration' "$T/err"; _res $? "and says so"
+# a document that is not a pair (a token stream's, here) is left out and
+# said, with the first one's name and why
+printf 'x y z' | lc-tokenize -m "$SPM" >"$T/notpair.lc"
+lc-cat "$T/pairs.lc" "$T/notpair.lc" >"$T/mixed.lc"
+ok "pairs and a document that is not one" lc-train --config "$T/config.json" -o "$T/mixm" --steps 1 \
+	--batch-tokens 500 --holdout 0 --no-rouge -t "$SPM" -q "$T/mixed.lc"
+grep -q '1 of [0-9]* documents are not (source, target) pairs and were skipped (the first, "stdin": no "source")' \
+	"$T/err"; _res $? "said, even with -q"
 done_testing
