@@ -198,12 +198,16 @@ static int meta_u64_opt(const lc_doc *d, const char *key, uint64_t *v, lc_err *e
 }
 
 /* The piece's content tensor: "tokens" or "text", rank 1. */
+/* A piece's ids or text: i32 "tokens" or u8 "text" of rank 1, one of
+ * them once (a float tensor named text, or a second one, would be joined
+ * as nonsense or dropped). */
 static const lc_tensor *piece_tensor(const lc_doc *d)
 {
-	const lc_tensor *t = doc_find(d, "tokens");
-	if (!t)
-		t = doc_find(d, "text");
-	return t && t->rank == 1 ? t : NULL;
+	const char *name = doc_find(d, "tokens") ? "tokens" : "text";
+	const lc_tensor *t = doc_find(d, name);
+	enum lc_dtype want = name[1] == 'o' ? LC_I32 : LC_U8;
+
+	return t && t->rank == 1 && t->dtype == want && doc_count(d, name) == 1 ? t : NULL;
 }
 
 /* The transformed pieces' tensor `name` (each summary of a chapter, say),
@@ -341,8 +345,12 @@ int chunk_join_add(chunk_joiner *j, lc_doc *d, lc_doc *out, lc_err *err)
 	if (head > total || tail > total - head)
 		return lc_fail(err, "piece \"%s\": head %" PRIu64 " and tail %" PRIu64 " exceed the "
 		               "parent's %" PRIu64 " units", d->name, head, tail, total);
+	if (pieces < 1 || piece < 1 || piece > pieces)
+		return lc_fail(err, "piece \"%s\": piece %" PRIu64 " of %" PRIu64 " is not one",
+		               d->name, piece, pieces);
 	if (!(t = piece_tensor(d)))
-		return lc_fail(err, "piece \"%s\" has no \"tokens\" or \"text\" record of rank 1", d->name);
+		return lc_fail(err, "piece \"%s\" has no \"tokens\" (i32) or \"text\" (u8) record "
+		               "of rank 1, once", d->name);
 	if (!j->active) {
 		if (piece != 1)
 			return lc_fail(err, "piece \"%s\" is number %" PRIu64 ", expected 1", d->name, piece);
@@ -370,6 +378,12 @@ int chunk_join_add(chunk_joiner *j, lc_doc *d, lc_doc *out, lc_err *err)
 	}
 	j->pend[j->npend++] = *d;
 	memset(d, 0, sizeof *d);
+	{
+		/* d keeps its name (its records are held here): the caller's
+		 * messages name the document */
+		lc_err e;
+		doc_init(d, j->pend[j->npend - 1].name, &e);
+	}
 	if (j->next++ < j->pieces)
 		return 0;
 	return assemble(j, out, err);

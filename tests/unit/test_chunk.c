@@ -143,6 +143,29 @@ static void test_join(void)
 	doc_free(&out);
 	for (size_t i = 0; i < n; i++)
 		doc_free(&p[i]);
+	/* pieces that are not: "pieces" 0, ids not i32, two "tokens" */
+	make_pieces(p, &n);
+	meta_set(&p[0].meta, "pieces", "0", &err);
+	T_EQ_I(join(p, all, 3, &out, &err), -1);
+	T_OK(strstr(err.msg, "piece 1 of 0 is not one") != NULL, "%s", err.msg);
+	for (size_t i = 0; i < n; i++)
+		doc_free(&p[i]);
+	make_pieces(p, &n);
+	doc_find(&p[0], "tokens")->dtype = LC_F32;
+	T_EQ_I(join(p, all, 3, &out, &err), -1);
+	T_OK(strstr(err.msg, "has no \"tokens\" (i32) or \"text\" (u8) record of rank 1, once") != NULL,
+	     "f32 tokens: %s", err.msg);
+	for (size_t i = 0; i < n; i++)
+		doc_free(&p[i]);
+	make_pieces(p, &n);
+	{
+		uint64_t one = 1;
+		doc_add_tensor(&p[0], "tokens", LC_I32, 1, &one, &err);
+	}
+	T_EQ_I(join(p, all, 3, &out, &err), -1);
+	T_OK(strstr(err.msg, "record of rank 1, once") != NULL, "two tokens: %s", err.msg);
+	for (size_t i = 0; i < n; i++)
+		doc_free(&p[i]);
 }
 
 /* Windows that keep the parent's first head and last tail tokens (BART's
