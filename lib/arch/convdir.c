@@ -150,9 +150,10 @@ int convdir_open(convdir *cv, const char *src, const char *dst, int max_len,
 		snprintf(parent, sizeof parent, "%s", dst);
 		if ((slash = strrchr(parent, '/')) && slash != parent) {
 			*slash = 0;
-			if (stat(parent, &st) < 0 || !S_ISDIR(st.st_mode))
-				return lc_fail(err, "%s: its directory %s %s", dst, parent,
-				               stat(parent, &st) < 0 ? "does not exist" : "is not a directory");
+			if (stat(parent, &st) < 0)
+				return lc_fail(err, "%s: its directory %s: %s", dst, parent, strerror(errno));
+			if (!S_ISDIR(st.st_mode))
+				return lc_fail(err, "%s: its directory %s is not a directory", dst, parent);
 		}
 	}
 	cv->max_len = max_len;

@@ -24,6 +24,7 @@ struct encode_stage {
 	lc_writer *w;
 	encode_opts o;
 	char tokfp[32];             /* the model directory's tokenizer's fingerprint, or "" */
+	int tok_read;               /* tokfp looked for (at the first fingerprinted tokens) */
 	int warned_tok;
 };
 
@@ -42,18 +43,7 @@ encode_stage *encode_stage_new(lc_model *m, lc_encoder *enc, int nshort, lc_writ
 	s->enc = enc;
 	s->w = w;
 	s->o = *opts;
-	{
-		/* ids of another tokenizer encode into states of nothing, and
-		 * two BPE vocabularies of 50K ids are both in range: the tokens'
-		 * fingerprint is compared with the model's own tokenizer's, when
-		 * its directory has one that loads (nothing to say otherwise) */
-		int none;
-		lc_err e;
-		lc_tokenizer *t = tok_open_dir(model_dir(m), &none, &e);
-		if (t)
-			snprintf(s->tokfp, sizeof s->tokfp, "%s", tok_fingerprint(t));
-		tok_free(t);
-	}
+
 	for (; s->none < nshort; s->none++)
 		if (!(s->one[s->none] = encoder_new(m, 1, err))) {
 			lc_prefix(err, "model");
@@ -111,6 +101,20 @@ static int doc_ids(encode_stage *s, lc_doc *d, int32_t **ids, int64_t *L, lc_err
 		return lc_fail(err, "already holds \"hidden\" states (encoded before?): a document "
 		               "to encode holds its tokens only");
 
+	if (fp && !s->tok_read) {
+		/* ids of another tokenizer encode into states of nothing, and
+		 * two BPE vocabularies of 50K ids are both in range: the tokens'
+		 * fingerprint is compared with the model's own tokenizer's, when
+		 * its directory has one that loads (nothing to say otherwise);
+		 * read once, at the first tokens that carry one */
+		int none;
+		lc_err e;
+		lc_tokenizer *tk = tok_open_dir(model_dir(s->m), &none, &e);
+		if (tk)
+			snprintf(s->tokfp, sizeof s->tokfp, "%s", tok_fingerprint(tk));
+		tok_free(tk);
+		s->tok_read = 1;
+	}
 	if (fp && s->tokfp[0] && strcmp(fp, s->tokfp) && !s->warned_tok) {
 		say(s->o.note, s->o.ctx, "%s: tokens of tokenizer %s, but the model's (%s) is %s: "
 		    "another model's ids? (tokenize with -m %s)", d->name, fp, model_dir(s->m),

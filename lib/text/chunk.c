@@ -1,12 +1,11 @@
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include "text/chunk.h"
-
-#include <pcre2.h>
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "text/rematch.h"
 
 static const char *const chunk_keys[] = {"parent", "piece", "pieces", "offset", "length",
                                          "total", "unit", "head", "tail"};
@@ -197,17 +196,25 @@ static int meta_u64_opt(const lc_doc *d, const char *key, uint64_t *v, lc_err *e
 	return meta_get(&d->meta, key) ? meta_u64(d, key, v, err) : 0;
 }
 
-/* The piece's content tensor: "tokens" or "text", rank 1. */
-/* A piece's ids or text: i32 "tokens" or u8 "text" of rank 1, one of
- * them once (a float tensor named text, or a second one, would be joined
- * as nonsense or dropped). */
+/* Whether d's record name, if it has one, is of dtype dt, rank 1, once:
+ * a float "text" would be joined as nonsense, a second one dropped. */
+static int well_formed(const lc_doc *d, const char *name, enum lc_dtype dt)
+{
+	const lc_tensor *t = doc_find(d, name);
+
+	return !t || (t->rank == 1 && t->dtype == dt && doc_count(d, name) == 1);
+}
+
+/* A piece's content: its "tokens" (i32), else its "text" (u8), both of
+ * rank 1 and once where present (lc-decode's summaries have both, and
+ * both are joined); NULL if it has neither or one is ill-formed. */
 static const lc_tensor *piece_tensor(const lc_doc *d)
 {
-	const char *name = doc_find(d, "tokens") ? "tokens" : "text";
-	const lc_tensor *t = doc_find(d, name);
-	enum lc_dtype want = name[1] == 'o' ? LC_I32 : LC_U8;
+	const lc_tensor *t = doc_find(d, "tokens");
 
-	return t && t->rank == 1 && t->dtype == want && doc_count(d, name) == 1 ? t : NULL;
+	if (!well_formed(d, "tokens", LC_I32) || !well_formed(d, "text", LC_U8))
+		return NULL;
+	return t ? t : doc_find(d, "text");
 }
 
 /* The transformed pieces' tensor `name` (each summary of a chapter, say),
@@ -412,8 +419,7 @@ chunk_pattern *chunk_pattern_new(const char *pattern, lc_err *err)
 		lc_fail(err, "out of memory");
 		return NULL;
 	}
-	p->re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
-	                      PCRE2_MULTILINE | PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &ec, &eo, NULL);
+	p->re = re_compile(pattern, PCRE2_MULTILINE | PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &ec, &eo);
 	if (!p->re) {
 		PCRE2_UCHAR msg[256];
 		pcre2_get_error_message(ec, msg, sizeof msg);
@@ -421,12 +427,6 @@ chunk_pattern *chunk_pattern_new(const char *pattern, lc_err *err)
 		free(p);
 		return NULL;
 	}
-	/* JIT: the interpreter checks the subject's UTF-8 from the start
-	 * offset to its end at every call under PCRE2_MATCH_INVALID_UTF, so
-	 * a text with many matches took matches x length (42 s for 20,000
-	 * over 4 MB); the JIT checks as it goes. Without JIT (not built in)
-	 * the interpreter's answer is the same. */
-	pcre2_jit_compile(p->re, PCRE2_JIT_COMPLETE);
 	/* One that matches the empty string (line anchors aside: '^' still
 	 * cuts before every line) would cut before every byte. */
 	if (!(md = pcre2_match_data_create_from_pattern(p->re, NULL))) {
@@ -464,7 +464,7 @@ int chunk_plan_pattern(chunk_plan *pl, const chunk_pattern *p, const char *text,
 	if (!md)
 		return lc_fail(err, "out of memory");
 	while (off <= len) {
-		int m = pcre2_match(p->re, (PCRE2_SPTR)text, len, off, 0, md, NULL);
+		int m = re_match(p->re, text, len, off, 0, md);
 		PCRE2_SIZE *ov;
 		if (m == PCRE2_ERROR_NOMATCH)
 			break;

@@ -9,12 +9,12 @@
  * brackets, then whitespace) ends a sentence unless one of the exceptions
  * (lower-case next word, abbreviation, initial, list number) applies.
  */
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include "text/sentence.h"
 
-#include <pcre2.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "text/rematch.h"
 
 struct sentence_splitter {
 	pcre2_code *stop;       /* terminal punctuation + closers, before whitespace */
@@ -48,8 +48,7 @@ static pcre2_code *compile(const char *pat, uint32_t opts, lc_err *err)
 {
 	int code;
 	PCRE2_SIZE off;
-	pcre2_code *c = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED,
-	                              opts | PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &code, &off, NULL);
+	pcre2_code *c = re_compile(pat, opts | PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &code, &off);
 
 	if (!c) {
 		PCRE2_UCHAR msg[256];
@@ -57,10 +56,6 @@ static pcre2_code *compile(const char *pat, uint32_t opts, lc_err *err)
 		lc_fail(err, "sentence: pattern error at %zu: %s", (size_t)off, (char *)msg);
 		return NULL;
 	}
-	/* JIT: the interpreter re-checks the UTF-8 from each match's start to
-	 * the block's end (PCRE2_MATCH_INVALID_UTF): a paragraph of n
-	 * sentences took n x its length (21 s for 80,000) */
-	pcre2_jit_compile(c, PCRE2_JIT_COMPLETE);
 	return c;
 }
 
@@ -102,7 +97,7 @@ static int is_space(char c)
 
 static int matches(const pcre2_code *c, pcre2_match_data *md, const char *p, size_t n)
 {
-	return pcre2_match(c, (PCRE2_SPTR)p, n, 0, 0, md, NULL) >= 0;
+	return re_match(c, p, n, 0, 0, md) >= 0;
 }
 
 typedef struct out {
@@ -151,7 +146,7 @@ static int split_block(const sentence_splitter *s, pcre2_match_data *md, const c
 	while (off < b) {
 		PCRE2_SIZE *ov;
 		size_t ms, me, nx, ws, we;
-		int rc = pcre2_match(s->stop, (PCRE2_SPTR)text, b, off, 0, md, NULL);
+		int rc = re_match(s->stop, text, b, off, 0, md);
 
 		if (rc < 0)
 			break;

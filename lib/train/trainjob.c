@@ -557,8 +557,8 @@ static int load_data(struct run *r, lc_err *err)
 		say(j, TRAIN_WARN, "%s", msg);
 	/* a document that is not a pair is left out, and said, not lost silently */
 	if (td->skipped && td->n)
-		say(j, TRAIN_WARN, "%zu of %zu documents are not (source, target) pairs and were "
-		    "skipped (the first, %s)", td->skipped, td->skipped + td->n, td->skip_why);
+		say(j, TRAIN_WARN, "%zu of %zu documents were skipped, no (source, target) pair with "
+		    "ids on both sides (the first, %s)", td->skipped, td->skipped + td->n, td->skip_why);
 	if (td->n == 0 && j->jsonl)
 		lc_fail(err, "no (source, target) pairs in the training input");
 	else if (td->n == 0 && td->skipped == 0)

@@ -74,4 +74,11 @@ fails 2 "no mode" lc-chunk
 fails 2 "two modes" lc-chunk -n 5 --join
 fails 2 "bad pattern" lc-chunk -p '('
 fails 1 "-n on text" sh -c "lc-cat -i text '$SHARE/samples/sample.txt' | lc-chunk -n 5"
+# a pattern whose match the JIT's fixed stack cannot hold (a repeated
+# group over thousands of bytes) is matched by the interpreter: the same
+# cut as ever, not "JIT stack limit reached"
+awk 'BEGIN { print "Intro Text"; for (i = 0; i < 1000; i++) printf "%s", (i % 2 ? "ab " : "cd\n");
+	print "CHAPTER 1"; print "body" }' >"$T/deep.txt"
+ok "a deep repeated group" sh -c "lc-chunk -q -p '^(?:ab|cd|\s)+CHAPTER' '$T/deep.txt' >'$T/deep.lc'"
+is "two pieces" "$(lc-cat -o info "$T/deep.lc" | grep -c '^doc')" 2
 done_testing

@@ -179,7 +179,7 @@ _res $? "is said"
 ok "an output directory given with a trailing slash" lc-convert -q "$B" slash/
 [ -f slash/config.json ]; _res $? "... is written as slash"
 fails 1 "an output whose directory does not exist" lc-convert -q "$B" no/such/out
-grep -q 'no/such/out: its directory no/such does not exist' "$T/err"; _res $? "says so"
+grep -q "no/such/out: its directory no/such: No such file or directory" "$T/err"; _res $? "says so"
 fails 1 "a fairseq checkpoint's directory" lc-convert -q "$DATA/fairseq/bart" fsout
 grep -q "a fairseq checkpoint's directory (a .pt, no config.json)" "$T/err"; _res $? "says what it is"
 # --set of a key that changes a tensor's shape: refused (it read past the

@@ -153,6 +153,6 @@ printf 'x y z' | lc-tokenize -m "$SPM" >"$T/notpair.lc"
 lc-cat "$T/pairs.lc" "$T/notpair.lc" >"$T/mixed.lc"
 ok "pairs and a document that is not one" lc-train --config "$T/config.json" -o "$T/mixm" --steps 1 \
 	--batch-tokens 500 --holdout 0 --no-rouge -t "$SPM" -q "$T/mixed.lc"
-grep -q '1 of [0-9]* documents are not (source, target) pairs and were skipped (the first, "stdin": no "source")' \
+grep -q '1 of [0-9]* documents were skipped, no (source, target) pair with ids on both sides (the first, "stdin": no "source")' \
 	"$T/err"; _res $? "said, even with -q"
 done_testing

@@ -139,7 +139,9 @@ if command -v "${CC:-cc}" >/dev/null 2>&1; then
 	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" LD_PRELOAD="$T/shim.so" \
 		lc-train $TR -o "$T/rain" "$T/pairs.lc" 2>"$T/rain.err" &
 	p=$!
-	sleep 0.3
+	# the shim's handler is in place once lc-train runs its main: when
+	# its output directory appears
+	while [ ! -e "$T/rain" ] && kill -0 $p 2>/dev/null; do sleep 0.01; done
 	n=0
 	while kill -USR2 $p 2>/dev/null; do n=$((n + 1)); sleep 0.001; done
 	wait $p

@@ -166,6 +166,23 @@ static void test_join(void)
 	T_OK(strstr(err.msg, "record of rank 1, once") != NULL, "two tokens: %s", err.msg);
 	for (size_t i = 0; i < n; i++)
 		doc_free(&p[i]);
+	/* summaries with "tokens" and a "text" that is not u8, or twice: both
+	 * are joined, so both are checked */
+	for (int k = 0; k < 2; k++) {
+		make_pieces(p, &n);
+		for (size_t i = 0; i < n; i++) {
+			uint64_t two = 2;
+			doc_add_tensor(&p[i], "text", k ? LC_U8 : LC_F32, 1, &two, &err);
+			if (k)
+				doc_add_tensor(&p[i], "text", LC_U8, 1, &two, &err);
+			doc_find(&p[i], "tokens")->dims[0] = 1;
+		}
+		T_EQ_I(join(p, all, 3, &out, &err), -1);
+		T_OK(strstr(err.msg, "record of rank 1, once") != NULL, "%s: %s",
+		     k ? "two texts" : "an f32 text", err.msg);
+		for (size_t i = 0; i < n; i++)
+			doc_free(&p[i]);
+	}
 }
 
 /* Windows that keep the parent's first head and last tail tokens (BART's
