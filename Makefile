@@ -70,9 +70,10 @@ DEB_BUILD = build-essential pkg-config libfftw3-dev libopenblas-dev \
 # Test and benchmark tools: archive formats for the archive tests, clang/libFuzzer
 # for `make fuzz`, spm_encode for the tokenizer benchmark and cross-checks,
 # GNU time and bc for `make bench`, gnuplot for the demo model's loss plot,
-# GNU parallel and rsync (its file transfers) for `make summaries HOSTS=...`.
+# GNU parallel and rsync (its file transfers) for `make summaries HOSTS=...`,
+# python3 for the suites' cross-checks (JSON and safetensors read back, the ROUGE generator).
 DEB_TEST  = clang libclang-rt-14-dev zstd xz-utils bzip2 zip sentencepiece time bc gnuplot-nox \
-            parallel rsync
+            parallel rsync python3
 DEB_ALL   = $(DEB_BUILD) $(DEB_TEST)
 
 LIB_SRC   = $(sort $(wildcard lib/*/*.c))

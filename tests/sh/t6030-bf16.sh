@@ -35,11 +35,14 @@ ok "lc-decode --help names --compute" sh -c "lc-decode --help | grep -q -- '--co
 reldiff() {
 	lc-cat -o raw "$1" | od -An -v -f -w4 >"$T/a.txt"
 	lc-cat -o raw "$2" | od -An -v -f -w4 >"$T/b.txt"
-	paste "$T/a.txt" "$T/b.txt" | awk '{ d = $1 - $2; if (d < 0) d = -d; a = $1 < 0 ? -$1 : $1
+	paste "$T/a.txt" "$T/b.txt" | awk '$1 !~ /^-?[0-9]/ || $2 !~ /^-?[0-9]/ { bad++ }
+		{ d = $1 - $2; if (d < 0) d = -d; a = $1 < 0 ? -$1 : $1
 		if (d > md) md = d; if (a > ma) ma = a; n++ }
-		END { if (n == 0 || ma == 0) print "none"; else printf "%.3g\n", md / ma }'
+		END { if (bad) print "non-finite"; else if (n == 0 || ma == 0) print "none"
+		      else printf "%.3g\n", md / ma }'
 }
-lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "none" && a + 0 < b + 0) }'; }
+# a < b, a a number (not "none", not "non-finite": a NaN compares false)
+lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a ~ /^[0-9]/ && a + 0 < b + 0) }'; }
 
 lc-encode -q -m "$M" --compute bf16 "$T/tok.lc" >"$T/bf16.lc" 2>"$T/note"
 LC_BF16_EMULATE=1 lc-encode -q -m "$M" --compute bf16 "$T/tok.lc" >"$T/emul.lc"

@@ -52,6 +52,7 @@ while IFS= read -r line; do
 	fi
 done <"$M/decode_search.txt"
 is "search options reproduce $n golden runs" $bad 0
+is "... all 37 of the four cases' runs were run" $n 37
 
 # -f stream: "tokens" (and "text" with a tokenizer) per document, names kept.
 # (no tokenizer anywhere: the stream still gets "tokens", with a warning)

@@ -144,6 +144,7 @@ if [ -f "$DATA/sampling/bart_nbest.txt" ] && need lc-encode; then
 				{ bad=$((bad + 1)); echo "# differs: $line" | cut -c1-100; }
 		done <"$DATA/sampling/bart_nbest.txt"
 		is "--cross-cache $xc: the N best beams of $n settings in generate()'s order" $bad 0
+		is "... all 20 settings of the golden file" $n 20
 	done
 	lc-decode -q -m "$B" -f ids --forced-bos none --forced-eos none -b 4 --length-penalty 2 \
 		--no-repeat-ngram 3 --early-stopping true --max-new 24 "$T/len0100.h" >"$T/one"

@@ -153,7 +153,7 @@ ok "eos from generation_config.json" lc-decode -m "$T/gen" --info
 grep -q '^eos_token_id	5	generation_config.json$' "$T/out" &&
 	grep -q '^decoder_start_token_id	0	generation_config.json$' "$T/out"
 _res $? "--info: eos 5 and start 0, from generation_config.json"
-ok "... decodes with it" sh -c "lc-decode -m '$T/gen' -f ids --max-new 8 <'$T/len0007.h' >'$T/g5'"
+ok "... a decode with them runs" sh -c "lc-decode -m '$T/gen' -f ids --max-new 8 <'$T/len0007.h' >'$T/g5'"
 printf '{"eos_token_id": [2, 7]}' >"$T/gen/generation_config.json"
 ok "a list of eos ids" lc-decode -m "$T/gen" --info
 grep -q 'generation_config.json: "eos_token_id" lists 2 ids: lc ends a summary at the first, 2, only' "$T/err"

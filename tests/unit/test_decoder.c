@@ -51,7 +51,7 @@ static void test_buckets(void)
 }
 
 /* Greedy ids identical to the goldens; the first steps' logits within
- * 1e-4 of max|golden| (teacher forced on the golden ids). Three times:
+ * 2e-5 of max|golden| (teacher forced on the golden ids; measured 9.2e-7). Three times:
  * every cross-attention layer folded, the first one cached (a budget of
  * one layer), both cached. */
 static void test_parity(void)
@@ -138,7 +138,7 @@ static void test_parity(void)
 					tok = gi[i];
 			}
 			T_EQ_I(decoder_pos(cx.s), rows);
-			T_OK(dmax / gmax <= 1e-4, "%s: logits rel err %.3g", cases[k], dmax / gmax);
+			T_OK(dmax / gmax <= 2e-5, "%s: logits rel err %.3g", cases[k], dmax / gmax);
 			if (dmax / gmax > worst)
 				worst = dmax / gmax;
 		}

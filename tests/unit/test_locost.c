@@ -1,7 +1,7 @@
 /* Parity of the encoder with the oracle goldens (tests/data/locost/cases),
  * from both weight files: kernels, layer-0 intermediates, every block's
  * output and the final states, at every golden length. Tolerance: max abs
- * error <= 1e-4 x max abs golden value. Plus: a document's output does not
+ * error <= 2e-5 x max abs golden value (TOL). Plus: a document's output does not
  * depend on the thread count or on what was encoded before. */
 #include "t.h"
 
@@ -14,7 +14,11 @@
 #include "compute/dev.h"
 #include "ops/ssm.h"
 
-#define TOL 1e-4
+/* Parity with the reference, relative to the golden's largest value:
+ * measured 6e-7 (encoder states) and 1.1e-6 (logits) on the CPU, 3.0e-6
+ * on a GPU (make check-cuda, whose summation order differs): 2e-5 leaves
+ * room for the order of float32 sums, not for an error. */
+#define TOL 2e-5
 
 static double worst;
 

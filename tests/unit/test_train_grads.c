@@ -308,8 +308,9 @@ static void test_autograd(void)
 				worst = q;
 				wname = t->name;
 			}
-			nok += q <= 1e-3;
-			if (q > 1e-3)
+			/* float32 against PyTorch's float64 autograd: measured 3.3e-6 */
+			nok += q <= 1e-4;
+			if (q > 1e-4)
 				T_OK(0, "%s: max|c - torch| / max|torch| = %.3g", t->name, q);
 			free(ref);
 		}
