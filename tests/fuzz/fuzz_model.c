@@ -118,7 +118,7 @@ static void train(lc_model *m, int64_t L)
 	trainer *t;
 	int32_t src[41], tgt[3];
 	train_pair pair = { src, tgt, L, 3, (char *)"fuzz" };
-	train_data d = { &pair, 1, 1, 0, L };
+	train_data d = { .p = &pair, .n = 1, .cap = 1, .max_src = L };
 
 	for (int64_t i = 0; i < L; i++)
 		src[i] = (int32_t)((i * 5 + 1) % c->vocab_size);

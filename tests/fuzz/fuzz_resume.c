@@ -29,7 +29,7 @@ static lc_model *model;
 static train_opts opts;
 static int32_t src[5] = { 5, 6, 7, 8, 1 }, tgt[3] = { 9, 10, 1 };
 static train_pair pair = { src, tgt, 5, 3, (char *)"fuzz" };
-static train_data td = { &pair, 1, 1, 0, 5 };
+static train_data td = { .p = &pair, .n = 1, .cap = 1, .max_src = 5 };
 static char *state;             /* the checkpoint's own trainer_state.json */
 static size_t state_len;
 

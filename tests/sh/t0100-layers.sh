@@ -58,4 +58,16 @@ for h in lib/*/*.h; do
 	fi
 done
 is "every header is self-contained (and guarded)" $bad 0
+
+# the fuzz targets compile against the library as it is (make fuzz needs
+# clang and libFuzzer, and make check would not notice otherwise)
+bad=0
+for f in tests/fuzz/fuzz_*.c; do
+	if ! ${CC:-cc} -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Ilib \
+	    $(pkg-config --cflags jansson 2>/dev/null) -fsyntax-only "$f" 2>"$T/f.err"; then
+		echo "# $f:"; sed 's/^/#   /' "$T/f.err" | head -5
+		bad=$((bad + 1))
+	fi
+done
+is "every fuzz target compiles" $bad 0
 done_testing
