@@ -267,6 +267,25 @@ static int rebuild(chunk_joiner *j, lc_doc *out, lc_err *err)
 		if (!ti || ti->dtype != t0->dtype || strcmp(ti->name, t0->name))
 			return lc_fail(err, "piece \"%s\" differs in kind from the first piece", j->pend[i].name);
 	}
+	/* the pieces' places first: a "total" in the metadata is believed
+	 * (and allocated) only once the pieces cover it, without a gap */
+	for (size_t i = 0; i < j->npend; i++) {
+		const lc_doc *d = &j->pend[i];
+		uint64_t off, len = piece_tensor(d)->dims[0] - j->head - j->tail;
+
+		if (meta_u64(d, "offset", &off, err) < 0)
+			return -1;
+		if (off > end)
+			return lc_fail(err, "piece \"%s\" leaves a gap at %" PRIu64, d->name, end);
+		if (off > j->total - j->tail || len > j->total - j->tail - off)
+			return lc_fail(err, "piece \"%s\" runs past the parent's end", d->name);
+		if (off + len > end)
+			end = off + len;
+	}
+	if (end != j->total - j->tail)
+		return lc_fail(err, "pieces of \"%s\" end at %" PRIu64 " of %" PRIu64, out->name, end,
+		               j->total);
+	end = j->head;
 	if (!(t = doc_add_tensor(out, t0->name, t0->dtype, 1, &j->total, err)) ||
 	    meta_copy(&t->meta, &t0->meta, err) < 0)
 		return -1;

@@ -166,6 +166,15 @@ static void test_join(void)
 	T_OK(strstr(err.msg, "record of rank 1, once") != NULL, "two tokens: %s", err.msg);
 	for (size_t i = 0; i < n; i++)
 		doc_free(&p[i]);
+	/* a "total" of 60 GB that the pieces do not cover: refused before the
+	 * parent is allocated (it was allocated first: an abort under ASan) */
+	make_pieces(p, &n);
+	for (size_t i = 0; i < n; i++)
+		meta_set(&p[i].meta, "total", "64424509440", &err);
+	T_EQ_I(join(p, all, 3, &out, &err), -1);
+	T_OK(strstr(err.msg, "end at 20 of 64424509440") != NULL, "%s", err.msg);
+	for (size_t i = 0; i < n; i++)
+		doc_free(&p[i]);
 	/* summaries with "tokens" and a "text" that is not u8, or twice: both
 	 * are joined, so both are checked */
 	for (int k = 0; k < 2; k++) {
