@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,51 @@ static void remove_partial(const char *dir)
 		unlink(p);
 	}
 	rmdir(dir);
+}
+
+/* A conversion interrupted (SIGINT, SIGTERM, SIGHUP) while it writes
+ * removes what it wrote (gigabytes, for a large model) and dies of the
+ * signal, as it would have: the paths are made before the handler can
+ * run, which only unlinks and rmdirs (async-signal-safe). */
+enum { NPARTIAL = 3 + sizeof copied / sizeof *copied };
+static char partial[NPARTIAL + 1][PATH_MAX];       /* the files, then the directory */
+static volatile sig_atomic_t have_partial;
+static const int caught[] = { SIGINT, SIGTERM, SIGHUP };
+static struct sigaction saved[3];
+
+static void on_signal(int sig)
+{
+	if (have_partial) {
+		for (int i = 0; i < NPARTIAL; i++)
+			unlink(partial[i]);
+		rmdir(partial[NPARTIAL]);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void guard(const char *dir)
+{
+	static const char *const written[] = { "config.json", "model.safetensors",
+	                                        "tokenizer_config.json" };
+	struct sigaction sa;
+
+	for (int i = 0; i < NPARTIAL; i++)
+		snprintf(partial[i], PATH_MAX, "%s/%s", dir, i < 3 ? written[i] : copied[i - 3]);
+	snprintf(partial[NPARTIAL], PATH_MAX, "%s", dir);
+	have_partial = 1;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (int i = 0; i < 3; i++)
+		sigaction(caught[i], &sa, &saved[i]);
+}
+
+static void unguard(void)
+{
+	for (int i = 0; i < 3; i++)
+		sigaction(caught[i], &saved[i], NULL);
+	have_partial = 0;
 }
 
 static void note(const convdir *cv, const char *what)
@@ -240,18 +286,22 @@ int convdir_write(convdir *cv, lc_err *err)
 		if (errno != EEXIST || i == 99)
 			return lc_fail(err, "%s: %s", tmp, strerror(errno));
 	}
+	guard(tmp);
 	snprintf(path, sizeof path, "%s/model.safetensors", tmp);
 	if (params_write(cv->p, cv->base, path, err) < 0 ||
 	    convdir_write_json(tmp, "config.json", cv->dcfg, 1, err) < 0 ||
 	    convdir_tokenizer(cv->src, tmp, cv->max_len, err) < 0) {
 		remove_partial(tmp);
+		unguard();
 		return -1;
 	}
 	if (rename(tmp, cv->dst) < 0) {
 		lc_fail(err, "%s: %s", cv->dst, strerror(errno));
 		remove_partial(tmp);
+		unguard();
 		return -1;
 	}
+	unguard();
 	return 0;
 }
 

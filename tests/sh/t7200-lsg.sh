@@ -190,4 +190,17 @@ for kv in d_model=128 d_model=4096 vocab_size=2000 encoder_ffn_dim=512; do
 	_res $? "--set $kv: says why"
 done
 [ ! -e shape ]; _res $? "nothing written"
+# interrupted while it writes (SIGINT, here), a conversion removes what
+# it wrote and dies of the signal: no temporary directory of gigabytes left
+lc-convert -q -n 1000000 "$B" intr & p=$!
+k=0
+while [ $k -lt 500 ] && ! ls -d intr.tmp-* >/dev/null 2>&1 && kill -0 $p 2>/dev/null; do
+	sleep 0.01; k=$((k + 1))
+done
+kill -INT $p 2>/dev/null
+wait $p
+rc=$?
+[ $rc = 130 ] || [ $rc = 0 ]; _res $? "interrupted (130) or done before (0): $rc"
+is "no temporary directory left" "$(ls -d intr.tmp-* 2>/dev/null | wc -l | tr -d ' ')" 0
+if [ $rc = 130 ]; then [ ! -e intr ]; _res $? "and no output"; fi
 done_testing
