@@ -245,6 +245,7 @@ if [ -x /usr/bin/python3 ] && [ -f tests/gen/rouge_csv_ref.py ]; then
 	/usr/bin/python3 tests/gen/rouge_csv_ref.py expected "$T/gen"
 	_res $? "generator runs"
 	for f in "$D"/*; do
+		[ "$(basename "$f")" = README.md ] && continue     # the folder's own, by hand
 		same "generator makes $(basename "$f")" "$T/gen/$(basename "$f")" "$f"
 	done
 	/usr/bin/python3 tests/gen/rouge_csv_ref.py jsonl 300 "$T/j300"
