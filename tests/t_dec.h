@@ -85,7 +85,8 @@ static inline void t_dec_oracle_opts(search_opts *o, const lc_config *c, int bea
 
 /* Runs search o over enc [L rows] and compares with want [nwant] (the
  * oracle's sequences: the start token first) and, if want_score, the
- * beam score within 2e-5 of it (measured about 1e-6). */
+ * beam score within 1e-4 of it (relative to the score, a small number;
+ * measured 1.1e-6 on the CPU, not yet on a GPU). */
 static inline void t_dec_generate(lc_decoder *dec, const float *enc, int64_t L,
                                   const search_opts *o, const int32_t *want, size_t nwant,
                                   const float *want_score, const char *what)
@@ -106,7 +107,7 @@ static inline void t_dec_generate(lc_decoder *dec, const float *enc, int64_t L,
 		T_OK(same, "%s: %d ids, want %zu (first %d, want %d)", what, res.n + 1, nwant,
 		     res.n ? res.ids[0] : -1, nwant > 1 ? want[1] : -1);
 		if (want_score)
-			T_OK(fabs(res.score - want_score[0]) <= 2e-5 * fabs(want_score[0]),
+			T_OK(fabs(res.score - want_score[0]) <= 1e-4 * fabs(want_score[0]),
 			     "%s: score %.7g, want %.7g", what, res.score, want_score[0]);
 		search_result_free(&res);
 	}

@@ -109,12 +109,15 @@ static void remove_partial(const char *dir)
 /* A conversion interrupted (SIGINT, SIGTERM, SIGHUP) while it writes
  * removes what it wrote (gigabytes, for a large model) and dies of the
  * signal, as it would have: the paths are made before the handler can
- * run, which only unlinks and rmdirs (async-signal-safe). */
+ * run, which only unlinks and rmdirs (async-signal-safe). Only a signal
+ * left at its default (death) is taken: one the caller ignores (nohup,
+ * a shell's background job) or handles keeps its disposition. */
 enum { NPARTIAL = 3 + sizeof copied / sizeof *copied };
 static char partial[NPARTIAL + 1][PATH_MAX];       /* the files, then the directory */
 static volatile sig_atomic_t have_partial;
 static const int caught[] = { SIGINT, SIGTERM, SIGHUP };
 static struct sigaction saved[3];
+static int taken[3];
 
 static void on_signal(int sig)
 {
@@ -140,14 +143,18 @@ static void guard(const char *dir)
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
-	for (int i = 0; i < 3; i++)
-		sigaction(caught[i], &sa, &saved[i]);
+	for (int i = 0; i < 3; i++) {
+		taken[i] = sigaction(caught[i], NULL, &saved[i]) == 0 &&
+		           !(saved[i].sa_flags & SA_SIGINFO) && saved[i].sa_handler == SIG_DFL &&
+		           sigaction(caught[i], &sa, NULL) == 0;
+	}
 }
 
 static void unguard(void)
 {
 	for (int i = 0; i < 3; i++)
-		sigaction(caught[i], &saved[i], NULL);
+		if (taken[i])
+			sigaction(caught[i], &saved[i], NULL);
 	have_partial = 0;
 }
 

@@ -64,7 +64,8 @@ is "every header is self-contained (and guarded)" $bad 0
 bad=0
 for f in tests/fuzz/fuzz_*.c; do
 	if ! ${CC:-cc} -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Ilib \
-	    $(pkg-config --cflags jansson 2>/dev/null) -fsyntax-only "$f" 2>"$T/f.err"; then
+	    $(pkg-config --cflags fftw3f openblas libarchive libpcre2-8 jansson 2>/dev/null) \
+	    -fsyntax-only "$f" 2>"$T/f.err"; then
 		echo "# $f:"; sed 's/^/#   /' "$T/f.err" | head -5
 		bad=$((bad + 1))
 	fi

@@ -19,9 +19,10 @@
 #include "t_dec.h"
 
 /* Parity with the reference, relative to the golden's largest value:
- * measured 6e-7 (encoder states) and 1.1e-6 (logits) on the CPU, 3.0e-6
- * on a GPU (make check-cuda, whose summation order differs): 2e-5 leaves
- * room for the order of float32 sums, not for an error. */
+ * measured 6e-7 (encoder states) and 1.1e-6 (logits) on the CPU; a GPU's
+ * states differed from the CPU's by 3.0e-6 (make check-cuda runs these
+ * too, in another summation order): 2e-5 leaves room for the order of
+ * float32 sums, not for an error. */
 #define TOL 2e-5
 
 static const char *lens[] = { "len0001", "len0007", "len0100", "len1000" };
@@ -138,7 +139,9 @@ static void batched(lc_decoder *dec, const lc_model *m, float *const *outs, cons
 		T_OK(same, "batched %s %s: %d ids, want %zu", lens[j / 3], which[j % 3], r->n + 1,
 		     nw[j]);
 		if (wsc[j])
-			T_OK(fabs(r->score - wsc[j][0]) <= TOL * fabs(wsc[j][0]),
+			/* relative to the score itself, a small number (-0.03):
+			 * 1.1e-6 measured on the CPU, not yet on a GPU */
+			T_OK(fabs(r->score - wsc[j][0]) <= 1e-4 * fabs(wsc[j][0]),
 			     "batched %s %s: score %.7g, want %.7g", lens[j / 3], which[j % 3], r->score,
 			     wsc[j][0]);
 		search_result_free(&jobs[j].res);
