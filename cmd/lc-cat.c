@@ -81,24 +81,14 @@ _Noreturn static void die(struct out *o, const char *msg)
 /* The document's summaries ("text", "text.2", ...) as a JSON line. */
 static int print_jsonl(const lc_doc *d, lc_err *err)
 {
-	const lc_tensor *t;
+	const lc_tensor *t[CONVERT_MAX_SEQS];
+	int n = convert_summaries(d, "text", LC_U8, t, err), rc = 0;
 	sumjson *j;
-	int n = 0, rc = 0;
 
-	while (convert_nth(d, "text", n))
-		n++;
-	if (!n)
-		return lc_fail(err, "no \"text\" record (u8, rank 1)");
-	if (!(j = sumjson_new(d->name, n, err)))
+	if (n < 0 || !(j = sumjson_new(d->name, n, err)))
 		return -1;
-	for (int i = 0; rc == 0 && i < n; i++) {
-		t = convert_nth(d, "text", i);
-		if (t->dtype != LC_U8 || t->rank != 1)
-			rc = lc_fail(err, "\"%s\" is %s of rank %u, not u8 of rank 1", t->name,
-			             lc_dtype_name(t->dtype), t->rank);
-		else
-			rc = sumjson_add(j, t->data, t->nbytes, err);
-	}
+	for (int i = 0; rc == 0 && i < n; i++)
+		rc = sumjson_add(j, t[i]->data, t[i]->nbytes, err);
 	if (rc == 0)
 		rc = sumjson_write(j, stdout, err);
 	sumjson_free(j);

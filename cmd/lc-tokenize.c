@@ -8,6 +8,7 @@
 
 #include "base/cli.h"
 #include "stream/convert.h"
+#include "stream/idmap.h"
 #include "stream/jsonl.h"
 #include "stream/stream.h"
 #include "stream/textin.h"
@@ -176,7 +177,7 @@ int main(int argc, char **argv)
 	jsonl_spec js = {.field = {"text"}, .nfield = 1};
 	const char *jsonl_opt = NULL;
 	jsonl_tally bad = { 0 };
-	jsonl_idmap *names = NULL;
+	idmap *names = NULL;
 	char msg[LC_JSONL_MSG];
 	lc_tokenizer *m;
 	lc_err err;
@@ -240,7 +241,7 @@ int main(int argc, char **argv)
 		cli_die(LC_EXIT_DATA, "the model has no </s> piece; use --no-eos");
 	if (r.fmt == F_STREAM && !(r.w = stream_writer_new(stdout, &err)))
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	if (jsonl_in && !(names = jsonl_idmap_new(&err)))
+	if (jsonl_in && !(names = idmap_new(&err)))
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	cli_progress_init(&r.prog, quiet);
 	for (int i = optind; i < argc || i == optind; i++) {
@@ -259,7 +260,7 @@ int main(int argc, char **argv)
 				/* ids only: lines named FILE:LINE may meet across
 				 * archives whose members share a path */
 				if (rec->has_id &&
-				    jsonl_idmap_add(names, rec->name, rec->where, "", 0, &err) < 0)
+				    idmap_add(names, rec->name, rec->where, "", 0, &err) < 0)
 					cli_die(LC_EXIT_DATA, "%s", err.msg);
 				one_doc(&r, rec->name, NULL, rec->text[0], rec->len[0]);
 			}
@@ -289,7 +290,7 @@ int main(int argc, char **argv)
 	if (jsonl_tally_msg(&bad, msg, sizeof msg))
 		cli_warn("%s", msg);
 	jsonl_tally_free(&bad);
-	jsonl_idmap_free(names);
+	idmap_free(names);
 	if (r.w && stream_writer_close(r.w, &err) < 0)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	tok_enc_free(&r.e);

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "base/clock.h"
 #include "compute/compute.h"
 #include "gen/batch.h"
@@ -488,10 +487,9 @@ int summ_check_options(const summ_opts *o, search_opts *cl, const int given[GEN_
 int summ_settings(gen_settings *g, summ_opts *o, const lc_model *m, const search_opts *cl,
                   const int given[GEN_NKEYS], lc_err *err)
 {
+	const lc_gencfg *f = model_generation(m);
 	search_opts own;
 	lc_err e;
-
-	const lc_gencfg *f = model_generation(m);
 
 	if (gen_settings_init(g, m, err) < 0)
 		return -1;

@@ -92,7 +92,6 @@ static void say(encode_say_fn fn, void *ctx, const char *fmt, ...)
 static int doc_ids(encode_stage *s, lc_doc *d, int32_t **ids, int64_t *L, lc_err *err)
 {
 	int64_t max = encoder_max_len(s->enc);
-
 	const lc_tensor *t = doc_find(d, "tokens");
 	const char *fp = t ? meta_get(&t->meta, "tokenizer") : NULL;
 

@@ -85,28 +85,35 @@ void convert_nth_name(char *buf, size_t size, const char *name, int i)
 	snprintf(buf, size, i ? "%s.%d" : "%s", name, i + 1);
 }
 
-const lc_tensor *convert_nth(const lc_doc *d, const char *name, int i)
+int convert_summaries(const lc_doc *d, const char *name, enum lc_dtype dt,
+                      const lc_tensor **t, lc_err *err)
 {
-	char n[LC_MAX_NAME + 16];
+	char nm[64];
+	int n = 0;
 
-	convert_nth_name(n, sizeof n, name, i);
-	return doc_find(d, n);
+	for (; n < CONVERT_MAX_SEQS; n++) {
+		convert_nth_name(nm, sizeof nm, name, n);
+		if (!(t[n] = doc_find(d, nm)))
+			break;
+		if (t[n]->dtype != dt || t[n]->rank != 1)
+			return lc_fail(err, "\"%s\" is %s of rank %u, not %s of rank 1", nm,
+			               lc_dtype_name(t[n]->dtype), t[n]->rank, lc_dtype_name(dt));
+	}
+	convert_nth_name(nm, sizeof nm, name, n);
+	if (n == CONVERT_MAX_SEQS && doc_find(d, nm))
+		return lc_fail(err, "more than %d \"%s\" records", CONVERT_MAX_SEQS, name);
+	return n ? n : lc_fail(err, "no \"%s\" record (%s, rank 1)", name, lc_dtype_name(dt));
 }
 
 int convert_print_ids(FILE *f, const lc_doc *d, lc_err *err)
 {
-	const lc_tensor *t = doc_find(d, "tokens");
+	const lc_tensor *t[CONVERT_MAX_SEQS];
+	int n = convert_summaries(d, "tokens", LC_I32, t, err);
 
-	if (!t)
-		return lc_fail(err, "no \"tokens\" record");
-	for (int i = 1; t; t = convert_nth(d, "tokens", i++)) {
-		if (t->dtype != LC_I32 || t->rank != 1)
-			return lc_fail(err, "\"%s\" is %s of rank %u, not i32 of rank 1", t->name,
-			               lc_dtype_name(t->dtype), t->rank);
-		if (convert_write_ids(f, t->data, t->dims[0], err) < 0)
+	for (int i = 0; i < n; i++)
+		if (convert_write_ids(f, t[i]->data, t[i]->dims[0], err) < 0)
 			return -1;
-	}
-	return 0;
+	return n < 0 ? -1 : 0;
 }
 
 int convert_print_raw(FILE *f, const lc_doc *d, lc_err *err)
@@ -174,18 +181,13 @@ int convert_print_info(FILE *f, const lc_doc *d, lc_err *err)
 
 int convert_print_text(FILE *f, const lc_doc *d, lc_err *err)
 {
-	const lc_tensor *t = doc_find(d, "text");
+	const lc_tensor *t[CONVERT_MAX_SEQS];
+	int n = convert_summaries(d, "text", LC_U8, t, err);
 
-	if (!t)
-		return lc_fail(err, "no \"text\" record (u8, rank 1)");
-	for (int i = 1; t; t = convert_nth(d, "text", i++)) {
-		if (t->dtype != LC_U8 || t->rank != 1)
-			return lc_fail(err, "\"%s\" is %s of rank %u, not u8 of rank 1", t->name,
-			               lc_dtype_name(t->dtype), t->rank);
-		if (fwrite(t->data, 1, t->nbytes, f) != t->nbytes || fputc('\n', f) == EOF)
+	for (int i = 0; i < n; i++)
+		if (fwrite(t[i]->data, 1, t[i]->nbytes, f) != t[i]->nbytes || fputc('\n', f) == EOF)
 			return werr(err);
-	}
-	return 0;
+	return n < 0 ? -1 : 0;
 }
 
 int convert_token_ids(const lc_doc *d, int64_t vocab, int32_t **ids, int64_t *np, lc_err *err)

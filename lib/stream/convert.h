@@ -47,10 +47,15 @@ const float *convert_f32_view(const lc_tensor *t, float **buf, uint64_t *cap, lc
 /* Makes an f32 tensor bf16, in place (round to nearest even). */
 void convert_tensor_to_bf16(lc_tensor *t);
 
-/* The ith (from 0) of a document's records NAME, NAME.2, NAME.3, ...
- * (lc-decode's summaries): its name into buf, or the record (NULL if none). */
+/* The name of the ith (from 0) of a document's records NAME, NAME.2,
+ * NAME.3, ... (lc-decode's summaries, --num-return-sequences) into buf. */
 void convert_nth_name(char *buf, size_t size, const char *name, int i);
-const lc_tensor *convert_nth(const lc_doc *d, const char *name, int i);
+/* Those records of d into t[CONVERT_MAX_SEQS], each of dtype dt and rank
+ * 1: their number (>= 1), or -1 with "no \"NAME\" record" or what is
+ * wrong with one. */
+#define CONVERT_MAX_SEQS 1024
+int convert_summaries(const lc_doc *d, const char *name, enum lc_dtype dt,
+                      const lc_tensor **t, lc_err *err);
 
 int convert_print_ids(FILE *f, const lc_doc *d, lc_err *err);
 int convert_print_raw(FILE *f, const lc_doc *d, lc_err *err);

@@ -88,32 +88,6 @@ uint64_t jsonl_skipped(const jsonl *j);
 const char *jsonl_first_bad(const jsonl *j);
 void jsonl_close(jsonl *j);
 
-/* Texts by id, each to be taken once: lc-rouge's references (the
- * candidates, read in their own order, take theirs), and the names of
- * lc-tokenize's records (a text of none) to refuse one given twice. */
-typedef struct jsonl_idmap jsonl_idmap;
-
-jsonl_idmap *jsonl_idmap_new(lc_err *err);
-void jsonl_idmap_free(jsonl_idmap *m);
-size_t jsonl_idmap_count(const jsonl_idmap *m);
-
-/* Adds id -> text[len] (copied), found at where; an id already there is
- * an error naming both places, "WHERE: id \"ID\" given twice (first at
- * FIRST)". */
-int jsonl_idmap_add(jsonl_idmap *m, const char *id, const char *where, const char *text,
-                    size_t len, lc_err *err);
-
-/* Takes the text of id for a record found at where: 1 and *text, *len
- * (valid until the next take; the map then drops it); 0 if the map has no
- * such id; -1 if the id was taken already (a duplicate: the message names
- * where it was taken first). */
-int jsonl_idmap_take(jsonl_idmap *m, const char *id, const char *where, const char **text,
-                     size_t *len, lc_err *err);
-
-/* The number of ids never taken, and the first of them in the order they
- * were added (*id, *where; NULL when none). */
-size_t jsonl_idmap_untaken(const jsonl_idmap *m, const char **id, const char **where);
-
 /* Room for a tally's message. */
 #define LC_JSONL_MSG 1200
 

@@ -150,4 +150,3 @@ const char *rouge_jsonl_text(const rouge_jsonl *j, size_t k, size_t *len)
 	*len = j->len[k];
 	return j->text[k];
 }
-

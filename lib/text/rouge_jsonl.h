@@ -16,8 +16,8 @@
  * its documents instead, the id being the document's name (which must
  * pass jsonl_check_name) and its "text" record the one text.
  *
- * The texts of one side (the references) are kept by id (jsonl_idmap,
- * jsonl.h), so that the other side, read in its own order, can take each
+ * The texts of one side (the references) are kept by id (stream/idmap.h),
+ * so that the other side, read in its own order, can take each
  * text once. Texts are held in memory: references are summaries, the
  * corpus of candidates is streamed.
  *

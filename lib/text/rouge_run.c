@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "stream/idmap.h"
 #include "stream/jsonl.h"
 #include "text/rouge.h"
 #include "text/rouge_jsonl.h"
@@ -36,12 +37,12 @@ struct rouge_run {
 
 	/* in order */
 	textin **in;                 /* [nin]; NULL for a reference read by name */
-	jsonl_idmap **byname;        /* [nref]: a directory of references by file name, or NULL */
+	idmap **byname;        /* [nref]: a directory of references by file name, or NULL */
 	int dirs;                    /* every input a directory: names must match */
 	/* by id */
 	rouge_jsonl *j;              /* the candidates (with one input, the references too) */
-	jsonl_idmap **maps;          /* [nref]: the references by id (two inputs or more) */
-	jsonl_idmap *seen;           /* the ids read (one input) */
+	idmap **maps;          /* [nref]: the references by id (two inputs or more) */
+	idmap *seen;           /* the ids read (one input) */
 	jsonl_tally bad;             /* lines skipped (skip_bad) */
 };
 
@@ -173,7 +174,7 @@ static int take_by_name(rouge_run *u, size_t k, size_t ndoc, const char *name,
 	int rc;
 
 	snprintf(where, sizeof where, "document %zu", ndoc + 1);
-	if ((rc = jsonl_idmap_take(u->byname[k], base, where, text, len, err)) > 0)
+	if ((rc = idmap_take(u->byname[k], base, where, text, len, err)) > 0)
 		return 0;
 	if (rc == 0)
 		return lc_fail(err, "%s: no file \"%s\" for document %zu \"%s\" of %s (a directory "
@@ -184,17 +185,23 @@ static int take_by_name(rouge_run *u, size_t k, size_t ndoc, const char *name,
 	               u->paths[1 + k]);
 }
 
-/* At the end of the candidates: every file of a directory of references
- * taken, unless subset (or there were no documents: "no documents"). */
-static int end_by_name(rouge_run *u, lc_err *err)
+/* At the end of the candidates: every reference of maps (a directory's
+ * files by name, or a JSONL input's lines by id) taken, unless subset (or
+ * there were no documents at all: "no documents"). */
+static int end_untaken(rouge_run *u, idmap *const *maps, int by_id, lc_err *err)
 {
-	for (size_t k = 0; k < u->nref; k++) {
+	for (size_t k = 0; maps && k < u->nref; k++) {
 		const char *id, *where;
-		size_t n = u->byname[k] ? jsonl_idmap_untaken(u->byname[k], &id, &where) : 0;
-		if (n && !u->o.subset && rouge_report_count(u->rep))
-			return lc_fail(err, "%s: no document of %s is named \"%s\" (%zu file%s without "
-			               "one; --subset scores the candidates only)", where,
-			               label(u->paths[0]), id, n, n == 1 ? "" : "s");
+		size_t n = maps[k] ? idmap_untaken(maps[k], &id, &where) : 0;
+		if (!n || u->o.subset || !rouge_report_count(u->rep))
+			continue;
+		if (by_id)
+			return lc_fail(err, "%s: id \"%.100s\" has no candidate in %s (%zu reference%s "
+			               "without one; --subset scores the candidates only)", where, id,
+			               label(u->paths[0]), n, n == 1 ? "" : "s");
+		return lc_fail(err, "%s: no document of %s is named \"%s\" (%zu file%s without "
+		               "one; --subset scores the candidates only)", where,
+		               label(u->paths[0]), id, n, n == 1 ? "" : "s");
 	}
 	return 0;
 }
@@ -238,22 +245,7 @@ static int next_files(rouge_run *u, lc_err *err)
 		if (load(u, &u->refs[k], 1 + k, rname, rtext, rlen, err) < 0)
 			return -1;
 	}
-	return rc == 0 ? end_by_name(u, err) : score(u, name, err);
-}
-
-/* By id, at the end of the candidates: every reference taken, unless
- * subset (or there were no documents at all: "no documents"). */
-static int end_jsonl(rouge_run *u, lc_err *err)
-{
-	for (size_t k = 0; u->maps && k < u->nref; k++) {
-		const char *id, *where;
-		size_t n = jsonl_idmap_untaken(u->maps[k], &id, &where);
-		if (n && !u->o.subset && rouge_report_count(u->rep))
-			return lc_fail(err, "%s: id \"%.100s\" has no candidate in %s (%zu reference%s "
-			               "without one; --subset scores the candidates only)", where, id,
-			               label(u->paths[0]), n, n == 1 ? "" : "s");
-	}
-	return 0;
+	return rc == 0 ? end_untaken(u, u->byname, 0, err) : score(u, name, err);
 }
 
 /* By id: the next candidate and its references, from the maps or, with
@@ -265,10 +257,10 @@ static int next_jsonl(rouge_run *u, lc_err *err)
 	int rc;
 
 	if ((rc = rouge_jsonl_next(u->j, err)) <= 0)
-		return rc < 0 ? -1 : end_jsonl(u, err);
+		return rc < 0 ? -1 : end_untaken(u, u->maps, 1, err);
 	id = rouge_jsonl_id(u->j);
 	where = rouge_jsonl_where(u->j);
-	if (u->seen && jsonl_idmap_add(u->seen, id, where, "", 0, err) < 0)
+	if (u->seen && idmap_add(u->seen, id, where, "", 0, err) < 0)
 		return -1;
 	t = rouge_jsonl_text(u->j, 0, &l);
 	if (load(u, &u->cand, 0, id, t, l, err) < 0)
@@ -278,7 +270,7 @@ static int next_jsonl(rouge_run *u, lc_err *err)
 		if (u->seen) {
 			t = rouge_jsonl_text(u->j, 1, &l);
 		} else {
-			int r2 = jsonl_idmap_take(u->maps[k], id, where, &t, &l, err);
+			int r2 = idmap_take(u->maps[k], id, where, &t, &l, err);
 			if (r2 < 0)
 				return -1;
 			if (r2 == 0)
@@ -307,13 +299,13 @@ static int read_refs(rouge_run *u, size_t k, lc_err *err)
 	rouge_jsonl *j;
 	int rc;
 
-	if (!(u->maps[k] = jsonl_idmap_new(err)) ||
+	if (!(u->maps[k] = idmap_new(err)) ||
 	    !(j = open_jsonl(u, u->paths[1 + k], u->o.ref, NULL, err)))
 		return -1;
 	while ((rc = rouge_jsonl_next(j, err)) > 0) {
 		size_t l;
 		const char *t = rouge_jsonl_text(j, 0, &l);
-		if (jsonl_idmap_add(u->maps[k], rouge_jsonl_id(j), rouge_jsonl_where(j), t, l, err) < 0) {
+		if (idmap_add(u->maps[k], rouge_jsonl_id(j), rouge_jsonl_where(j), t, l, err) < 0) {
 			rc = -1;
 			break;
 		}
@@ -330,7 +322,7 @@ static int read_dir(rouge_run *u, size_t k, lc_err *err)
 	size_t len;
 	int rc;
 
-	if (!(u->byname[k] = jsonl_idmap_new(err)) || !(t = textin_open(path, TEXTIN_FILE, err)))
+	if (!(u->byname[k] = idmap_new(err)) || !(t = textin_open(path, TEXTIN_FILE, err)))
 		return -1;
 	while ((rc = textin_next(t, &name, &text, &len, err)) > 0) {
 		char *where;
@@ -341,7 +333,7 @@ static int read_dir(rouge_run *u, size_t k, lc_err *err)
 		}
 		/* by the last component, as candidates are looked up (a file's
 		 * name, an archive member's of an archive in the directory) */
-		rc = jsonl_idmap_add(u->byname[k], base_name(name), where, text, len, err);
+		rc = idmap_add(u->byname[k], base_name(name), where, text, len, err);
 		free(where);
 		if (rc < 0)
 			break;
@@ -374,7 +366,7 @@ static int open_inputs(rouge_run *u, lc_err *err)
 	}
 	if (u->nin == 1) {
 		if (!(u->j = open_jsonl(u, u->paths[0], u->o.cand, u->o.ref, err)) ||
-		    !(u->seen = jsonl_idmap_new(err)))
+		    !(u->seen = idmap_new(err)))
 			return -1;
 		return 0;
 	}
@@ -428,13 +420,13 @@ void rouge_run_free(rouge_run *u)
 		textin_close(u->in[i]);
 	free(u->in);
 	for (size_t k = 0; u->byname && k < u->nref; k++)
-		jsonl_idmap_free(u->byname[k]);
+		idmap_free(u->byname[k]);
 	free(u->byname);
 	rouge_jsonl_close(u->j);
 	for (size_t k = 0; u->maps && k < u->nref; k++)
-		jsonl_idmap_free(u->maps[k]);
+		idmap_free(u->maps[k]);
 	free(u->maps);
-	jsonl_idmap_free(u->seen);
+	idmap_free(u->seen);
 	rouge_report_free(u->rep);
 	rouge_doc_free(&u->cand);
 	for (size_t k = 0; u->refs && k < u->nref; k++)

@@ -1,15 +1,39 @@
 /*
- * train_int: the trainer's insides, for tests: one pair's loss and
- * gradients at the current weights, and the flat weights and gradients
- * themselves (in the layout of the architecture's declaration).
+ * train_int: the trainer's insides, shared by train.c and checkpoint.c and
+ * open to tests: the struct, one pair's loss and gradients at the current
+ * weights, and the flat weights and gradients themselves (in the layout of
+ * the architecture's declaration).
  */
 #ifndef LC_TRAIN_INT_H
 #define LC_TRAIN_INT_H
 
 #include <stdint.h>
 
+#include "arch/arch.h"
 #include "train/train.h"
 #include "weights/params.h"
+
+struct trainer {
+	lc_config cfg;              /* the model's configuration (its architecture inside) */
+	const lc_train_ops *ops;
+	train_opts o;
+	lc_params *P;               /* the declaration: the flat layout */
+	uint64_t n;                 /* floats in it */
+	float *w, *g, *m, *v;       /* [n] weights, gradients, moments */
+	void *W;                    /* the architecture's weights struct over w */
+	int nth;
+	float **tg;                 /* [nth][n] per-thread gradients (tg[0] == g) */
+	void **TG;                  /* [nth] weights structs over them */
+	lc_params **TGp;
+	void *sh;                   /* the architecture's per-step state */
+	int64_t step, epoch;
+	size_t pos;                 /* next index into the epoch's order */
+	size_t *order;
+	size_t order_n;
+};
+
+/* Draws the epoch's permutation of n pairs into t->order. */
+int trainer_order(trainer *t, size_t n, lc_err *err);
 
 typedef struct train_pair_out {
 	double loss;                /* summed cross-entropy over counted labels */

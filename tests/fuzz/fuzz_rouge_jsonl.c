@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "stream/idmap.h"
 #include "stream/jsonl.h"
 #include "text/rouge_jsonl.h"
 
@@ -53,13 +54,13 @@ static void run(const uint8_t *data, size_t size, int fd, size_t nf)
 	char path[64];
 	lc_err err, bad;
 	rouge_jsonl *j;
-	jsonl_idmap *m;
+	idmap *m;
 	int rc, plain;
 
 	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
 	if (!(j = rouge_jsonl_open(path, "id", fields, nf, NULL, &err)))
 		return;
-	if (!(m = jsonl_idmap_new(&err)))
+	if (!(m = idmap_new(&err)))
 		abort();
 	while ((rc = rouge_jsonl_next(j, &err)) > 0) {
 		const char *id = rouge_jsonl_id(j), *where = rouge_jsonl_where(j), *t;
@@ -74,9 +75,9 @@ static void run(const uint8_t *data, size_t size, int fd, size_t nf)
 		if (rouge_jsonl_text(j, nf, &l) || l)
 			abort();
 		t = rouge_jsonl_text(j, 0, &l);
-		if (jsonl_idmap_add(m, id, where, t, l, &err) == 0)
+		if (idmap_add(m, id, where, t, l, &err) == 0)
 			added++;
-		else if (jsonl_idmap_count(m) != added || !strstr(err.msg, "given twice"))
+		else if (idmap_count(m) != added || !strstr(err.msg, "given twice"))
 			abort();
 		nrec++;
 	}
@@ -97,20 +98,20 @@ static void run(const uint8_t *data, size_t size, int fd, size_t nf)
 	/* take every other id twice: the second take is a duplicate */
 	for (size_t i = 0; i < added; i += 2) {
 		const char *id, *where, *t;
-		size_t n = jsonl_idmap_untaken(m, &id, &where), len;
+		size_t n = idmap_untaken(m, &id, &where), len;
 		char *copy;
 		if (n != added - taken || !id || !where)
 			abort();
 		if (!(copy = strdup(id)))
 			abort();
-		if (jsonl_idmap_take(m, copy, "fuzz:take", &t, &len, &err) != 1 || !t || t[len])
+		if (idmap_take(m, copy, "fuzz:take", &t, &len, &err) != 1 || !t || t[len])
 			abort();
 		taken++;
-		if (jsonl_idmap_take(m, copy, "fuzz:again", &t, &len, &err) != -1)
+		if (idmap_take(m, copy, "fuzz:again", &t, &len, &err) != -1)
 			abort();
 		free(copy);
 	}
-	jsonl_idmap_free(m);
+	idmap_free(m);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
