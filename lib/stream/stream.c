@@ -11,7 +11,7 @@
  * read into buffers that grow only as bytes actually arrive, so a hostile
  * length on a short input costs at most what the input really holds.
  */
-#include "stream/stream.h"
+#include "stream/doc_int.h"
 
 #include "base/arena.h"
 #include "base/crc32c.h"
@@ -62,124 +62,7 @@ static void swap_elems(void *data, uint64_t nbytes, size_t size)
 }
 #endif
 
-/* ---------- dtypes ---------- */
-
-static const struct { const char *name; size_t size; } dtypes[LC_DTYPE_END] = {
-	[LC_U8] = {"u8", 1},   [LC_I8] = {"i8", 1},     [LC_I16] = {"i16", 2},
-	[LC_U16] = {"u16", 2}, [LC_I32] = {"i32", 4},   [LC_U32] = {"u32", 4},
-	[LC_I64] = {"i64", 8}, [LC_U64] = {"u64", 8},   [LC_F16] = {"f16", 2},
-	[LC_BF16] = {"bf16", 2}, [LC_F32] = {"f32", 4}, [LC_F64] = {"f64", 8},
-};
-
-size_t lc_dtype_size(enum lc_dtype t)
-{
-	return t > 0 && t < LC_DTYPE_END ? dtypes[t].size : 0;
-}
-
-const char *lc_dtype_name(enum lc_dtype t)
-{
-	return t > 0 && t < LC_DTYPE_END ? dtypes[t].name : "?";
-}
-
-int lc_dtype_parse(const char *s)
-{
-	for (int t = 1; t < LC_DTYPE_END; t++)
-		if (strcmp(s, dtypes[t].name) == 0)
-			return t;
-	return -1;
-}
-
-/* ---------- metadata ---------- */
-
-static int key_ok(const char *k, size_t n)
-{
-	if (n == 0 || n > LC_MAX_KEY)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)k[i] <= 0x20 || (unsigned char)k[i] >= 0x7f || k[i] == '=')
-			return 0;
-	return 1;
-}
-
-const char *meta_get(const lc_meta *m, const char *key)
-{
-	for (uint32_t i = 0; i < m->n; i++)
-		if (strcmp(m->kv[i].key, key) == 0)
-			return m->kv[i].val;
-	return NULL;
-}
-
-int meta_set(lc_meta *m, const char *key, const char *val, lc_err *err)
-{
-	char *v;
-	lc_kv *kv;
-
-	if (!key_ok(key, strlen(key)))
-		return lc_fail(err, "bad metadata key '%s' (printable ASCII without '=', 1-%d bytes)",
-		               key, LC_MAX_KEY);
-	if (!(v = strdup(val)))
-		return lc_fail(err, "out of memory");
-	for (uint32_t i = 0; i < m->n; i++)
-		if (strcmp(m->kv[i].key, key) == 0) {
-			free(m->kv[i].val);
-			m->kv[i].val = v;
-			return 0;
-		}
-	if (m->n >= LC_MAX_NMETA || !(kv = realloc(m->kv, (m->n + 1) * sizeof *kv))) {
-		free(v);
-		return lc_fail(err, "too many metadata entries");
-	}
-	m->kv = kv;
-	if (!(kv[m->n].key = strdup(key))) {
-		free(v);
-		return lc_fail(err, "out of memory");
-	}
-	kv[m->n++].val = v;
-	return 0;
-}
-
-int meta_setf(lc_meta *m, const char *key, lc_err *err, const char *fmt, ...)
-{
-	char buf[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	return meta_set(m, key, buf, err);
-}
-
-int meta_copy(lc_meta *dst, const lc_meta *src, lc_err *err)
-{
-	for (uint32_t i = 0; i < src->n; i++)
-		if (meta_set(dst, src->kv[i].key, src->kv[i].val, err) < 0)
-			return -1;
-	return 0;
-}
-
-int meta_del(lc_meta *m, const char *key)
-{
-	for (uint32_t i = 0; i < m->n; i++)
-		if (strcmp(m->kv[i].key, key) == 0) {
-			free(m->kv[i].key);
-			free(m->kv[i].val);
-			memmove(&m->kv[i], &m->kv[i + 1], (m->n - i - 1) * sizeof *m->kv);
-			m->n--;
-			return 1;
-		}
-	return 0;
-}
-
-void meta_free(lc_meta *m)
-{
-	for (uint32_t i = 0; i < m->n; i++) {
-		free(m->kv[i].key);
-		free(m->kv[i].val);
-	}
-	free(m->kv);
-	m->kv = NULL;
-	m->n = 0;
-}
+/* ---------- metadata on the wire ---------- */
 
 /* Encoded size of a metadata block: u32 count, then (u32 klen, u32 vlen, key, val)*. */
 static uint64_t meta_wire_len(const lc_meta *m)
@@ -232,7 +115,7 @@ static int meta_decode(lc_meta *m, const uint8_t *p, uint64_t len, lc_err *err)
 		off += 8;
 		if (kl > len - off || vl > len - off - kl)
 			return lc_fail(err, "metadata entry %u runs past its block", i);
-		if (!key_ok((const char *)p + off, kl))
+		if (!meta_key_ok((const char *)p + off, kl))
 			return lc_fail(err, "metadata entry %u has a bad key", i);
 		if (has_nul(p + off + kl, vl))
 			return lc_fail(err, "metadata entry %u has a NUL byte in its value", i);
@@ -250,150 +133,6 @@ static int meta_decode(lc_meta *m, const uint8_t *p, uint64_t len, lc_err *err)
 	if (off != len)
 		return lc_fail(err, "metadata block has %llu stray bytes", (unsigned long long)(len - off));
 	return 0;
-}
-
-/* ---------- tensors and documents ---------- */
-
-/* numel of dims[rank] into *out; -1 on overflow of the byte count. */
-static int shape_bytes(enum lc_dtype dtype, uint32_t rank, const uint64_t *dims,
-                       uint64_t *numel, uint64_t *nbytes)
-{
-	uint64_t n = 1, size = lc_dtype_size(dtype);
-
-	for (uint32_t i = 0; i < rank; i++) {
-		if (dims[i] && n > LC_MAX_RECORD / dims[i])
-			return -1;
-		n *= dims[i];
-	}
-	if (size && n > LC_MAX_RECORD / size)
-		return -1;
-	*numel = n;
-	*nbytes = n * size;
-	return 0;
-}
-
-uint64_t tensor_numel(const lc_tensor *t)
-{
-	uint64_t n = 1;
-	for (uint32_t i = 0; i < t->rank; i++)
-		n *= t->dims[i];
-	return n;
-}
-
-int tensor_init(lc_tensor *t, const char *name, enum lc_dtype dtype,
-                uint32_t rank, const uint64_t *dims, lc_err *err)
-{
-	uint64_t numel, nbytes;
-
-	memset(t, 0, sizeof *t);
-	if (!lc_dtype_size(dtype))
-		return lc_fail(err, "unknown dtype %d", (int)dtype);
-	if (rank > LC_MAX_RANK)
-		return lc_fail(err, "rank %u is above %d", rank, LC_MAX_RANK);
-	if (strlen(name) > LC_MAX_NAME)
-		return lc_fail(err, "tensor name is longer than %d bytes", LC_MAX_NAME);
-	if (shape_bytes(dtype, rank, dims, &numel, &nbytes) < 0)
-		return lc_fail(err, "tensor '%s' is larger than the format allows", name);
-	if (!(t->name = strdup(name)) || !(t->data = calloc(1, nbytes ? nbytes : 1))) {
-		free(t->name);
-		t->name = NULL;
-		return lc_fail(err, "out of memory for a %llu-byte tensor", (unsigned long long)nbytes);
-	}
-	t->dtype = dtype;
-	t->rank = rank;
-	memcpy(t->dims, dims, rank * sizeof *dims);
-	t->nbytes = nbytes;
-	return 0;
-}
-
-void tensor_free(lc_tensor *t)
-{
-	free(t->name);
-	free(t->data);
-	meta_free(&t->meta);
-	memset(t, 0, sizeof *t);
-}
-
-int doc_init(lc_doc *d, const char *name, lc_err *err)
-{
-	memset(d, 0, sizeof *d);
-	if (strlen(name) > LC_MAX_NAME)   /* its start names it: callers may not */
-		return lc_fail(err, "document name \"%.64s...\" is %zu bytes, longer than %d",
-		               name, strlen(name), LC_MAX_NAME);
-	if (!(d->name = strdup(name)))
-		return lc_fail(err, "out of memory");
-	return 0;
-}
-
-static lc_rec *doc_push(lc_doc *d, lc_err *err)
-{
-	if (d->nrec == d->cap) {
-		uint32_t cap = d->cap ? 2 * d->cap : 4;
-		lc_rec *r = realloc(d->rec, cap * sizeof *r);
-		if (!r) {
-			lc_fail(err, "out of memory");
-			return NULL;
-		}
-		d->rec = r;
-		d->cap = cap;
-	}
-	memset(&d->rec[d->nrec], 0, sizeof d->rec[0]);
-	return &d->rec[d->nrec++];
-}
-
-lc_tensor *doc_add_tensor(lc_doc *d, const char *name, enum lc_dtype dtype,
-                          uint32_t rank, const uint64_t *dims, lc_err *err)
-{
-	lc_tensor t;
-
-	if (tensor_init(&t, name, dtype, rank, dims, err) < 0)
-		return NULL;
-	if (doc_take_tensor(d, &t, err) < 0) {
-		tensor_free(&t);
-		return NULL;
-	}
-	return &d->rec[d->nrec - 1].t;
-}
-
-int doc_take_tensor(lc_doc *d, lc_tensor *t, lc_err *err)
-{
-	lc_rec *r = doc_push(d, err);
-
-	if (!r)
-		return -1;
-	r->kind = LC_REC_TENSOR;
-	r->t = *t;
-	memset(t, 0, sizeof *t);
-	return 0;
-}
-
-lc_tensor *doc_find(const lc_doc *d, const char *name)
-{
-	for (uint32_t i = 0; i < d->nrec; i++)
-		if (d->rec[i].kind == LC_REC_TENSOR && strcmp(d->rec[i].t.name, name) == 0)
-			return &d->rec[i].t;
-	return NULL;
-}
-
-uint32_t doc_count(const lc_doc *d, const char *name)
-{
-	uint32_t n = 0;
-
-	for (uint32_t i = 0; i < d->nrec; i++)
-		n += d->rec[i].kind == LC_REC_TENSOR && strcmp(d->rec[i].t.name, name) == 0;
-	return n;
-}
-
-void doc_free(lc_doc *d)
-{
-	for (uint32_t i = 0; i < d->nrec; i++) {
-		tensor_free(&d->rec[i].t);
-		free(d->rec[i].body);
-	}
-	free(d->rec);
-	free(d->name);
-	meta_free(&d->meta);
-	memset(d, 0, sizeof *d);
 }
 
 /* ---------- reading ---------- */
@@ -617,7 +356,8 @@ static int read_tensor(lc_reader *r, const struct rhdr *h, lc_tensor *t, lc_err 
 	for (uint32_t i = 0; i < t->rank; i++)
 		t->dims[i] = get64(fixed + 16 + 8 * i);
 	t->dtype = dtype;
-	if (shape_bytes(dtype, t->rank, t->dims, &numel, &nbytes) < 0 || nbytes != h->len - data_off)
+	if (tensor_shape_bytes(dtype, t->rank, t->dims, &numel, &nbytes) < 0 ||
+	    nbytes != h->len - data_off)
 		return rfail(r, err, "tensor shape does not match its record length");
 	crc = lc_crc32c(0, fixed, fixlen);
 	if (rd_alloc(r, data_off - fixlen, &var, err) < 0)
@@ -826,172 +566,6 @@ fail:
 	return -1;
 }
 
-int stream_each_file(FILE *f, const char *label, int (*fn)(lc_doc *d, void *ctx, lc_err *err),
-                     void *ctx, lc_err *err)
-{
-	lc_reader *r;
-	lc_doc d = {0};
-	int rc;
-
-	if (!(r = stream_reader_new(f, label, err)))
-		return -1;
-	while ((rc = stream_read_doc(r, &d, err)) > 0)
-		if (fn(&d, ctx, err) < 0) {
-			lc_prefix(err, "%s: document \"%s\"", label, d.name ? d.name : "");
-			rc = -1;
-			break;
-		}
-	doc_free(&d);
-	stream_reader_free(r);
-	return rc < 0 ? -1 : 0;
-}
-
-static int each_file(const char *path, int (*fn)(lc_doc *d, void *ctx, lc_err *err),
-                     void *ctx, lc_err *err)
-{
-	int is_stdin = !path || strcmp(path, "-") == 0, rc;
-	FILE *f = is_stdin ? stdin : fopen(path, "rb");
-
-	if (!f)
-		return lc_fail(err, "%s: %s", path, strerror(errno));
-	rc = stream_each_file(f, is_stdin ? "stdin" : path, fn, ctx, err);
-	if (!is_stdin)
-		fclose(f);
-	return rc;
-}
-
-int stream_each(int n, char *const *paths, int (*fn)(lc_doc *d, void *ctx, lc_err *err),
-                void *ctx, lc_err *err)
-{
-	if (n == 0)
-		return each_file("-", fn, ctx, err);
-	for (int i = 0; i < n; i++)
-		if (each_file(paths[i], fn, ctx, err) < 0)
-			return -1;
-	return 0;
-}
-
-/* ------------------------------------------------------------- batches */
-
-typedef struct batcher {
-	lc_doc *docs;
-	const char **labels;
-	int n, max;
-	uint64_t bytes, max_bytes;
-	int (*fn)(lc_doc *docs, int ndoc, void *ctx, int *bad, lc_err *err);
-	void *ctx;
-} batcher;
-
-static uint64_t doc_bytes(const lc_doc *d)
-{
-	uint64_t b = 0;
-
-	for (uint32_t i = 0; i < d->nrec; i++)
-		b += d->rec[i].kind == LC_REC_TENSOR ? d->rec[i].t.nbytes : d->rec[i].body_len;
-	return b;
-}
-
-static int batch_flush(batcher *b, lc_err *err)
-{
-	int bad = -1, rc = 0;
-
-	if (b->n && b->fn(b->docs, b->n, b->ctx, &bad, err) < 0) {
-		if (bad >= 0 && bad < b->n)
-			lc_prefix(err, "%s: document \"%s\"", b->labels[bad],
-			          b->docs[bad].name ? b->docs[bad].name : "");
-		rc = -1;
-	}
-	for (int i = 0; i < b->n; i++)
-		doc_free(&b->docs[i]);
-	b->n = 0;
-	b->bytes = 0;
-	return rc;
-}
-
-static int batch_file(batcher *b, const char *path, lc_err *err)
-{
-	int is_stdin = !path || strcmp(path, "-") == 0, rc = 0;
-	const char *label = is_stdin ? "stdin" : path;
-	FILE *f = is_stdin ? stdin : fopen(path, "rb");
-	lc_reader *r;
-
-	if (!f)
-		return lc_fail(err, "%s: %s", path, strerror(errno));
-	if (!(r = stream_reader_new(f, label, err))) {
-		rc = -1;
-		goto out;
-	}
-	for (;;) {
-		int got = stream_read_doc(r, &b->docs[b->n], err);
-		if (got <= 0) {
-			doc_free(&b->docs[b->n]);
-			rc = got < 0 ? -1 : 0;
-			break;
-		}
-		uint64_t db = doc_bytes(&b->docs[b->n]);
-		if (b->n > 0 && b->bytes + db > b->max_bytes) {
-			/* it would go over: the batch so far first, then it starts
-			 * the next one (alone, if it is over the limit by itself) */
-			lc_doc d = b->docs[b->n];
-			memset(&b->docs[b->n], 0, sizeof d);
-			if (batch_flush(b, err) < 0) {
-				doc_free(&d);
-				rc = -1;
-				break;
-			}
-			b->docs[0] = d;
-		}
-		b->labels[b->n] = label;
-		b->bytes += db;
-		if ((++b->n == b->max || b->bytes >= b->max_bytes) && batch_flush(b, err) < 0) {
-			rc = -1;
-			break;
-		}
-	}
-	stream_reader_free(r);
-out:
-	if (!is_stdin)
-		fclose(f);
-	return rc;
-}
-
-int stream_each_batch(int n, char *const *paths, int max_docs, uint64_t max_bytes,
-                      int (*fn)(lc_doc *docs, int ndoc, void *ctx, int *bad, lc_err *err),
-                      void *ctx, lc_err *err)
-{
-	batcher b = { 0 };
-	int rc = 0;
-
-	if (max_docs < 1 || max_docs > (1 << 20))
-		return lc_fail(err, "a batch of %d documents", max_docs);
-	b.docs = calloc((size_t)max_docs, sizeof *b.docs);
-	b.labels = calloc((size_t)max_docs, sizeof *b.labels);
-	if (!b.docs || !b.labels) {
-		free(b.docs);
-		free(b.labels);
-		return lc_fail(err, "out of memory for a batch of %d documents", max_docs);
-	}
-	b.max = max_docs;
-	b.max_bytes = max_bytes;
-	b.fn = fn;
-	b.ctx = ctx;
-	/* a batch may span files: the labels are the paths, which outlive it */
-	for (int i = 0; i < (n ? n : 1) && rc == 0; i++)
-		rc = batch_file(&b, n ? paths[i] : "-", err);
-	if (rc == 0) {
-		rc = batch_flush(&b, err);
-	} else {
-		/* a reading error: the documents before it are not lost, and
-		 * their own failure, if any, comes first */
-		lc_err first;
-		if (batch_flush(&b, &first) < 0)
-			*err = first;
-	}
-	free(b.docs);
-	free(b.labels);
-	return rc;
-}
-
 int stream_sniff(const void *buf, size_t len)
 {
 	const uint8_t *b = buf;
@@ -1108,7 +682,7 @@ int stream_write_tensor(lc_writer *w, const lc_tensor *t, lc_err *err)
 	if (!w->in_doc)
 		return lc_fail(err, "tensor '%s' written outside a document", t->name);
 	if (!lc_dtype_size(t->dtype) || t->rank > LC_MAX_RANK || nl > LC_MAX_NAME || ml > LC_MAX_META ||
-	    shape_bytes(t->dtype, t->rank, t->dims, &numel, &nbytes) < 0 || nbytes != t->nbytes)
+	    tensor_shape_bytes(t->dtype, t->rank, t->dims, &numel, &nbytes) < 0 || nbytes != t->nbytes)
 		return lc_fail(err, "tensor '%.100s': bad dtype, shape or size", t->name);
 	data_off = fixlen + nl + ml;
 	data_off += pad8(data_off);
