@@ -64,7 +64,8 @@ static int write_state(trainer *t, const char *path, lc_err *err)
 	    json_object_set_new(j, "data_crc32c", json_string(crc)) < 0 ||
 	    json_object_set_new(j, "batch_tokens", json_integer((json_int_t)t->o.batch_tokens)) < 0 ||
 	    json_object_set_new(j, "dropout", json_real(t->o.dropout)) < 0 ||
-	    json_object_set_new(j, "clip", json_real(t->o.clip)) < 0) {
+	    json_object_set_new(j, "clip", json_real(t->o.clip)) < 0 ||
+	    json_object_set_new(j, "weight_decay", json_real(t->o.adam.weight_decay)) < 0) {
 		json_decref(j);
 		return lc_fail(err, "out of memory");
 	}
@@ -396,7 +397,8 @@ int train_state_check(const char *dir, const train_opts *now, char *diff, size_t
 	json_t *j, *v;
 	json_error_t je;
 	int count = 0;
-	static const char *const reals[] = { "lr", "dropout", "clip" };
+	static const char *const reals[] = { "lr", "dropout", "clip", "weight_decay" };
+	static const char *const flags[] = { "--lr", "--dropout", "--clip", "--weight-decay" };
 
 	diff[0] = 0;
 	snprintf(path, sizeof path, "%s/trainer_state.json", dir);
@@ -422,12 +424,13 @@ int train_state_check(const char *dir, const train_opts *now, char *diff, size_t
 	}
 	count += diff_int(j, "batch_tokens", now->batch_tokens, "--batch-tokens", diff, n);
 	for (size_t k = 0; k < sizeof reals / sizeof *reals; k++) {
-		double x = k == 0 ? now->lr : k == 1 ? now->dropout : now->clip;
+		double x = k == 0 ? now->lr : k == 1 ? now->dropout : k == 2 ? now->clip
+		         : now->adam.weight_decay;
 		if ((v = json_object_get(j, reals[k])) && json_is_number(v) &&
 		    json_number_value(v) != x) {
 			snprintf(a, sizeof a, "%g", json_number_value(v));
 			snprintf(b, sizeof b, "%g", x);
-			note_diff(diff, n, k == 0 ? "--lr" : k == 1 ? "--dropout" : "--clip", a, b);
+			note_diff(diff, n, flags[k], a, b);
 			count++;
 		}
 	}

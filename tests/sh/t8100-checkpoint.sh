@@ -75,6 +75,9 @@ grep -q 'was trained with other data or options: --lr 0.001 -> 0.5' "$T/err"
 _res $? "is refused, saying what changed"
 fails 1 "resuming with another --batch-tokens" train "$T/re" --steps 3 --batch-tokens 400
 grep -q -- '--batch-tokens 500 -> 400' "$T/err"; _res $? "says so"
+# the weight decay was neither recorded nor checked: a resume applied another one silently
+fails 1 "resuming with another --weight-decay" train "$T/re" --steps 3 --weight-decay 0.5
+grep -q -- '--weight-decay 0.01 -> 0.5' "$T/err"; _res $? "says so"
 awk 'NF && !/^CHAPTER|^THE BOOK/ { printf "%s%s", $0, (++n % 5 ? " " : "\n\n") }' \
 	"${LC_SHARE:-share}/samples/sample.txt" | lc-cat -i text -d blank |
 	lc-gsg-split -r 0.3 -m "$SPM" >"$T/other.lc" 2>/dev/null
