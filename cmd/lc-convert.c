@@ -176,6 +176,8 @@ int main(int argc, char **argv)
 			lsg_only = "--set";
 			if (o.nset >= (int)(sizeof o.set / sizeof *o.set))
 				cli_usage_error("at most %d --set options", (int)(sizeof o.set / sizeof *o.set));
+			if (lsg_set_check(optarg, &err) < 0)
+				cli_usage_error("%s", err.msg);
 			o.set[o.nset++] = optarg;
 			break;
 		case OPT_NAME: o.name = ls.name = td.name = optarg; break;

@@ -38,6 +38,33 @@ static int set_int(json_t *root, const char *key, int v, int def, int keep)
 	return json_object_set_new(root, key, json_integer(v < 0 ? def : v));
 }
 
+/* A --set "KEY=JSON": key (below LSG_SET_KEY bytes) and *v, or -1 and err. */
+static int parse_set(const char *kv, char *key, json_t **v, lc_err *err)
+{
+	const char *eq = strchr(kv, '=');
+	json_error_t je;
+
+	if (!eq || eq == kv || (size_t)(eq - kv) >= LSG_SET_KEY)
+		return lc_fail(err, "--set %s: expected KEY=VALUE (VALUE in JSON)", kv);
+	memcpy(key, kv, (size_t)(eq - kv));
+	key[eq - kv] = 0;
+	if (!(*v = json_loads(eq + 1, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je)))
+		return lc_fail(err, "--set %s: the value is not JSON (%s); a string needs quotes", key,
+		               je.text);
+	return 0;
+}
+
+int lsg_set_check(const char *kv, lc_err *err)
+{
+	char key[LSG_SET_KEY];
+	json_t *v;
+
+	if (parse_set(kv, key, &v, err) < 0)
+		return -1;
+	json_decref(v);
+	return 0;
+}
+
 /* The LSG config.json: the source's keys, then the converter's. */
 static json_t *new_config(const convdir *cv, int is_lsg, const lsgconv_opts *o, lc_err *err)
 {
@@ -73,21 +100,10 @@ static json_t *new_config(const convdir *cv, int is_lsg, const lsgconv_opts *o, 
 		if (!json_object_get(root, bools[i][0]))
 			json_object_set_new(root, bools[i][0], json_boolean(bools[i][1][0] == '1'));
 	for (int i = 0; i < o->nset; i++) {
-		const char *eq = strchr(o->set[i], '=');
-		char key[128];
-		json_error_t je;
+		char key[LSG_SET_KEY];
 		json_t *v;
-		if (!eq || eq == o->set[i] || (size_t)(eq - o->set[i]) >= sizeof key) {
+		if (parse_set(o->set[i], key, &v, err) < 0) {
 			json_decref(root);
-			lc_fail(err, "--set %s: expected KEY=VALUE", o->set[i]);
-			return NULL;
-		}
-		memcpy(key, o->set[i], (size_t)(eq - o->set[i]));
-		key[eq - o->set[i]] = 0;
-		if (!(v = json_loads(eq + 1, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je))) {
-			json_decref(root);
-			lc_fail(err, "--set %s: the value is not JSON (%s); a string needs quotes", key,
-			        je.text);
 			return NULL;
 		}
 		json_object_set_new(root, key, v);

@@ -46,6 +46,11 @@ typedef struct lsgconv_opts {
 
 void lsgconv_opts_default(lsgconv_opts *o);
 
+/* A --set "KEY=JSON value" well formed (KEY 1 to LSG_SET_KEY - 1 bytes, the
+ * value JSON); -1 and err if not. */
+#define LSG_SET_KEY 128
+int lsg_set_check(const char *kv, lc_err *err);
+
 /* Converts the model directory src into a new directory dst (which must
  * not exist; it appears whole or not at all). */
 int lsg_convert(const char *src, const char *dst, const lsgconv_opts *o, lc_err *err);

@@ -125,8 +125,13 @@ fails 1 "block_size not divisible by sparsity_factor" lc-convert -q --block-size
 grep -q 'block_size is not divisible by sparsity_factor' err; _res $? "says so"
 fails 1 "num_global_tokens 0" lc-convert -q --set num_global_tokens=0 "$B" x
 grep -q 'num_global_tokens 0 is outside 1..512' err; _res $? "says so"
-fails 1 "--set with a bare word" lc-convert -q --set sparsity_type=norm "$B" x
+# a malformed --set is a usage error (exit 2, as every other bad option
+# value), found before anything is read
+fails 2 "--set with a bare word" lc-convert -q --set sparsity_type=norm "$B" x
 grep -q 'not JSON' err; _res $? "says the value must be JSON"
+for kv in bad =1 'x={'; do
+	fails 2 "--set $kv" lc-convert -q --set "$kv" "$B" x
+done
 is "nothing written by the failures" "$(ls -d x x.tmp-* 2>/dev/null)" ""
 mkdir notok
 cp "$B/config.json" "$B/model.safetensors" notok/
