@@ -533,7 +533,7 @@ int summ_tokenizer(const summ_opts *o, const char *topt, const char *mdir, lc_to
 	char why[sizeof err->msg];
 	int none;
 
-	if ((*tok = tok_open_model(topt, mdir, &none, err)))
+	if ((*tok = tok_open_model(topt, "-t", mdir, &none, err)))
 		return 0;
 	if (!none)
 		return -1;

@@ -208,31 +208,40 @@ static lc_tokenizer *open_path(const char *path, const char *what, lc_err *err)
 	return load_spm(path, err);
 }
 
-lc_tokenizer *tok_open_model(const char *opt, const char *dir, int *none, lc_err *err)
+lc_tokenizer *tok_open_model(const char *opt, const char *flag, const char *dir, int *none,
+                             lc_err *err)
 {
 	lc_tokenizer *t;
 
 	*none = 0;
 	if (opt)
-		return tok_open(opt, err);
+		return tok_open_as(opt, flag, err);
 	if ((t = tok_open_dir(dir, none, err)) || !*none)
 		return t;
-	return tok_open(NULL, err);     /* *none stays 1: err says why there is none */
+	return tok_open_as(NULL, flag, err);     /* *none stays 1: err says why there is none */
+}
+
+lc_tokenizer *tok_open_as(const char *opt, const char *flag, lc_err *err)
+{
+	const char *env;
+	char tmp[4096], why[256], from_opt[64];
+	enum share_from from;
+
+	if (opt && *opt) {
+		snprintf(from_opt, sizeof from_opt, "from %s", flag);
+		return open_path(opt, from_opt, err);
+	}
+	if ((env = getenv("LC_TOKENIZER")) && *env)
+		return open_path(env, "from $LC_TOKENIZER", err);
+	share_path("spiece.model", tmp, sizeof tmp, &from);
+	snprintf(why, sizeof why, "the default, %s; use %s or $LC_TOKENIZER", share_from_name(from),
+	         flag);
+	return open_path(tmp, why, err);
 }
 
 lc_tokenizer *tok_open(const char *opt, lc_err *err)
 {
-	const char *env;
-	char tmp[4096], why[256];
-	enum share_from from;
-
-	if (opt && *opt)
-		return open_path(opt, "from -m", err);
-	if ((env = getenv("LC_TOKENIZER")) && *env)
-		return open_path(env, "from $LC_TOKENIZER", err);
-	share_path("spiece.model", tmp, sizeof tmp, &from);
-	snprintf(why, sizeof why, "the default, %s; use -m or $LC_TOKENIZER", share_from_name(from));
-	return open_path(tmp, why, err);
+	return tok_open_as(opt, "-m", err);
 }
 
 void tok_free(lc_tokenizer *t)

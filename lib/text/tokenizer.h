@@ -28,7 +28,9 @@ enum tok_kind { TOK_SPM = 1, TOK_BPE = 2 };
  * or vocab.bpe file, whose directory is read) if non-NULL, else $LC_TOKENIZER (the same forms), else the
  * share directory's spiece.model (base/share.h: $LC_SHARE, the build
  * tree's share/, the installed one). Messages name the file and where its
- * name came from. */
+ * name came from, the option that gave it named as flag ("-t"); tok_open's
+ * option is -m. */
+lc_tokenizer *tok_open_as(const char *opt, const char *flag, lc_err *err);
 lc_tokenizer *tok_open(const char *opt, lc_err *err);
 /* The tokenizer of model directory dir; NULL with *none set (and err
  * saying so) when dir holds no tokenizer files. When dir has a
@@ -36,11 +38,12 @@ lc_tokenizer *tok_open(const char *opt, lc_err *err);
  * the special tokens at the end of the table, like bart-large-cnn's
  * <mask>): else an error naming both. */
 lc_tokenizer *tok_open_dir(const char *dir, int *none, lc_err *err);
-/* The tokenizer for model directory dir: opt if given (as tok_open),
+/* The tokenizer for model directory dir: opt if given (as tok_open_as),
  * else dir's, else tok_open's defaults. NULL and err when it fails; with
  * *none set, the failure is that there is no tokenizer anywhere (rather
  * than a broken one). */
-lc_tokenizer *tok_open_model(const char *opt, const char *dir, int *none, lc_err *err);
+lc_tokenizer *tok_open_model(const char *opt, const char *flag, const char *dir, int *none,
+                             lc_err *err);
 void tok_free(lc_tokenizer *t);
 
 enum tok_kind tok_kind(const lc_tokenizer *t);

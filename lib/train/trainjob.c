@@ -418,7 +418,7 @@ static int start(struct run *r, lc_err *err)
 		/* opened once, for the fit below, the pairs' fingerprints and
 		 * --jsonl's texts; the model's own may fail to open where only
 		 * its files are copied */
-		if (!(r->tk = tok_open(r->tok, err)) && (j->tokenizer || j->jsonl))
+		if (!(r->tk = tok_open_as(r->tok, j->tokenizer ? "-t" : "-m", err)) && (j->tokenizer || j->jsonl))
 			return fail_source(j, j->tokenizer ? "-t/--tokenizer" : NULL, j->tokenizer);
 	}
 	/* one model's: a checkpoint with a tokenizer of more ids than rows

@@ -120,6 +120,18 @@ else
 	grep -q "$SHAREDIR/spiece.model (the default, the compiled-in SHAREDIR: " "$T/err"
 	_res $? "elsewhere: lc-tokenize names SHAREDIR/spiece.model and why"
 fi
+# the hint names each program's own tokenizer option (lc-decode's is -t:
+# it said -m, lc-decode's model option)
+mkdir -p "$T/notok"
+cp "$SRC/share/models/demo/config.json" "$SRC/share/models/demo/model.safetensors" "$T/notok/"
+printf '5 6 7\n' | "$BIN/lc-cat" -i ids | bare env LC_SHARE="$SRC/share" "$BIN/lc-encode" \
+	-m "$T/notok" >"$T/notok.lc"
+fails 1 "lc-decode -f text without a tokenizer anywhere" bare env LC_SHARE="$T/nowhere" \
+	"$BIN/lc-decode" -m "$T/notok" -f text "$T/notok.lc"
+grep -q 'use -t or \$LC_TOKENIZER' "$T/err"; _res $? "the hint names -t"
+fails 1 "lc-tokenize without a tokenizer anywhere" bare env LC_SHARE="$T/nowhere" \
+	"$BIN/lc-tokenize" "$SAMPLE"
+grep -q 'use -m or \$LC_TOKENIZER' "$T/err"; _res $? "the hint names -m"
 ok "elsewhere: LC_SHARE still works" bare env LC_SHARE="$SRC/share" "$T/else/lc-tokenize" "$SAMPLE"
 same "the same tokens" "$T/out" "$T/want.lc"
 done_testing
