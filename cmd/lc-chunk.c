@@ -217,8 +217,9 @@ int main(int argc, char **argv)
 				break;
 		}
 	}
-	if (o.join && chunk_join_finish(&j, &err) < 0)
-		cli_die(LC_EXIT_DATA, "%s", err.msg);
+	if (o.join && chunk_join_finish(&j, &err) < 0)   /* its pieces came from the last input */
+		cli_die(LC_EXIT_DATA, "%s: %s", argc > optind && strcmp(argv[argc - 1], "-") ?
+		        argv[argc - 1] : "stdin", err.msg);
 	chunk_joiner_free(&j);
 	if (stream_writer_close(w, &err) < 0)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);

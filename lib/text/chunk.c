@@ -412,8 +412,9 @@ int chunk_join_add(chunk_joiner *j, lc_doc *d, lc_doc *out, lc_err *err)
 int chunk_join_finish(chunk_joiner *j, lc_err *err)
 {
 	if (j->active)
-		return lc_fail(err, "\"%s\" ends after piece %" PRIu64 " of %" PRIu64,
-		               meta_get(&j->pend[0].meta, "parent"), j->next - 1, j->pieces);
+		return lc_fail(err, "document \"%s\": the input ends after piece %" PRIu64 " of %" PRIu64
+		               " of \"%s\"", j->pend[j->npend - 1].name, j->next - 1, j->pieces,
+		               meta_get(&j->pend[0].meta, "parent"));
 	return 0;
 }
 

@@ -106,7 +106,8 @@ void chunk_joiner_free(chunk_joiner *j);
  * the piece was kept, -1 on error (a missing, repeated or foreign piece).
  * d is left empty when it was taken. */
 int chunk_join_add(chunk_joiner *j, lc_doc *d, lc_doc *out, lc_err *err);
-/* At the end of input: an error if a parent is incomplete. */
+/* At the end of input: an error if a parent is incomplete, naming its
+ * last piece read (the caller prefixes the input it came from). */
 int chunk_join_finish(chunk_joiner *j, lc_err *err);
 
 #endif

@@ -74,6 +74,13 @@ fails 2 "no mode" lc-chunk
 fails 2 "two modes" lc-chunk -n 5 --join
 fails 2 "bad pattern" lc-chunk -p '('
 fails 1 "-n on text" sh -c "lc-cat -i text '$SHARE/samples/sample.txt' | lc-chunk -n 5"
+# a parent whose last pieces never come: the message has lc(7)'s form
+# (input, document, why); it named neither the input nor a document
+printf 'a b c d e\n' | lc-tokenize -d line | lc-chunk -n 4 >"$T/p2.lc"
+lc-cat -q --shard 2 -O "$T/half" "$T/p2.lc"
+fails 1 "--join of a parent's first piece alone" lc-chunk --join "$T/half.0.lc"
+grep -q "^lc-chunk: $T/half.0.lc: document \"stdin:1#1\": the input ends after piece 1 of 2 of \"stdin:1\"\$" "$T/err"
+_res $? "names the input and the document"
 # a pattern whose match the JIT's fixed stack cannot hold (a repeated
 # group over thousands of bytes) is matched by the interpreter: the same
 # cut as ever, not "JIT stack limit reached"
