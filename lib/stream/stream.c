@@ -345,8 +345,12 @@ static int read_tensor(lc_reader *r, const struct rhdr *h, lc_tensor *t, lc_err 
 	if (t->rank > LC_MAX_RANK)
 		return rfail(r, err, "tensor of rank %u (the limit is %d)", t->rank, LC_MAX_RANK);
 	fixlen = 16 + 8 * (uint64_t)t->rank;
+	if (fixed[2] || fixed[3])
+		return rfail(r, err, "tensor record with a non-zero reserved field");
 	if (name_len > LC_MAX_NAME || meta_len > LC_MAX_META)
-		return rfail(r, err, "tensor name or metadata above the limits");
+		return rfail(r, err, "tensor name of %llu bytes or metadata of %llu (the limits are %d "
+		             "and %u)", (unsigned long long)name_len, (unsigned long long)meta_len,
+		             LC_MAX_NAME, LC_MAX_META);
 	varlen = name_len + meta_len;
 	if (data_off & 7 || data_off < fixlen + varlen || data_off - fixlen - varlen >= 8 ||
 	    data_off > h->len)
@@ -412,7 +416,11 @@ static int parse_begin(lc_reader *r, const uint8_t *b, uint64_t len, lc_doc *d, 
 		return rfail(r, err, "document header of %llu bytes is too short", (unsigned long long)len);
 	nl = get32(b);
 	ml = get32(b + 4);
-	if (nl > LC_MAX_NAME || ml > LC_MAX_META || 8 + nl + ml != len)
+	if (nl > LC_MAX_NAME || ml > LC_MAX_META)
+		return rfail(r, err, "document name of %llu bytes or metadata of %llu (the limits are %d "
+		             "and %u)", (unsigned long long)nl, (unsigned long long)ml, LC_MAX_NAME,
+		             LC_MAX_META);
+	if (8 + nl + ml != len)
 		return rfail(r, err, "document header with an inconsistent layout");
 	if (has_nul(b + 8, nl))
 		return rfail(r, err, "document name with a NUL byte");
@@ -459,7 +467,12 @@ int stream_read_doc(lc_reader *r, lc_doc *d, lc_err *err)
 			if (h.len != 8 || rd_body(r, &h, &body, err) < 0)
 				return h.len != 8 ? rfail(r, err, "bad start record") : -1;
 			rc = get32(body);
-			free(body);
+			{
+				uint32_t zero = get32(body + 4);
+				free(body);
+				if (rc == VERSION && zero)
+					return rfail(r, err, "start record with a non-zero reserved field");
+			}
 			if (rc != VERSION)
 				return rfail(r, err, "stream format version %d (this reader knows %d)", rc, VERSION);
 			r->state = R_OUTSIDE;

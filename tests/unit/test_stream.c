@@ -554,6 +554,60 @@ static void test_nonfinite(void)
 	}
 }
 
+/* Fields the format says are zero are refused when they are not (they
+ * were read past and written back as zero: an ill-formed input passed on
+ * as valid), and a name or metadata over the limits says which limit. */
+static void test_reserved_and_limits(void)
+{
+	static uint8_t buf[2 * LC_MAX_NAME + 256];
+	uint8_t start[8] = {1}, bad_start[8] = {1, 0, 0, 0, 7}, zero8[8] = {0}, one8[8] = {1};
+	uint8_t begin[13] = {1, 0, 0, 0, 4, 0, 0, 0, 'd', 0, 0, 0, 0};
+	/* a rank-0 u8 tensor named "t": dtype, rank, the two zero bytes, name
+	 * length 1, metadata length 4, data offset 24; name, metadata, pad, data */
+	uint8_t tensor[25] = {LC_U8, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 24, 0, 0, 0, 't'};
+	static uint8_t longb[8 + LC_MAX_NAME + 1 + 4];
+	lc_err err;
+	size_t n;
+
+
+	n = raw_record(buf, LC_REC_START, 0, bad_start, 8);
+	n += raw_record(buf + n, LC_REC_EOS, 0, zero8, 8);
+	T_EQ_I(read_all(buf, n, NULL, 0, &err), -1);
+	T_OK(strstr(err.msg, "start record with a non-zero reserved field") != NULL, "%s", err.msg);
+
+	for (int bad = 0; bad < 3; bad++) {
+		lc_doc back[1];
+		tensor[2] = bad == 1;
+		tensor[3] = bad == 2;
+		n = raw_record(buf, LC_REC_START, 0, start, 8);
+		n += raw_record(buf + n, LC_REC_DOC_BEGIN, 0, begin, 13);
+		n += raw_record(buf + n, LC_REC_TENSOR, 0, tensor, 25);
+		n += raw_record(buf + n, LC_REC_DOC_END, 0, one8, 8);
+		n += raw_record(buf + n, LC_REC_EOS, 0, one8, 8);
+		if (bad == 0) {
+			T_OK(read_all(buf, n, back, 1, &err) == 1, "%s", err.msg);
+			doc_free(&back[0]);
+		} else {
+			T_EQ_I(read_all(buf, n, NULL, 0, &err), -1);
+			T_OK(strstr(err.msg, "tensor record with a non-zero reserved field") != NULL, "%s",
+			     err.msg);
+		}
+	}
+
+	/* a document name of LC_MAX_NAME + 1 bytes */
+	longb[0] = (uint8_t)(LC_MAX_NAME + 1);
+	longb[1] = (uint8_t)((LC_MAX_NAME + 1) >> 8);
+	longb[4] = 4;
+	memset(longb + 8, 'x', LC_MAX_NAME + 1);
+	n = raw_record(buf, LC_REC_START, 0, start, 8);
+	n += raw_record(buf + n, LC_REC_DOC_BEGIN, 0, longb, sizeof longb);
+	n += raw_record(buf + n, LC_REC_DOC_END, 0, zero8, 8);
+	n += raw_record(buf + n, LC_REC_EOS, 0, one8, 8);
+	T_EQ_I(read_all(buf, n, NULL, 0, &err), -1);
+	T_OK(strstr(err.msg, "document name of 4097 bytes or metadata of 4 (the limits are 4096 "
+	                     "and 16777216)") != NULL, "%s", err.msg);
+}
+
 /* A name over LC_MAX_NAME is refused, the message showing its start (the
  * callers, a tar member or a stream document, may not name it). */
 static void test_long_name(void)
@@ -611,6 +665,7 @@ int main(void)
 	T_RUN(test_concatenation);
 	T_RUN(test_batches);
 	T_RUN(test_unknown_records);
+	T_RUN(test_reserved_and_limits);
 	T_RUN(test_absurd_sizes);
 	T_RUN(test_nonfinite);
 	return t_done();
