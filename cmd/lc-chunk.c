@@ -147,7 +147,7 @@ int main(int argc, char **argv)
 		{0, 0, 0, 0},
 	};
 	struct opts o = {0};
-	int force = 0, c, modes;
+	int force = 0, c, modes, dgiven = 0;
 	chunk_pattern *re = NULL;
 	sentence_splitter *ss = NULL;
 	chunk_joiner j;
@@ -167,6 +167,7 @@ int main(int argc, char **argv)
 			if ((o.split = textin_split_parse(optarg)) < 0)
 				cli_usage_error("-d: unknown document mode '%s' (file, line, blank, nul)",
 				                optarg);
+			dgiven = 1;
 			break;
 		case 'J': o.join = 1; break;
 		case 'E': {
@@ -189,6 +190,8 @@ int main(int argc, char **argv)
 		cli_usage_error("give exactly one of -n, --sentences, -p and --join");
 	if (o.overlap && (o.pattern || o.join))
 		cli_usage_error("-o goes with -n or --sentences");
+	if (dgiven && (o.size || o.join))   /* token streams: no text to split */
+		cli_usage_error("-d goes with -p or --sentences (text input)");
 	if (o.ends && !o.size)
 		cli_usage_error("--ends goes with -n");
 	if (o.size && o.size <= o.head + o.tail)

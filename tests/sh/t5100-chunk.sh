@@ -72,6 +72,8 @@ fails 2 "--ends overlap too large" lc-chunk -n 5 -o 3 --ends 1,1
 fails 2 "overlap >= size" lc-chunk -n 5 -o 5
 fails 2 "no mode" lc-chunk
 fails 2 "two modes" lc-chunk -n 5 --join
+fails 2 "-d with -n (it was ignored)" lc-chunk -n 5 -d line
+fails 2 "-d with --join" lc-chunk --join -d line
 fails 2 "bad pattern" lc-chunk -p '('
 fails 1 "-n on text" sh -c "lc-cat -i text '$SHARE/samples/sample.txt' | lc-chunk -n 5"
 # a parent whose last pieces never come: the message has lc(7)'s form
