@@ -87,12 +87,16 @@ typedef struct lc_config {
 } lc_config;
 
 /* Generation settings a model directory asks for (generation_config.json,
- * else config.json), as transformers' GenerationConfig reads them; a
- * field is -1 (NAN for the doubles) when the files leave it unset. */
+ * else config.json, or config.json when generation_config.json says
+ * "_from_model_config": transformers then rebuilds it from config.json),
+ * as transformers' GenerationConfig reads them; a field is -1 (NAN for
+ * the doubles) when the files leave it unset. */
 typedef struct lc_gencfg {
 	int num_beams;
 	int max_new;                         /* max_new_tokens, else max_length - 1 */
-	int min_new;                         /* min_new_tokens, else min_length - 1 */
+	int min_new;                         /* min_new_tokens */
+	int min_length;                      /* min_length (counting the start token); both
+	                                      * minimums apply */
 	double length_penalty, repetition_penalty;
 	int no_repeat_ngram;
 	int early_stopping;                  /* 0 false, 1 true, 2 "never" */

@@ -128,7 +128,10 @@ static const char *ignored_key(const json_t *root)
 }
 
 /* transformers' GenerationConfig: generation_config.json when the directory
- * has one, else the same keys of config.json. */
+ * has one, else the same keys of config.json; config.json's also when
+ * generation_config.json was made from it ("_from_model_config": true), as
+ * generate() then rebuilds the settings from config.json (with a warning
+ * when they differ: someone edited config.json's). */
 static int read_generation(lc_model *m, lc_err *err)
 {
 	char path[4096], *src = m->gen_src;
@@ -138,7 +141,7 @@ static int read_generation(lc_model *m, lc_err *err)
 	int rc = -1, v;
 	double x;
 
-	g->num_beams = g->max_new = g->min_new = g->no_repeat_ngram = -1;
+	g->num_beams = g->max_new = g->min_new = g->min_length = g->no_repeat_ngram = -1;
 	g->early_stopping = g->forced_bos = g->forced_eos = g->eos = g->decoder_start = -1;
 	g->eos_more = 0;
 	g->ignored = NULL;
@@ -151,6 +154,16 @@ static int read_generation(lc_model *m, lc_err *err)
 		return 0;   /* a fairseq checkpoint's directory: none */
 	if (!(root = cfg_load(path, err)))
 		return -1;
+	if (json_is_true(json_object_get(root, "_from_model_config"))) {
+		char cpath[4096];
+		snprintf(cpath, sizeof cpath, "%s/config.json", m->dir);
+		if (file_exists(cpath)) {
+			json_decref(root);
+			snprintf(path, sizeof path, "%s", cpath);
+			if (!(root = cfg_load(path, err)))
+				return -1;
+		}
+	}
 	snprintf(src, sizeof m->gen_src, "%s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
 #define INT(key, lo, hi, field) do { if (cfg_int(root, key, CFG_UNSET, lo, hi, &v, path, err) < 0) goto out; \
 	if (v != CFG_UNSET) { field = v; g->source = src; } } while (0)
@@ -161,9 +174,7 @@ static int read_generation(lc_model *m, lc_err *err)
 	if (v != CFG_UNSET)
 		g->max_new = v - 1;
 	INT("max_new_tokens", 1, 1 << 24, g->max_new);
-	INT("min_length", 0, 1 << 24, v);
-	if (v != CFG_UNSET)
-		g->min_new = v > 0 ? v - 1 : 0;
+	INT("min_length", 0, 1 << 24, g->min_length);
 	INT("min_new_tokens", 0, 1 << 24, g->min_new);
 	INT("no_repeat_ngram_size", 0, 1 << 20, g->no_repeat_ngram);
 	INT("forced_bos_token_id", 0, INT32_MAX, g->forced_bos);

@@ -106,6 +106,14 @@ out:
 	return rc;
 }
 
+/* transformers' two processors: eos is forbidden while fewer than
+ * min_new_tokens new tokens or, the start token counted, min_length tokens */
+static int min_new(const gen_settings *g)
+{
+	int by_length = g->min_length > 1 ? g->min_length - 1 : 0;
+	return g->min_new_tokens > by_length ? g->min_new_tokens : by_length;
+}
+
 int gen_settings_init(gen_settings *g, const lc_model *m, lc_err *err)
 {
 	const lc_config *c = model_config(m);
@@ -114,6 +122,8 @@ int gen_settings_init(gen_settings *g, const lc_model *m, lc_err *err)
 
 	search_opts_default(&g->o);
 	g->o.max_new = 256;
+	g->min_new_tokens = g->o.min_new;
+	g->min_length = 0;
 	for (int k = 0; k < GEN_NKEYS; k++)
 		g->src[k] = "lc default";
 	g->o.vocab = c->vocab_size;
@@ -129,7 +139,15 @@ int gen_settings_init(gen_settings *g, const lc_model *m, lc_err *err)
 #define SET(cond, field, value, key) do { if (cond) { g->o.field = value; g->src[key] = src; } } while (0)
 	SET(f->num_beams >= 1, num_beams, f->num_beams, GEN_BEAMS);
 	SET(f->max_new >= 1, max_new, f->max_new, GEN_MAX_NEW);
-	SET(f->min_new >= 0, min_new, f->min_new, GEN_MIN_NEW);
+	if (f->min_new >= 0) {
+		g->min_new_tokens = f->min_new;
+		g->src[GEN_MIN_NEW] = src;
+	}
+	if (f->min_length >= 0) {
+		g->min_length = f->min_length;
+		g->src[GEN_MIN_LENGTH] = src;
+	}
+	g->o.min_new = min_new(g);
 	SET(!isnan(f->length_penalty), length_penalty, f->length_penalty, GEN_LENGTH_PENALTY);
 	SET(f->no_repeat_ngram >= 0, no_repeat_ngram, f->no_repeat_ngram, GEN_NO_REPEAT_NGRAM);
 	SET(!isnan(f->repetition_penalty), repetition_penalty, f->repetition_penalty,
@@ -153,7 +171,6 @@ void gen_settings_override(gen_settings *g, const search_opts *cl, const int giv
 #define SET(key, field) do { if (given[key]) { o->field = cl->field; gen_settings_cli(g, key); } } while (0)
 	SET(GEN_BEAMS, num_beams);
 	SET(GEN_MAX_NEW, max_new);
-	SET(GEN_MIN_NEW, min_new);
 	SET(GEN_LENGTH_PENALTY, length_penalty);
 	SET(GEN_NO_REPEAT_NGRAM, no_repeat_ngram);
 	SET(GEN_REPETITION_PENALTY, repetition_penalty);
@@ -171,6 +188,11 @@ void gen_settings_override(gen_settings *g, const search_opts *cl, const int giv
 		o->max_new = cl->max_new;
 		gen_settings_cli(g, GEN_MAX_NEW);
 	}
+	if (given[GEN_MIN_NEW]) {
+		g->min_new_tokens = cl->min_new;
+		gen_settings_cli(g, GEN_MIN_NEW);
+	}
+	o->min_new = min_new(g);
 }
 
 void gen_settings_print(const gen_settings *g, FILE *f)
@@ -180,7 +202,8 @@ void gen_settings_print(const gen_settings *g, FILE *f)
 	fprintf(f, "num_beams\t%d\t%s\n", o->num_beams, g->src[GEN_BEAMS]);
 	fprintf(f, "max_new_tokens\t%d\t%s\n", o->max_new, g->src[GEN_MAX_NEW]);
 	fprintf(f, "max_length\t%d\t%s\n", o->max_new + 1, g->src[GEN_MAX_NEW]);
-	fprintf(f, "min_new_tokens\t%d\t%s\n", o->min_new, g->src[GEN_MIN_NEW]);
+	fprintf(f, "min_new_tokens\t%d\t%s\n", g->min_new_tokens, g->src[GEN_MIN_NEW]);
+	fprintf(f, "min_length\t%d\t%s\n", g->min_length, g->src[GEN_MIN_LENGTH]);
 	fprintf(f, "length_penalty\t%g\t%s\n", o->length_penalty, g->src[GEN_LENGTH_PENALTY]);
 	fprintf(f, "no_repeat_ngram_size\t%d\t%s\n", o->no_repeat_ngram, g->src[GEN_NO_REPEAT_NGRAM]);
 	fprintf(f, "repetition_penalty\t%g\t%s\n", o->repetition_penalty,

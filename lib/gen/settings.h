@@ -2,8 +2,9 @@
  * settings: the generation settings in force for a model, and where each
  * came from. lc's defaults (transformers' GenerationConfig defaults, but
  * 256 new tokens at most, not 19) are overridden by what the model's
- * generation_config.json says, or config.json when there is none (as
- * transformers reads them; the keys of search.h's options, plus
+ * generation_config.json says, or config.json when there is none or
+ * when generation_config.json was made from it (arch/arch.h's lc_gencfg;
+ * as transformers reads them; the keys of search.h's options, plus
  * do_sample, temperature, top_k, top_p and num_return_sequences), which
  * the command line overrides in turn. The decoder start and eos come
  * from generation_config.json when it has them (transformers generates
@@ -13,7 +14,10 @@
  * counts in max_length); where one source gives both, max_new_tokens
  * wins, as in transformers; a later source's either one replaces an
  * earlier source's (a command-line max_length beats the file's
- * max_new_tokens).
+ * max_new_tokens). The two minimums both apply, as transformers' two
+ * processors do: eos is forbidden before max(min_length - 1,
+ * min_new_tokens) new tokens, each from the last source that gives it
+ * (the command line's --min-new is min_new_tokens).
  */
 #ifndef LC_SETTINGS_H
 #define LC_SETTINGS_H
@@ -29,12 +33,16 @@ enum gen_key {
 	GEN_REPETITION_PENALTY, GEN_EARLY_STOPPING, GEN_FORCED_BOS, GEN_FORCED_EOS,
 	GEN_DO_SAMPLE, GEN_TEMPERATURE, GEN_TOP_K, GEN_TOP_P, GEN_NUM_RETURN, GEN_SEED,
 	GEN_START, GEN_EOS,         /* from the model only */
+	GEN_MIN_LENGTH,             /* from the model only: min_length */
 	GEN_MAX_LENGTH,             /* given[] only: cl->max_new holds max_length - 1 */
 	GEN_NKEYS
 };
 
 typedef struct gen_settings {
-	search_opts o;              /* o.seed: the user's seed (search_seed makes each search's) */
+	search_opts o;              /* o.seed: the user's seed (search_seed makes each search's);
+	                             * o.min_new: the larger of the two below */
+	int min_new_tokens;         /* transformers' min_new_tokens */
+	int min_length;             /* its min_length (the start token counted) */
 	const char *src[GEN_NKEYS]; /* "lc default", the model's file, "command line", ... */
 } gen_settings;
 

@@ -156,6 +156,54 @@ else
 	skip "the N best beams" "no tests/data/sampling or lc-encode"
 fi
 
+# --- where the settings come from = generate() on edited model files
+# (tests/data/sampling/genfiles.txt, tests/gen/genfiles_ref.py): min_length
+# and min_new_tokens both apply (lc kept only the last one given, the
+# command line's --min-new replacing the file's min_length), and a
+# generation_config.json made from config.json ("_from_model_config")
+# gives way to config.json's keys, as generate() rebuilds it from them
+if [ -f "$DATA/sampling/genfiles.txt" ] && need lc-encode; then
+	gen='"bos_token_id": 0, "decoder_start_token_id": 2, "forced_bos_token_id": 0,
+	  "pad_token_id": 1, "max_new_tokens": 24, "transformers_version": "4.36.2"'
+	for c in minboth minlen_cli minnew_big mincli_big frommodel frommodel_beams; do
+		GD=$T/gf/$c
+		mkdir -p "$GD"
+		cp "$B/config.json" "$B/model.safetensors" "$B/vocab.json" "$B/merges.txt" \
+			"$B/generation_config.json" "$GD/"
+		cli=""
+		case $c in
+		minboth) printf '{%s, "eos_token_id": 744, "min_length": 8, "min_new_tokens": 2}\n' \
+			"$gen" >"$GD/generation_config.json" ;;
+		minlen_cli) printf '{%s, "eos_token_id": 744, "min_length": 8}\n' "$gen" \
+			>"$GD/generation_config.json"; cli="--min-new 2" ;;
+		minnew_big) printf '{%s, "eos_token_id": 744, "min_length": 3, "min_new_tokens": 6}\n' \
+			"$gen" >"$GD/generation_config.json" ;;
+		mincli_big) printf '{%s, "eos_token_id": 744, "min_length": 8}\n' "$gen" \
+			>"$GD/generation_config.json"; cli="--min-new 12" ;;
+		frommodel) sed '0,/{/s//{"no_repeat_ngram_size": 2, "max_length": 17,/' \
+			"$B/config.json" >"$GD/config.json" ;;
+		frommodel_beams) sed '0,/{/s//{"max_length": 17,/' "$B/config.json" >"$GD/config.json"
+			sed '0,/{/s//{"num_beams": 4,/' "$B/generation_config.json" \
+				>"$GD/generation_config.json" ;;
+		esac
+		for L in len0007 len0100; do
+			grep "^$c $L : " "$DATA/sampling/genfiles.txt" | sed 's/^[^:]*: //' >"$T/want"
+			lc-decode -q -m "$GD" -f ids $cli "$T/$L.h" >"$T/got" 2>"$T/err"
+			same "$c $L: generate()'s ids" "$T/got" "$T/want"
+		done
+	done
+	lc-decode -m "$T/gf/minlen_cli" --min-new 2 --info >"$T/out"
+	grep -q '^min_new_tokens	2	command line$' "$T/out" &&
+		grep -q '^min_length	8	generation_config.json$' "$T/out"
+	_res $? "--info shows both minimums and their sources"
+	lc-decode -m "$T/gf/frommodel_beams" --info >"$T/out"
+	grep -q '^num_beams	1	lc default$' "$T/out" &&
+		grep -q '^max_new_tokens	16	config.json$' "$T/out"
+	_res $? "--info: the settings are config.json's"
+else
+	skip "the settings' files" "no tests/data/sampling or lc-encode"
+fi
+
 # --- sampling: a seed reproduces, whatever -j and the other documents
 S="-q -m $M -f ids --max-new 24 --sample --top-k 0"
 ok "sampling, -j 1" sh -c "lc-decode $S --seed 5 -j 1 '$H' >'$T/j1'"

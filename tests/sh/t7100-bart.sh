@@ -84,14 +84,16 @@ fails 1 "random weights over a model" lc-encode -m "$D" --random-weights --seed 
 grep -q 'model.safetensors exists: --random-weights writes a new model, never over one' "$T/err"
 _res $? "refused, saying so"
 cksum "$D/model.safetensors" | cmp -s - "$T/rw.sum"; _res $? "the model untouched"
+# its generation_config.json was made from config.json ("_from_model_config"):
+# generate() rebuilds the settings from config.json, and so does lc
 ok "--info" lc-decode -m "$D" --info
-grep -q '^num_beams	4	generation_config.json$' "$T/out" &&
-	grep -q '^max_new_tokens	141	generation_config.json$' "$T/out" &&
-	grep -q '^min_new_tokens	55	generation_config.json$' "$T/out" &&
-	grep -q '^length_penalty	2	generation_config.json$' "$T/out" &&
-	grep -q '^no_repeat_ngram_size	3	generation_config.json$' "$T/out" &&
-	grep -q '^forced_bos_token_id	0	generation_config.json$' "$T/out"
-_res $? "--info: bart-large-cnn's settings, from generation_config.json"
+grep -q '^num_beams	4	config.json$' "$T/out" &&
+	grep -q '^max_new_tokens	141	config.json$' "$T/out" &&
+	grep -q '^min_length	56	config.json$' "$T/out" &&
+	grep -q '^length_penalty	2	config.json$' "$T/out" &&
+	grep -q '^no_repeat_ngram_size	3	config.json$' "$T/out" &&
+	grep -q '^forced_bos_token_id	0	config.json$' "$T/out"
+_res $? "--info: bart-large-cnn's settings, from config.json"
 ok "--info: the command line wins" lc-decode -m "$D" --info -b 2 --max-new 20
 grep -q '^num_beams	2	command line$' "$T/out" && grep -q '^max_new_tokens	20	command line$' "$T/out"
 _res $? "and says so"

@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+"""Goldens for where generate() takes its settings from a model directory:
+Hugging Face transformers 4.36.2's model.generate() with no generation
+argument (or one, as lc-decode's command line gives it) on copies of the
+oracle's tiny BART (tests/data/bart/tiny_bart, float32, CPU, one thread)
+whose generation_config.json and config.json are edited as each case says.
+
+Cases (generation_config.json written whole, config.json edited):
+  minboth    min_length 8 and min_new_tokens 2 (eos 744, a token the model
+             likes, so that the minimums matter): both processors apply
+  minlen_cli min_length 8 in the file, generate(min_new_tokens=2): the file's
+             min_length still applies (lc-decode --min-new 2)
+  minnew_big min_length 3 and min_new_tokens 6 in the file
+  mincli_big min_length 8 in the file, generate(min_new_tokens=12)
+  frommodel  the file says "_from_model_config": true (tiny BART's own) and
+             config.json has no_repeat_ngram_size 2 and max_length 17:
+             generate() rebuilds its settings from config.json
+  frommodel_beams  "_from_model_config": true with num_beams 4 in the file
+             only: config.json's (none: 1 beam) wins
+
+usage: PYTHONPATH=<transformers 4.36.2 and torch> genfiles_ref.py \
+           tests/data/bart/tiny_bart DIR > tests/data/sampling/genfiles.txt
+DIR: a scratch directory for the edited copies (the test makes the same).
+
+Output lines: CASE INPUT : IDS (after the decoder start token, to and with
+the first eos), for INPUT = len0007 and len0100 of tests/data/bart/goldens."""
+import json
+import os
+import shutil
+import sys
+import warnings
+
+import numpy as np
+import torch
+from transformers import BartForConditionalGeneration
+
+torch.set_grad_enabled(False)
+torch.set_num_threads(1)
+warnings.simplefilter("ignore")
+src, scratch = sys.argv[1], sys.argv[2]
+goldens = os.path.join(os.path.dirname(src.rstrip("/")), "goldens")
+
+base_gen = {"bos_token_id": 0, "decoder_start_token_id": 2, "forced_bos_token_id": 0,
+            "pad_token_id": 1, "max_new_tokens": 24, "transformers_version": "4.36.2"}
+cases = [
+    ("minboth", dict(base_gen, eos_token_id=744, min_length=8, min_new_tokens=2), {}, {}),
+    ("minlen_cli", dict(base_gen, eos_token_id=744, min_length=8), {}, {"min_new_tokens": 2}),
+    ("minnew_big", dict(base_gen, eos_token_id=744, min_length=3, min_new_tokens=6), {}, {}),
+    ("mincli_big", dict(base_gen, eos_token_id=744, min_length=8), {}, {"min_new_tokens": 12}),
+    ("frommodel", None, {"no_repeat_ngram_size": 2, "max_length": 17}, {}),
+    ("frommodel_beams", "beams4", {"max_length": 17}, {}),
+]
+
+for name, gen, cfg_edit, kwargs in cases:
+    d = os.path.join(scratch, name)
+    shutil.rmtree(d, ignore_errors=True)
+    shutil.copytree(src, d)
+    if os.path.exists(os.path.join(d, "pytorch_model.bin")):
+        os.remove(os.path.join(d, "pytorch_model.bin"))
+    gpath = os.path.join(d, "generation_config.json")
+    if gen == "beams4":
+        g = json.load(open(gpath))
+        g["num_beams"] = 4
+        json.dump(g, open(gpath, "w"), indent=2)
+    elif gen is not None:
+        json.dump(gen, open(gpath, "w"), indent=2)
+    if cfg_edit:
+        cpath = os.path.join(d, "config.json")
+        c = json.load(open(cpath))
+        c.update(cfg_edit)
+        json.dump(c, open(cpath, "w"), indent=2)
+    model = BartForConditionalGeneration.from_pretrained(d).eval()
+    eos = model.generation_config.eos_token_id
+    for inp in ("len0007", "len0100"):
+        ids = np.fromfile(os.path.join(goldens, inp, "input_ids.i32"), dtype="<i4")
+        x = torch.tensor(ids[None, :].astype(np.int64))
+        out = model.generate(x, attention_mask=torch.ones_like(x), **kwargs)[0].tolist()[1:]
+        if eos in out:
+            out = out[:out.index(eos) + 1]
+        print(name, inp, ":", " ".join(map(str, out)))
