@@ -93,6 +93,32 @@ static int has_nul(const uint8_t *p, size_t n)
 	return memchr(p, 0, n) != NULL;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* No key twice, found by sorting: comparing each key with every other
+ * took a hostile record of 65,536 keys 17 s of CPU time. */
+static int meta_unique(const lc_meta *m, lc_err *err)
+{
+	char **k;
+	int rc = 0;
+
+	if (m->n < 2)
+		return 0;
+	if (!(k = malloc(m->n * sizeof *k)))
+		return lc_fail(err, "out of memory");
+	for (uint32_t i = 0; i < m->n; i++)
+		k[i] = m->kv[i].key;
+	qsort(k, m->n, sizeof *k, cmp_str);
+	for (uint32_t i = 1; i < m->n && rc == 0; i++)
+		if (strcmp(k[i - 1], k[i]) == 0)
+			rc = lc_fail(err, "metadata key '%s' appears twice", k[i]);
+	free(k);
+	return rc;
+}
+
 /* Decodes exactly len bytes at p into m (which must be empty). */
 static int meta_decode(lc_meta *m, const uint8_t *p, uint64_t len, lc_err *err)
 {
@@ -125,14 +151,11 @@ static int meta_decode(lc_meta *m, const uint8_t *p, uint64_t len, lc_err *err)
 			return lc_fail(err, "out of memory");
 		}
 		m->n = i + 1;
-		for (uint32_t j = 0; j < i; j++)
-			if (strcmp(m->kv[j].key, m->kv[i].key) == 0)
-				return lc_fail(err, "metadata key '%s' appears twice", m->kv[i].key);
 		off += kl + vl;
 	}
 	if (off != len)
 		return lc_fail(err, "metadata block has %llu stray bytes", (unsigned long long)(len - off));
-	return 0;
+	return meta_unique(m, err);
 }
 
 /* ---------- reading ---------- */

@@ -608,6 +608,57 @@ static void test_reserved_and_limits(void)
 	                     "and 16777216)") != NULL, "%s", err.msg);
 }
 
+/* A document header with LC_MAX_NMETA keys: all distinct, it reads (the
+ * duplicate check compared every pair: 17 s of CPU a record); the last
+ * one a repeat of an early one, the error names it. */
+static void test_many_keys(void)
+{
+	size_t nk = LC_MAX_NMETA, ml = 4 + nk * (8 + 6), bl = 8 + 1 + ml, n;
+	uint8_t *b = malloc(bl), *buf = malloc(bl + 256), start[8] = {1}, one8[8] = {1};
+	uint8_t zero8[8] = {0};
+	lc_doc back[1];
+	lc_err err;
+
+	T_OK(b && buf, "malloc");
+	if (!b || !buf)
+		goto out;
+	for (int dup = 0; dup < 2; dup++) {
+		uint8_t *p = b;
+		memset(b, 0, bl);
+		p[0] = 1;
+		p[4] = (uint8_t)ml;
+		p[5] = (uint8_t)(ml >> 8);
+		p[6] = (uint8_t)(ml >> 16);
+		p[8] = 'd';
+		p += 9;
+		p[0] = (uint8_t)nk;
+		p[1] = (uint8_t)(nk >> 8);
+		p[2] = (uint8_t)(nk >> 16);
+		p += 4;
+		for (size_t i = 0; i < nk; i++, p += 14) {
+			char key[7];
+			snprintf(key, sizeof key, "k%05zu", dup && i == nk - 1 ? (size_t)7 : i);
+			p[0] = 6;
+			memcpy(p + 8, key, 6);
+		}
+		n = raw_record(buf, LC_REC_START, 0, start, 8);
+		n += raw_record(buf + n, LC_REC_DOC_BEGIN, 0, b, bl);
+		n += raw_record(buf + n, LC_REC_DOC_END, 0, zero8, 8);
+		n += raw_record(buf + n, LC_REC_EOS, 0, one8, 8);
+		if (!dup) {
+			T_OK(read_all(buf, n, back, 1, &err) == 1, "%s", err.msg);
+			T_EQ_I(back[0].meta.n, (int)nk);
+			doc_free(&back[0]);
+		} else {
+			T_EQ_I(read_all(buf, n, NULL, 0, &err), -1);
+			T_OK(strstr(err.msg, "metadata key 'k00007' appears twice") != NULL, "%s", err.msg);
+		}
+	}
+out:
+	free(b);
+	free(buf);
+}
+
 /* A name over LC_MAX_NAME is refused, the message showing its start (the
  * callers, a tar member or a stream document, may not name it). */
 static void test_long_name(void)
@@ -666,6 +717,7 @@ int main(void)
 	T_RUN(test_batches);
 	T_RUN(test_unknown_records);
 	T_RUN(test_reserved_and_limits);
+	T_RUN(test_many_keys);
 	T_RUN(test_absurd_sizes);
 	T_RUN(test_nonfinite);
 	return t_done();
