@@ -456,11 +456,13 @@ static int sample(const search_opts *o, const search_model *m, search_result *re
 				last[r] = o->eos_id;
 				continue;
 			}
+			if (numbers(l, 1, V, cur - 1, err) < 0)
+				goto out;
 			process_row(o, l, row, cur, wk->seen);
 			search_warp(o, l, 1, wk->ws);
 			if ((t = search_draw(l, V, lc_rng_unif(&rng[r]))) < 0) {
 				lc_fail(err, "search: sampling: no token can be drawn at step %d "
-				        "(every score is -inf, or one is NaN)", cur);
+				        "(every score is -inf)", cur - 1);
 				goto out;
 			}
 			row[cur] = last[r] = t;
