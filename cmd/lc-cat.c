@@ -210,7 +210,8 @@ int main(int argc, char **argv)
 	if (shards) {
 		if (!*prefix)
 			cli_usage_error("-O: empty prefix");
-		if (!(o.shard = shard_writer_new(prefix, (uint32_t)shards, &err)))
+		if (shard_inputs_check(prefix, (uint32_t)shards, argc - optind, argv + optind, &err) < 0 ||
+		    !(o.shard = shard_writer_new(prefix, (uint32_t)shards, &err)))
 			cli_die(LC_EXIT_DATA, "%s", err.msg);
 	} else if (o.fmt == F_STREAM || o.fmt == F_RAW) {
 		cli_binary_stdout(force);

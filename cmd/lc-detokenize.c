@@ -97,7 +97,9 @@ static void from_ids(run *r, FILE *f, const char *path)
 	uint64_t no = 0;
 	lc_err err;
 
-	while ((got = getline(&line, &cap, f)) >= 0) {
+	/* errno, not ferror alone: glibc's getline out of memory sets no
+	 * error flag, and the lines after it were dropped as if at the end */
+	while ((errno = 0, got = getline(&line, &cap, f)) >= 0) {
 		lc_doc d = {0};
 		lc_tensor *t;
 		size_t n = (size_t)got;
@@ -112,8 +114,9 @@ static void from_ids(run *r, FILE *f, const char *path)
 			cli_die(LC_EXIT_DATA, "%s: %s", name, err.msg);
 		doc_free(&d);
 	}
-	if (ferror(f))
-		cli_die(LC_EXIT_DATA, "%s: read error", cli_label(path));
+	if (ferror(f) || errno)
+		cli_die(LC_EXIT_DATA, "%s: line %llu: read error: %s", cli_label(path),
+		        (unsigned long long)no + 1, strerror(errno ? errno : EIO));
 	free(line);
 }
 

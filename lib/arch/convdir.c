@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 
 #include "arch/model.h"
 #include "base/fileio.h"
+#include "base/sigclean.h"
 #include "weights/config.h"
 
 /* Files copied unchanged when present. */
@@ -108,54 +108,27 @@ static void remove_partial(const char *dir)
 
 /* A conversion interrupted (SIGINT, SIGTERM, SIGHUP) while it writes
  * removes what it wrote (gigabytes, for a large model) and dies of the
- * signal, as it would have: the paths are made before the handler can
- * run, which only unlinks and rmdirs (async-signal-safe). Only a signal
- * left at its default (death) is taken: one the caller ignores (nohup,
- * a shell's background job) or handles keeps its disposition. */
+ * signal (base/sigclean.h): the paths are made before it is armed. */
 enum { NPARTIAL = 3 + sizeof copied / sizeof *copied };
 static char partial[NPARTIAL + 1][PATH_MAX];       /* the files, then the directory */
-static volatile sig_atomic_t have_partial;
-static const int caught[] = { SIGINT, SIGTERM, SIGHUP };
-static struct sigaction saved[3];
-static int taken[3];
-
-static void on_signal(int sig)
-{
-	if (have_partial) {
-		for (int i = 0; i < NPARTIAL; i++)
-			unlink(partial[i]);
-		rmdir(partial[NPARTIAL]);
-	}
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
+static const char *partial_p[NPARTIAL];
 
 static void guard(const char *dir)
 {
 	static const char *const written[] = { "config.json", "model.safetensors",
 	                                        "tokenizer_config.json" };
-	struct sigaction sa;
 
-	for (int i = 0; i < NPARTIAL; i++)
+	for (int i = 0; i < NPARTIAL; i++) {
 		snprintf(partial[i], PATH_MAX, "%s/%s", dir, i < 3 ? written[i] : copied[i - 3]);
-	snprintf(partial[NPARTIAL], PATH_MAX, "%s", dir);
-	have_partial = 1;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	for (int i = 0; i < 3; i++) {
-		taken[i] = sigaction(caught[i], NULL, &saved[i]) == 0 &&
-		           !(saved[i].sa_flags & SA_SIGINFO) && saved[i].sa_handler == SIG_DFL &&
-		           sigaction(caught[i], &sa, NULL) == 0;
+		partial_p[i] = partial[i];
 	}
+	snprintf(partial[NPARTIAL], PATH_MAX, "%s", dir);
+	sigclean_begin(partial_p, NPARTIAL, partial[NPARTIAL]);
 }
 
 static void unguard(void)
 {
-	for (int i = 0; i < 3; i++)
-		if (taken[i])
-			sigaction(caught[i], &saved[i], NULL);
-	have_partial = 0;
+	sigclean_end();
 }
 
 static void note(const convdir *cv, const char *what)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/fileio.h"
 #include "base/machine.h"
 
 #ifndef LC_VERSION
@@ -221,12 +222,16 @@ const char *cli_label(const char *path)
 FILE *cli_open(const char *path)
 {
 	FILE *f;
+	lc_err err;
 
 	if (!path || strcmp(path, "-") == 0)
 		return stdin;
+
 	f = fopen(path, "rb");
 	if (!f)
 		cli_die(LC_EXIT_DATA, "%s: %s", path, strerror(errno));
+	if (lc_input_not_output(f, path, &err) < 0)
+		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	return f;
 }
 

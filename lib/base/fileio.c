@@ -2,8 +2,10 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int lc_copy_file(const char *from, const char *to, lc_err *err)
 {
@@ -52,6 +54,18 @@ int lc_same_file(const char *a, const char *b)
 
 	return a && b && stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
 	       x.st_ino == y.st_ino;
+}
+
+int lc_input_not_output(FILE *in, const char *label, lc_err *err)
+{
+	struct stat x, y;
+
+	if (in != stdout && fstat(fileno(in), &x) == 0 && fstat(STDOUT_FILENO, &y) == 0 &&
+	    S_ISREG(x.st_mode) && S_ISREG(y.st_mode) && x.st_dev == y.st_dev && x.st_ino == y.st_ino) {
+		__fpurge(stdout);
+		return lc_fail(err, "%s: the input is the output file", label);
+	}
+	return 0;
 }
 
 enum lc_file_kind lc_file_kind(const char *path)

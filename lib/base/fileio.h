@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "base/err.h"
 
@@ -18,6 +19,12 @@ int lc_write_file(const char *path, const char *s, size_t n, lc_err *err);
 /* Whether a and b name one file or directory (links and ".." resolved);
  * 0 when either is missing. A copy onto itself would truncate it. */
 int lc_same_file(const char *a, const char *b);
+/* An input that is the regular file standard output writes to (`lc-cat
+ * f.lc >>f.lc` would read its own output until the disk is full):
+ * -1 and "LABEL: the input is the output file", else 0. Refusing, it
+ * drops what standard output holds unwritten (a stream's start record,
+ * which the exit would append to the user's file). */
+int lc_input_not_output(FILE *in, const char *label, lc_err *err);
 
 /* What is at path, following links: nothing (or a directory: no file),
  * a regular file, or something else (a device, a FIFO, a socket), which

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fileio.h"
+
 int stream_each_file(FILE *f, const char *label, int (*fn)(lc_doc *d, void *ctx, lc_err *err),
                      void *ctx, lc_err *err)
 {
@@ -15,7 +17,7 @@ int stream_each_file(FILE *f, const char *label, int (*fn)(lc_doc *d, void *ctx,
 	lc_doc d = {0};
 	int rc;
 
-	if (!(r = stream_reader_new(f, label, err)))
+	if (lc_input_not_output(f, label, err) < 0 || !(r = stream_reader_new(f, label, err)))
 		return -1;
 	while ((rc = stream_read_doc(r, &d, err)) > 0)
 		if (fn(&d, ctx, err) < 0) {
@@ -99,7 +101,7 @@ static int batch_file(batcher *b, const char *path, lc_err *err)
 
 	if (!f)
 		return lc_fail(err, "%s: %s", path, strerror(errno));
-	if (!(r = stream_reader_new(f, label, err))) {
+	if (lc_input_not_output(f, label, err) < 0 || !(r = stream_reader_new(f, label, err))) {
 		rc = -1;
 		goto out;
 	}

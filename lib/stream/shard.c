@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fileio.h"
+#include "base/sigclean.h"
 /* ---------- splitting ---------- */
 
 struct shard_file {
@@ -36,6 +38,7 @@ struct lc_shard_writer {
 	uint32_t n;
 	char split[40];         /* the split's lc.split: "ID/n" */
 	struct shard_file *sh;  /* [n] */
+	const char **tmps;      /* [n] the temporaries' names, removed on a fatal signal */
 	lc_doc held;            /* the last document taken, not yet written */
 	int have_held;
 	uint64_t count;         /* documents taken; held is number count - 1 */
@@ -56,6 +59,24 @@ static char *shard_path(const char *prefix, uint32_t k, int tmp)
 	return p;
 }
 
+int shard_inputs_check(const char *prefix, uint32_t n, int ninputs, char *const *inputs,
+                       lc_err *err)
+{
+	for (uint32_t k = 0; k < n; k++) {
+		char *p = shard_path(prefix, k, 0);
+		if (!p)
+			return lc_fail(err, "out of memory");
+		for (int i = 0; i < ninputs; i++)
+			if (lc_same_file(inputs[i], p)) {
+				lc_fail(err, "%s: an input is shard %" PRIu32 "'s output file", inputs[i], k);
+				free(p);
+				return -1;
+			}
+		free(p);
+	}
+	return 0;
+}
+
 void shard_writer_abort(lc_shard_writer *s)
 {
 	if (!s)
@@ -70,6 +91,9 @@ void shard_writer_abort(lc_shard_writer *s)
 		free(f->path);
 		free(f->tmp);
 	}
+	if (s->tmps)
+		sigclean_end();
+	free(s->tmps);
 	free(s->sh);
 	doc_free(&s->held);
 	free(s);
@@ -114,12 +138,23 @@ lc_shard_writer *shard_writer_new(const char *prefix, uint32_t n, lc_err *err)
 	split_id(s->split, sizeof s->split, n);
 	for (uint32_t k = 0; k < n; k++) {
 		struct shard_file *f = &s->sh[k];
-		int fd;
-
 		if (!(f->path = shard_path(prefix, k, 0)) || !(f->tmp = shard_path(prefix, k, 1))) {
 			lc_fail(err, "out of memory");
 			goto fail;
 		}
+	}
+	/* killed by a signal while it writes, no temporary is left behind */
+	if (!(s->tmps = malloc(n * sizeof *s->tmps))) {
+		lc_fail(err, "out of memory");
+		goto fail;
+	}
+	for (uint32_t k = 0; k < n; k++)
+		s->tmps[k] = s->sh[k].tmp;
+	sigclean_begin(s->tmps, (int)n, NULL);
+	for (uint32_t k = 0; k < n; k++) {
+		struct shard_file *f = &s->sh[k];
+		int fd;
+
 		/* O_EXCL: never write through a link someone left at the temporary name. */
 		if ((fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666)) < 0) {
 			lc_fail(err, "%s: %s", f->tmp, strerror(errno));
@@ -320,7 +355,8 @@ lc_merger *merge_new(int n, char *const *paths, lc_err *err)
 			lc_fail(err, "%s: %s", paths[i], strerror(errno));
 			goto fail;
 		}
-		if (!(in->r = stream_reader_new(in->f, in->label, err)))
+		if (lc_input_not_output(in->f, in->label, err) < 0 ||
+		    !(in->r = stream_reader_new(in->f, in->label, err)))
 			goto fail;
 	}
 	return m;

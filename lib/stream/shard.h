@@ -47,6 +47,10 @@ typedef struct lc_shard_writer lc_shard_writer;
 
 /* Creates the N (1..SHARD_MAX) temporaries of PREFIX.0.lc ... PREFIX.(N-1).lc. */
 lc_shard_writer *shard_writer_new(const char *prefix, uint32_t n, lc_err *err);
+/* -1 and err when one of inputs[ninputs] is one of those N files (its
+ * shard would replace it). */
+int shard_inputs_check(const char *prefix, uint32_t n, int ninputs, char *const *inputs,
+                       lc_err *err);
 /* Takes the next document: its contents move into the writer and d is
  * left empty, ready for reuse. Refuses a document that already carries
  * lc.index, lc.count or lc.split (a shard of another split: merge it

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/fileio.h"
 #include "stream/stream.h"
 
 #define PEEK 512
@@ -203,6 +204,8 @@ static int open_source(textin *t, const char *path, lc_err *err)
 	t->f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
 	if (!t->f)
 		return lc_fail(err, "%s: %s", path, strerror(errno));
+	if (lc_input_not_output(t->f, label, err) < 0)
+		return -1;
 	if (!(t->label = strdup(label)))
 		return lc_fail(err, "out of memory");
 	got = fread(t->peek, 1, PEEK, t->f);

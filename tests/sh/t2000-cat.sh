@@ -84,4 +84,17 @@ yes '1 2 3 4 5 6 7 8' | head -100000 >"$T/big"
 lc-cat -i ids "$T/big" 2>"$T/pipe.err" | head -c 10 >/dev/null
 is "broken pipe is quiet" "$(cat "$T/pipe.err")" ""
 
+# an input that is the file standard output appends to: refused before
+# anything is written (it read its own output until the disk was full)
+printf '5 6\n' | lc-cat -i ids >"$T/self.lc"
+cksum "$T/self.lc" >"$T/self.sum"
+fails 1 "lc-cat f.lc >>f.lc" sh -c "lc-cat '$T/self.lc' >>'$T/self.lc'"
+grep -q 'self.lc: the input is the output file' "$T/err"; _res $? "says so"
+fails 1 "lc-cat <f.lc >>f.lc" sh -c "lc-cat <'$T/self.lc' >>'$T/self.lc'"
+fails 1 "lc-chunk -n 50 f.lc >>f.lc" sh -c "lc-chunk -n 50 '$T/self.lc' >>'$T/self.lc'"
+cksum "$T/self.lc" | cmp -s - "$T/self.sum"; _res $? "the file untouched"
+printf 'hello\n' >"$T/self.txt"
+fails 1 "lc-tokenize f.txt >>f.txt" sh -c "lc-tokenize '$T/self.txt' >>'$T/self.txt'"
+fails 1 "lc-detokenize -f ids f >>f" sh -c "lc-detokenize -f ids '$T/self.txt' >>'$T/self.txt'"
+is "the text untouched" "$(cat "$T/self.txt")" "hello"
 done_testing

@@ -139,4 +139,18 @@ else
 	skip "the programs' outputs merge" "no demo model in $SHARE/models/demo"
 fi
 
+# an input that is one of the shards' files is refused (its shard replaced
+# it), and nothing is written
+printf '1 2\n3 4\n5 6\n' | lc-cat -i ids >"$T/three.lc"
+lc-cat -q --shard 2 -O "$T/own" "$T/three.lc"
+cksum "$T/own.0.lc" "$T/own.1.lc" >"$T/own.sum"
+fails 1 "an input that is shard 0's file" lc-cat -q --shard 2 -O "$T/own" "$T/own.0.lc"
+grep -q "own.0.lc: an input is shard 0's output file" "$T/err"; _res $? "says so"
+cksum "$T/own.0.lc" "$T/own.1.lc" | cmp -s - "$T/own.sum"; _res $? "both shards untouched"
+
+# killed by SIGTERM while it writes, no temporary is left (SIGINT and
+# SIGHUP the same; a background job here ignores SIGINT)
+( (lc-cat -o ids "$T/three.lc"; sleep 3) | lc-cat -q -i ids --shard 3 -O "$T/sig" &
+  pid=$!; sleep 1; kill -TERM $pid; wait $pid ) 2>/dev/null
+is "SIGTERM mid-split: no shard and no temporary" "$(ls "$T" | grep -c '^sig\.')" 0
 done_testing

@@ -64,6 +64,18 @@ else
 	skip "lc-train under ulimit -v" "lc-train, lc-gsg-split or the tokenizer missing"
 fi
 
+# lc-detokenize out of memory on an ids line: an error, not the end of
+# the input (glibc's getline sets no error flag: the lines after it were
+# dropped and the exit status 0)
+if need lc-detokenize; then
+	# a line of 150 MB under a limit of 100 MB (the program needs some 50)
+	{ printf '100 200\n'; head -c 150000000 /dev/zero | tr '\0' ' '; printf '5\n300 400\n'; } |
+		(ulimit -v 100000; exec timeout 120 lc-detokenize -f ids) >"$T/out" 2>"$T/err"
+	is "lc-detokenize: a line over the memory is an error" $? 1
+	grep -q '^lc-detokenize: stdin: line 2: read error: Cannot allocate memory$' "$T/err"
+	_res $? "naming the input and the line"
+fi
+
 # the default cache: a quarter of the limit, where nothing bounds the
 # memory more (a machine or a cgroup under 3 GB)
 mem=$(lc-decode -m "$M" --info | awk -F'\t' '$1 == "cross_cache" { print $2 + 0 }')
