@@ -231,6 +231,14 @@ int main(int argc, char **argv)
 	job.report = report;
 	job.ctx = &pr;
 	if (train_job_run(&job, &err) < 0) {
+		if (stop_signal) {
+			/* stopped before training began (reading its input: the
+			 * read interrupted, or the pipe cut short as the signal
+			 * ended the writer too): nothing to save, and the data is
+			 * not to blame; it dies of the signal as the others do */
+			signal(stop_signal, SIG_DFL);
+			raise(stop_signal);
+		}
 		if (job.err_usage)
 			cli_usage_error("%s", err.msg);
 		cli_die_source(job.err_from, job.err_path, err.msg);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/crc32c.h"
 #include "base/dtype.h"
@@ -153,13 +154,24 @@ int train_data_read_path(const char *path, int64_t max_src, int64_t max_tgt, int
 
 int train_data_write_pairs(const train_data *d, const char *prefix, lc_err *err)
 {
-	for (int side = 0; side < 2; side++) {
-		char path[4096];
-		snprintf(path, sizeof path, "%s.%s.lc", prefix, side ? "tgt" : "src");
-		if (train_data_write(d, side, path, err) < 0)
-			return -1;
+	/* both written whole under temporary names, then renamed: a failed
+	 * write leaves the files of an earlier run as they were, a pair */
+	char path[2][4096], tmp[2][4200];
+	int side, rc = 0;
+
+	for (side = 0; side < 2; side++) {
+		snprintf(path[side], sizeof path[side], "%s.%s.lc", prefix, side ? "tgt" : "src");
+		snprintf(tmp[side], sizeof tmp[side], "%s.tmp%ld", path[side], (long)getpid());
 	}
-	return 0;
+	for (side = 0; side < 2 && rc == 0; side++)
+		rc = train_data_write(d, side, tmp[side], err);
+	for (side = 0; side < 2 && rc == 0; side++)
+		if (rename(tmp[side], path[side]) < 0)
+			rc = lc_fail(err, "%s: %s", path[side], strerror(errno));
+	if (rc < 0)
+		for (side = 0; side < 2; side++)
+			unlink(tmp[side]);
+	return rc;
 }
 
 int train_data_check_vocab(const train_data *d, int32_t vocab, lc_err *err)

@@ -410,7 +410,10 @@ static int start(struct run *r, lc_err *err)
 	}
 	/* copy the path: a checkpoint may overwrite the file it came from */
 	if (tok) {
-		char *real = realpath(tok, NULL);
+		char *real;
+		if (!is_dir(tok) && lc_regular_file(tok, err) < 0)   /* named as given, not resolved */
+			return lc_prefix(err, "the tokenizer copied into every checkpoint");
+		real = realpath(tok, NULL);
 		snprintf(r->tok, sizeof r->tok, "%s", real ? real : tok);
 		free(real);
 		r->has_tok = 1;
@@ -430,6 +433,11 @@ static int start(struct run *r, lc_err *err)
 	snprintf(path, sizeof path, "%s/generation_config.json", model_dir(r->m));
 	if (exists(path))
 		add_copy(r, path, "generation_config.json");
+	/* what every checkpoint copies is a regular file, found now: one that
+	 * is /dev/zero or a FIFO filled the disk or hung at the first save */
+	for (int i = 0; i < r->ncopy; i++)
+		if (lc_regular_file(r->copy[i].from, err) < 0)
+			return lc_prefix(err, "a file copied into every checkpoint");
 	return 0;
 }
 
@@ -491,6 +499,24 @@ static int read_pairs(const char *path, struct pair_src *ps, train_data *d, lc_e
 }
 
 /* The training and evaluation pairs, checked against the model. */
+/* --holdout-out's two files are none of the inputs (it wrote the held-out
+ * sources over the training stream they came from, and exited 0). */
+static int holdout_out_check(const train_job *j, lc_err *err)
+{
+	for (int side = 0; side < 2; side++) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s.%s.lc", j->holdout_out, side ? "tgt" : "src");
+		for (int i = 0; i < j->ninputs; i++)
+			if (lc_same_file(path, j->inputs[i]))
+				return lc_fail(err, "--holdout-out %s: %s is the training input %s",
+				               j->holdout_out, path, j->inputs[i]);
+		if (j->eval && lc_same_file(path, j->eval))
+			return lc_fail(err, "--holdout-out %s: %s is the --eval input", j->holdout_out,
+			               path);
+	}
+	return 0;
+}
+
 static int load_data(struct run *r, lc_err *err)
 {
 	train_job *j = r->j;
@@ -534,6 +560,8 @@ static int load_data(struct run *r, lc_err *err)
 			        j->holdout, td->n);
 			goto out;
 		}
+		if (j->holdout_out && holdout_out_check(j, err) < 0)
+			goto out;
 		if (train_data_split(td, (size_t)j->holdout, ed, err) < 0 ||
 		    (j->holdout_out && train_data_write_pairs(ed, j->holdout_out, err) < 0))
 			goto out;
@@ -736,7 +764,7 @@ int train_job_run(train_job *j, lc_err *err)
 		    r.td.skipped ? " (some skipped), " : ", ", r.ed.n, lr_sched_name(r.to.sched),
 		    r.to.lr, r.to.warmup, r.to.threads, start_step ? "resuming" : "starting",
 		    start_step);
-	if (!(logf = train_log_open(j->outdir, start_step == 0, err)))
+	if (!(logf = train_log_open(j->outdir, start_step, err)))
 		goto out;
 	r.begun = 1;
 	if (train_loop(&r, logf, err) < 0)

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -24,12 +25,54 @@ static FILE *open_log(const char *path, int fresh, const char *header, lc_err *e
 	return f;
 }
 
-FILE *train_log_open(const char *outdir, int fresh, lc_err *err)
+/* path without the lines whose first field is a step after from (the
+ * header kept): rewritten whole and renamed over, when it has any. */
+static int drop_after(const char *path, int64_t from, lc_err *err)
+{
+	char tmp[4200], *line = NULL;
+	size_t cap = 0;
+	FILE *in = fopen(path, "r"), *out = NULL;
+	int rc = 0, dropped = 0;
+	ssize_t n;
+
+	if (!in)
+		return errno == ENOENT ? 0 : lc_fail(err, "%s: %s", path, strerror(errno));
+	snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+	if (!(out = fopen(tmp, "w"))) {
+		fclose(in);
+		return lc_fail(err, "%s: %s", tmp, strerror(errno));
+	}
+	while ((errno = 0, n = getline(&line, &cap, in)) >= 0) {
+		char *end;
+		long long step = strtoll(line, &end, 10);
+		if (end != line && *end == '\t' && step > from) {
+			dropped = 1;
+			continue;
+		}
+		if (fputs(line, out) == EOF)
+			break;
+	}
+	if (ferror(in) || errno || ferror(out))
+		rc = lc_fail(err, "%s: %s", path, strerror(errno ? errno : EIO));
+	free(line);
+	fclose(in);
+	if (fclose(out) != 0 && rc == 0)
+		rc = lc_fail(err, "%s: %s", tmp, strerror(errno));
+	if (rc == 0 && dropped && rename(tmp, path) < 0)
+		rc = lc_fail(err, "%s: %s", path, strerror(errno));
+	if (rc < 0 || !dropped)
+		unlink(tmp);
+	return rc;
+}
+
+FILE *train_log_open(const char *outdir, int64_t from, lc_err *err)
 {
 	char path[4096];
 
 	snprintf(path, sizeof path, "%s/loss.tsv", outdir);
-	return open_log(path, fresh, "step\tepoch\tlr\tloss\tgrad_norm\ttokens_per_s\teval_loss\n",
+	if (from > 0 && drop_after(path, from, err) < 0)
+		return NULL;
+	return open_log(path, from == 0, "step\tepoch\tlr\tloss\tgrad_norm\ttokens_per_s\teval_loss\n",
 	                err);
 }
 

@@ -13,9 +13,12 @@
 #include "train/train.h"
 #include "train/traineval.h"
 
-/* OUTDIR/loss.tsv, for appending; started afresh (with its header) when
- * fresh or when it does not exist yet. */
-FILE *train_log_open(const char *outdir, int fresh, lc_err *err);
+/* OUTDIR/loss.tsv, for appending after step `from` (the checkpoint's):
+ * lines of later steps, logged by a run killed before its next
+ * checkpoint, are dropped first (the resumed run logs those steps
+ * again); started afresh (with its header) when from is 0 or when it
+ * does not exist yet. */
+FILE *train_log_open(const char *outdir, int64_t from, lc_err *err);
 /* step, epoch, lr, loss, gradient norm, tokens/s, and the evaluation loss
  * (empty when NaN); flushed. */
 int train_log_step(FILE *f, const train_stats *s, double tokens_per_s, double eval_loss,

@@ -155,4 +155,44 @@ ok "pairs and a document that is not one" lc-train --config "$T/config.json" -o 
 	--batch-tokens 500 --holdout 0 --no-rouge -t "$SPM" -q "$T/mixed.lc"
 grep -q '1 of [0-9]* documents were skipped, no (source, target) pair with ids on both sides (the first, "stdin": no "source")' \
 	"$T/err"; _res $? "said, even with -q"
+
+# --holdout-out: never over an input (it wrote the held-out sources over
+# the training stream, exit 0), and a failed write keeps the pair of an
+# earlier run (it truncated P.src.lc first)
+cp "$T/pairs.lc" "$T/in.src.lc"
+cksum "$T/in.src.lc" >"$T/in.sum"
+fails 1 "--holdout-out onto the training input" lc-train --config "$T/config.json" -o "$T/ho" \
+	--steps 1 --batch-tokens 500 --holdout 2 --holdout-out "$T/in" -t "$SPM" -q "$T/in.src.lc"
+grep -q -- "--holdout-out $T/in: $T/in.src.lc is the training input" "$T/err"; _res $? "says so"
+cksum "$T/in.src.lc" | cmp -s - "$T/in.sum"; _res $? "the input untouched"
+cksum "$T/held.src.lc" "$T/held.tgt.lc" >"$T/held.sum"
+rm -rf "$T/ho"
+# (LC_FAULT: killed at its second write of a stream, the held-out one's)
+LC_FAULT=stream:2 lc-train --config "$T/config.json" -o "$T/ho" --steps 1 --batch-tokens 500 \
+	--holdout 2 --holdout-out "$T/held" -t "$SPM" -q "$T/pairs.lc" 2>/dev/null
+is "--holdout-out killed while it writes" $? 137
+cksum "$T/held.src.lc" "$T/held.tgt.lc" | cmp -s - "$T/held.sum"; _res $? "the earlier pair kept"
+
+# stopped while it reads its input from a pipe: it dies of the signal as
+# the other programs do, quietly, its fresh directory removed (it said
+# "stdin: byte 0: read error: Interrupted system call" and exited 1)
+rm -rf "$T/sig"
+( (sleep 2; cat "$T/pairs.lc") | lc-train --config "$T/config.json" -o "$T/sig" --steps 1 \
+	--batch-tokens 500 --holdout 0 --no-rouge -t "$SPM" -q 2>"$T/sigerr" &
+  pid=$!; sleep 0.5; kill -TERM $pid; wait $pid; echo $? >"$T/sigrc" )
+is "SIGTERM while it reads a pipe: dies of it" "$(cat "$T/sigrc")" 143
+is "nothing said" "$(cat "$T/sigerr")" ""
+[ ! -e "$T/sig" ]; _res $? "no directory left"
+
+# the files copied into every checkpoint are regular files, found before
+# training (a spiece.model that is /dev/zero filled the disk at the save)
+rm -rf "$T/zm" "$T/zt" && mkdir "$T/zt"
+lc-train --config "$T/config.json" -o "$T/zm" --steps 1 --batch-tokens 500 --holdout 0 \
+	--no-rouge -t "$SPM" -q "$T/pairs.lc" 2>/dev/null
+cp "$T/zm/config.json" "$T/zm/model.safetensors" "$T/zt/"
+ln -s /dev/zero "$T/zt/spiece.model"
+fails 1 "a model whose spiece.model is /dev/zero" lc-train -m "$T/zt" -o "$T/zo" --steps 1 \
+	--batch-tokens 500 --holdout 0 --no-rouge -q "$T/pairs.lc"
+grep -q 'the tokenizer copied into every checkpoint: .*zt/spiece.model: not a regular file' "$T/err"
+_res $? "is refused before training, naming the file"
 done_testing

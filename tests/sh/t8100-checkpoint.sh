@@ -31,7 +31,7 @@ is "checkpoint.json names the set" \
 # every fault point of both saves: 5 files written, the manifest, the
 # commit, 5 renames
 k=1
-bad=
+bad= lbad=
 while [ $k -le 24 ]; do
 	rm -rf "$T/k"
 	LC_FAULT=ckpt:$k train "$T/k" >/dev/null 2>&1
@@ -40,9 +40,13 @@ while [ $k -le 24 ]; do
 		cmp -s "$T/k/optimizer.safetensors" "$T/ref/optimizer.safetensors" &&
 		grep -q '"step": 2' "$T/k/trainer_state.json" && [ $r = 137 ] ||
 		bad="$bad $k"
+	# loss.tsv: each step once (a step logged after the last committed
+	# checkpoint was logged again by the rerun)
+	[ "$(cut -f1 "$T/k/loss.tsv" | tr '\n' ' ')" = "step 1 2 " ] || lbad="$lbad $k"
 	k=$((k + 1))
 done
 is "killed at each of the 24 points, the rerun ends with the uninterrupted weights" "$bad" ""
+is "... and loss.tsv has each step once" "$lbad" ""
 is "no temporary files are left" "$(ls "$T/k" | grep -c '\.tmp$')" 0
 # a save that fails (a file size limit: writes fail with EFBIG, as on a
 # full disk) takes its .tmp files back
