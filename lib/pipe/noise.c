@@ -7,6 +7,7 @@
 
 #include "base/nprand.h"
 #include "base/rng.h"
+#include "stream/shard.h"
 
 struct held {                   /* a document kept for concat */
 	char *name;
@@ -206,9 +207,23 @@ int noise_doc(lc_doc *d, void *stage, lc_err *err)
 			return lc_fail(err, "token %" PRIu64 " is %d, outside %s", i, id,
 			               id < 0 ? "any vocabulary" : "the tokenizer's ids (-m)");
 	}
-	if (!s->o.concat)
-		return put_pair(s, d->name, &d->meta, &t->meta, t->data, (int64_t)t->dims[0],
-		                s->index++, NULL, NULL, err);
+	if (!s->o.concat) {
+		/* a shard's document (lc-cat --shard) is noised as the one at its
+		 * place in the whole input: shards noised apart and merged give
+		 * one run's pairs (they drew by their place in the shard, and
+		 * every shard's first document the same noise) */
+		int64_t index = s->index++;
+		const char *li = meta_get(&d->meta, SHARD_INDEX);
+		if (li) {
+			char *end;
+			long long v = strtoll(li, &end, 10);
+			if (end == li || *end || v < 0)
+				return lc_fail(err, "bad %s \"%.40s\"", SHARD_INDEX, li);
+			index = v;
+		}
+		return put_pair(s, d->name, &d->meta, &t->meta, t->data, (int64_t)t->dims[0], index,
+		                NULL, NULL, err);
+	}
 	if (s->nh == s->caph) {
 		size_t nc = s->caph ? 2 * s->caph : 256;
 		struct held *nh = realloc(s->h, nc * sizeof *nh);

@@ -194,4 +194,14 @@ and the morning were the first day.\n' >"$T/corpus/b.txt"
 	[ ! -e "$T/sd2.lc" ] && [ ! -e "$T/sd2.lc.tmp" ]; _res $? "leaves nothing"
 fi
 
+# shards noised apart and merged are one run's pairs: a shard's document
+# is noised at its lc.index (its place in the shard drew other noise, and
+# every shard's first document the same)
+grep -v '^$' "${LC_SHARE:-share}/samples/sample.txt" | head -40 | lc-tokenize -q -d line -m "$SPM" \
+	>"$T/n40.lc"
+lc-noise -q -m "$SPM" "$T/n40.lc" >"$T/whole.lc"
+lc-cat -q --shard 3 -O "$T/nz" "$T/n40.lc"
+for k in 0 1 2; do lc-noise -q -m "$SPM" "$T/nz.$k.lc" >"$T/nz.$k.out"; done
+ok "the noised shards merge" lc-cat -q --merge "$T/nz.0.out" "$T/nz.1.out" "$T/nz.2.out"
+same "into one run's pairs, byte for byte" "$T/out" "$T/whole.lc"
 done_testing
