@@ -270,19 +270,37 @@ int convdir_write(convdir *cv, lc_err *err)
 	snprintf(path, sizeof path, "%s/model.safetensors", tmp);
 	if (params_write(cv->p, cv->base, path, err) < 0 ||
 	    convdir_write_json(tmp, "config.json", cv->dcfg, 1, err) < 0 ||
-	    convdir_tokenizer(cv->src, tmp, cv->max_len, err) < 0) {
-		remove_partial(tmp);
-		unguard();
-		return -1;
-	}
+	    convdir_tokenizer(cv->src, tmp, cv->max_len, err) < 0)
+		goto fail;
+	/* on disk before the rename names them (after a power cut, a model
+	 * directory of empty files would otherwise look complete), and the
+	 * rename itself after it */
+	for (int i = 0; i < NPARTIAL; i++)
+		if (access(partial[i], F_OK) == 0 && lc_fsync_path(partial[i], err) < 0)
+			goto fail;
+	if (lc_fsync_path(tmp, err) < 0)
+		goto fail;
 	if (rename(tmp, cv->dst) < 0) {
 		lc_fail(err, "%s: %s", cv->dst, strerror(errno));
-		remove_partial(tmp);
-		unguard();
-		return -1;
+		goto fail;
 	}
 	unguard();
-	return 0;
+	{
+		char parent[PATH_MAX], *slash;
+		snprintf(parent, sizeof parent, "%s", cv->dst);
+		slash = strrchr(parent, '/');
+		if (slash == parent)
+			parent[1] = 0;
+		else if (slash)
+			*slash = 0;
+		else
+			snprintf(parent, sizeof parent, ".");
+		return lc_fsync_path(parent, err);
+	}
+fail:
+	remove_partial(tmp);
+	unguard();
+	return -1;
 }
 
 void convdir_close(convdir *cv)

@@ -1,6 +1,7 @@
 #include "base/fileio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdio_ext.h>
 #include <string.h>
@@ -45,6 +46,18 @@ int lc_write_file(const char *path, const char *s, size_t n, lc_err *err)
 		rc = lc_fail(err, "%s: %s", path, strerror(errno));
 	if (fclose(f) != 0 && rc == 0)
 		rc = lc_fail(err, "%s: %s", path, strerror(errno));
+	return rc;
+}
+
+int lc_fsync_path(const char *path, lc_err *err)
+{
+	int fd = open(path, O_RDONLY), rc = 0;
+
+	if (fd < 0)
+		return lc_fail(err, "%s: %s", path, strerror(errno));
+	if (fsync(fd) < 0 && errno != EINVAL)    /* EINVAL: a directory on some file systems */
+		rc = lc_fail(err, "%s: %s", path, strerror(errno));
+	close(fd);
 	return rc;
 }
 

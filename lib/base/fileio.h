@@ -16,6 +16,9 @@ int lc_copy_file(const char *from, const char *to, lc_err *err);
 /* Writes n bytes of s to path (created or truncated), every write and the
  * close checked. */
 int lc_write_file(const char *path, const char *s, size_t n, lc_err *err);
+/* fsync of the file or directory at path (a directory's entries: a
+ * rename made durable); -1 and "PATH: strerror" if it fails. */
+int lc_fsync_path(const char *path, lc_err *err);
 /* Whether a and b name one file or directory (links and ".." resolved);
  * 0 when either is missing. A copy onto itself would truncate it. */
 int lc_same_file(const char *a, const char *b);

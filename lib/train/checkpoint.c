@@ -85,18 +85,6 @@ static int write_state(trainer *t, const char *path, lc_err *err)
 
 #define MANIFEST "checkpoint.json"
 
-static int fsync_path(const char *path, lc_err *err)
-{
-	int fd = open(path, O_RDONLY), rc = 0;
-
-	if (fd < 0)
-		return lc_fail(err, "%s: %s", path, strerror(errno));
-	if (fsync(fd) < 0 && errno != EINVAL)    /* EINVAL: a directory on some file systems */
-		rc = lc_fail(err, "%s: %s", path, strerror(errno));
-	close(fd);
-	return rc;
-}
-
 /* Size and CRC-32C of a file. */
 static int file_sum(const char *path, uint64_t *bytes, uint32_t *crc, lc_err *err)
 {
@@ -169,7 +157,7 @@ int trainer_save_files(trainer *t, const char *dir, const char *config_path,
 		lc_fault_point("ckpt");
 		/* the sum of the bytes on disk, read back after the sync: the
 		 * manifest vouches for what a resume will read */
-		if (fsync_path(tmp, err) < 0 || file_sum(tmp, &bytes, &crc, err) < 0)
+		if (lc_fsync_path(tmp, err) < 0 || file_sum(tmp, &bytes, &crc, err) < 0)
 			goto out;
 		snprintf(hex, sizeof hex, "%08x", (unsigned)crc);
 		json_object_set_new(files, f[i].name,
@@ -182,7 +170,7 @@ int trainer_save_files(trainer *t, const char *dir, const char *config_path,
 		goto out;
 	}
 	lc_fault_point("ckpt");
-	if (fsync_path(tmp, err) < 0)
+	if (lc_fsync_path(tmp, err) < 0)
 		goto out;
 	if (rename(tmp, path) < 0) {           /* the commit */
 		lc_fail(err, "%s: %s", path, strerror(errno));
@@ -190,7 +178,7 @@ int trainer_save_files(trainer *t, const char *dir, const char *config_path,
 	}
 	committed = 1;
 	lc_fault_point("ckpt");
-	if (fsync_path(dir, err) < 0)
+	if (lc_fsync_path(dir, err) < 0)
 		goto out;
 	for (int i = 0; i < n; i++) {
 		snprintf(tmp, sizeof tmp, "%s/%s.tmp", dir, f[i].name);
@@ -201,7 +189,7 @@ int trainer_save_files(trainer *t, const char *dir, const char *config_path,
 		}
 		lc_fault_point("ckpt");
 	}
-	rc = fsync_path(dir, err);
+	rc = lc_fsync_path(dir, err);
 out:
 	/* a save that failed before its commit (a full disk) takes its
 	 * .tmp files back, which would keep the disk full for the next one;
@@ -288,7 +276,7 @@ int checkpoint_recover(const char *dir, lc_err *err)
 	}
 	snprintf(tmp, sizeof tmp, "%s/%s.tmp", dir, MANIFEST);
 	remove(tmp);
-	rc = fsync_path(dir, err);
+	rc = lc_fsync_path(dir, err);
 out:
 	json_decref(man);
 	return rc;
