@@ -241,6 +241,9 @@ int shard_writer_close(lc_shard_writer *s, lc_err *err)
 		f->w = NULL;
 		bad = stream_writer_close(w, err) < 0;
 		f->f = NULL;
+		/* on disk before the rename names it */
+		if (!bad && (fflush(fp) != 0 || fsync(fileno(fp)) < 0))
+			bad = lc_fail(err, "write error: %s", strerror(errno));
 		if (fclose(fp) != 0 && !bad)
 			bad = lc_fail(err, "write error: %s", strerror(errno));
 		if (bad) {
