@@ -219,12 +219,13 @@ static void sparse_pooling(lsg_run *r, int h)
 	}
 }
 
-static void sparse_bos_pooling(lsg_run *r, int h)
+/* w: the thread's scratch, sf floats (not the stack: sparsity_factor
+ * comes from config.json, up to 2^20) */
+static void sparse_bos_pooling(lsg_run *r, int h, float *w)
 {
 	const lsg_spec *s = r->s;
 	int dk = s->dk, sf = s->sf;
 	const float *q0 = r->q + (int64_t)h * dk;          /* the first token's query */
-	float w[sf];
 
 	for (int64_t i = 0; i < r->S; i++) {
 		float *ok = r->sk + ((int64_t)h * r->S + i) * dk, *ov = r->sv + ((int64_t)h * r->S + i) * dk;
@@ -251,12 +252,14 @@ static void sparse_bos_pooling(lsg_run *r, int h)
 	}
 }
 
-static void sparse_norm(lsg_run *r, int h)
+/* scratch: the thread's, 2 c floats (a block's norms and order; not the
+ * stack: the block sizes come from config.json, up to 2^20) */
+static void sparse_norm(lsg_run *r, int h, float *scratch)
 {
 	const lsg_spec *s = r->s;
 	int dk = s->dk, c = chunk_of(s), keep = c / s->sf;
-	float nrm[c];
-	int idx[c];
+	float *nrm = scratch;
+	int *idx = (int *)(void *)(scratch + c);
 
 	for (int64_t ch = 0; ch < r->T / c; ch++) {
 		for (int j = 0; j < c; j++) {
@@ -388,9 +391,9 @@ static void sparse_head(void *ctx, int64_t h, int tid)
 	else if (r->type == LSG_POOLING)
 		sparse_pooling(r, (int)h);
 	else if (r->type == LSG_BOS_POOLING)
-		sparse_bos_pooling(r, (int)h);
+		sparse_bos_pooling(r, (int)h, r->scratch + (int64_t)tid * r->scratch_n);
 	else if (r->type == LSG_NORM)
-		sparse_norm(r, (int)h);
+		sparse_norm(r, (int)h, r->scratch + (int64_t)tid * r->scratch_n);
 	else
 		sparse_lsh(r, (int)h, r->scratch + (int64_t)tid * r->scratch_n);
 }
@@ -587,6 +590,10 @@ int lsg_attn_fw(const lsg_spec *s, const float *q, const float *k, const float *
 		r.scratch_n = need > gl ? need : gl;
 		if (r.scratch_n < lsh)
 			r.scratch_n = lsh;
+		if (r.scratch_n < 2 * c)       /* sparse_norm */
+			r.scratch_n = 2 * c;
+		if (r.scratch_n < s->sf)       /* sparse_bos_pooling */
+			r.scratch_n = s->sf;
 	}
 	r.scratch = malloc((size_t)(nth * r.scratch_n) * sizeof(float));
 	if (r.S > 0) {
