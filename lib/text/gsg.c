@@ -137,11 +137,14 @@ static int prepare(gsg *g, const char *text, rouge_vocab *v, lc_err *err)
 	}
 	g->tb[n] = g->nids;
 	V = rouge_vocab_size(v);
+	cnt = NULL;
 	if (!(g->D = calloc(V + 1, sizeof *g->D)) || !(g->S = calloc(V + 1, sizeof *g->S)) ||
 	    !(cnt = calloc(V + 1, sizeof *cnt)) ||
 	    !(g->dw = malloc((g->nids + 1) * sizeof *g->dw)) ||
-	    !(g->dc = malloc((g->nids + 1) * sizeof *g->dc)))
+	    !(g->dc = malloc((g->nids + 1) * sizeof *g->dc))) {
+		free(cnt);   /* the rest is g's, freed with it */
 		return lc_fail(err, "out of memory");
+	}
 	size_t nd = 0;
 	for (size_t i = 0; i < n; i++) {
 		g->db[i] = nd;
