@@ -104,6 +104,9 @@ typedef struct lc_gencfg {
 	int eos, decoder_start;              /* generation_config.json's, which transformers
 	                                        prefers to config.json's */
 	int eos_more;                        /* eos_token_id listed this many ids more */
+	int eos_none, start_none;            /* generation_config.json has no eos_token_id (none:
+	                                      * transformers then never stops at one), or neither
+	                                      * decoder_start_token_id nor bos_token_id */
 	const char *ignored;                 /* a key set that lc does not apply
 	                                        (bad_words_ids, ...), or NULL */
 	const char *source;                  /* the file they came from, or NULL */

@@ -143,7 +143,7 @@ static int read_generation(lc_model *m, lc_err *err)
 
 	g->num_beams = g->max_new = g->min_new = g->min_length = g->no_repeat_ngram = -1;
 	g->early_stopping = g->forced_bos = g->forced_eos = g->eos = g->decoder_start = -1;
-	g->eos_more = 0;
+	g->eos_more = g->eos_none = g->start_none = 0;
 	g->ignored = NULL;
 	g->length_penalty = g->repetition_penalty = NAN;
 	g->source = NULL;
@@ -170,7 +170,9 @@ static int read_generation(lc_model *m, lc_err *err)
 #define NUM(key, lo, hi, field) do { if (cfg_num(root, key, NAN, lo, hi, &x, path, err) < 0) goto out; \
 	if (!isnan(x)) { field = x; g->source = src; } } while (0)
 	INT("num_beams", 1, 1024, g->num_beams);
-	INT("max_length", 1, 1 << 24, v);
+	/* 1 leaves no token after the decoder start (generate() makes one all
+	 * the same, with a warning, and no forced eos): refused, not ignored */
+	INT("max_length", 2, 1 << 24, v);
 	if (v != CFG_UNSET)
 		g->max_new = v - 1;
 	INT("max_new_tokens", 1, 1 << 24, g->max_new);
@@ -180,11 +182,16 @@ static int read_generation(lc_model *m, lc_err *err)
 	INT("forced_bos_token_id", 0, INT32_MAX, g->forced_bos);
 	INT("forced_eos_token_id", 0, INT32_MAX, g->forced_eos);
 	if (strcmp(src, "generation_config.json") == 0) {
-		/* transformers generates with these, config.json's only where this
-		 * file has none (they are the model's own in config.json) */
+		/* transformers generates with this file's own: the decoder start
+		 * (else its bos_token_id; neither: generate() refuses), its eos
+		 * (none: no stop at an eos), not config.json's */
 		INT("decoder_start_token_id", 0, INT32_MAX, g->decoder_start);
+		if (g->decoder_start < 0)   /* generate() starts with bos_token_id then */
+			INT("bos_token_id", 0, INT32_MAX, g->decoder_start);
+		g->start_none = g->decoder_start < 0;
 		if (eos_ids(root, path, g, err) < 0)
 			goto out;
+		g->eos_none = g->eos < 0;
 	}
 	g->ignored = ignored_key(root);
 	if (g->eos >= 0 || g->ignored)

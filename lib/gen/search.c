@@ -65,7 +65,7 @@ int search_opts_check(const search_opts *o, lc_err *err)
 	if (o->early_stopping < SEARCH_EARLY_FALSE || o->early_stopping > SEARCH_EARLY_NEVER)
 		return lc_fail(err, "search: bad early stopping mode %d", o->early_stopping);
 	if (o->vocab < 2 || o->start_id < 0 || o->start_id >= o->vocab ||
-	    o->eos_id < 0 || o->eos_id >= o->vocab)
+	    o->eos_id < -1 || o->eos_id >= o->vocab)
 		return lc_fail(err, "search: ids (start %ld, eos %ld) outside a vocabulary of %d",
 		               (long)o->start_id, (long)o->eos_id, o->vocab);
 	if (o->forced_bos >= o->vocab || o->forced_eos >= o->vocab)
@@ -361,7 +361,7 @@ static void process_row(const search_opts *o, float *scores, const int32_t *ids,
 		search_repetition_penalty(scores, ids, n, o->repetition_penalty, seen);
 	if (o->no_repeat_ngram > 0)
 		search_no_repeat_ngram(scores, o->vocab, ids, n, o->no_repeat_ngram);
-	if (n - 1 < o->min_new)
+	if (n - 1 < o->min_new && o->eos_id >= 0)
 		scores[o->eos_id] = -INFINITY;
 	if (o->forced_bos >= 0 && n == 1)
 		force(scores, o->vocab, o->forced_bos);
@@ -778,7 +778,7 @@ static int beam(const search_opts *o, const search_model *m, search_result *res,
 		best = &H.h[b];
 		n = best->len - 1;
 		memcpy(out, best->ids + 1, (size_t)n * sizeof *out);
-		if (best->len < max_len)    /* eos if it fits */
+		if (best->len < max_len && o->eos_id >= 0)    /* eos if it fits */
 			out[n++] = o->eos_id;
 		if (result_set(res, q, out, n, best->score, err) < 0)
 			goto out;

@@ -128,13 +128,13 @@ int gen_settings_init(gen_settings *g, const lc_model *m, lc_err *err)
 		g->src[k] = "lc default";
 	g->o.vocab = c->vocab_size;
 	g->o.start_id = f->decoder_start >= 0 ? f->decoder_start : c->decoder_start_id;
-	g->o.eos_id = f->eos >= 0 ? f->eos : c->eos_id;
+	g->o.eos_id = f->eos >= 0 ? f->eos : f->eos_none ? -1 : c->eos_id;
 	{
 		/* the model's own: config.json, or a fairseq checkpoint's args */
 		const char *cs = model_config_source(m), *b = cs ? strrchr(cs, '/') : NULL;
 		const char *own = b ? b + 1 : cs ? cs : "config.json";
 		g->src[GEN_START] = f->decoder_start >= 0 ? src : own;
-		g->src[GEN_EOS] = f->eos >= 0 ? src : own;
+		g->src[GEN_EOS] = f->eos >= 0 || f->eos_none ? src : own;
 	}
 #define SET(cond, field, value, key) do { if (cond) { g->o.field = value; g->src[key] = src; } } while (0)
 	SET(f->num_beams >= 1, num_beams, f->num_beams, GEN_BEAMS);
@@ -156,7 +156,12 @@ int gen_settings_init(gen_settings *g, const lc_model *m, lc_err *err)
 	SET(f->forced_bos >= 0, forced_bos, f->forced_bos, GEN_FORCED_BOS);
 	SET(f->forced_eos >= 0, forced_eos, f->forced_eos, GEN_FORCED_EOS);
 #undef SET
-	return read_more(g, m, err);
+	if (read_more(g, m, err) < 0)
+		return -1;
+	if (f->start_none)
+		return lc_fail(err, "%s: generation_config.json gives neither decoder_start_token_id nor "
+		               "bos_token_id (generate() refuses it)", model_dir(m));
+	return 0;
 }
 
 void gen_settings_cli(gen_settings *g, enum gen_key k)
@@ -225,5 +230,8 @@ void gen_settings_print(const gen_settings *g, FILE *f)
 	fprintf(f, "num_return_sequences\t%d\t%s\n", o->num_return, g->src[GEN_NUM_RETURN]);
 	fprintf(f, "seed\t%llu\t%s\n", (unsigned long long)o->seed, g->src[GEN_SEED]);
 	fprintf(f, "decoder_start_token_id\t%ld\t%s\n", (long)o->start_id, g->src[GEN_START]);
-	fprintf(f, "eos_token_id\t%ld\t%s\n", (long)o->eos_id, g->src[GEN_EOS]);
+	if (o->eos_id >= 0)
+		fprintf(f, "eos_token_id\t%ld\t%s\n", (long)o->eos_id, g->src[GEN_EOS]);
+	else
+		fprintf(f, "eos_token_id\tnone\t%s\n", g->src[GEN_EOS]);
 }

@@ -477,8 +477,9 @@ int summ_check_options(const summ_opts *o, search_opts *cl, const int given[GEN_
 	else if (given[GEN_MAX_LENGTH])
 		cl->max_new = max_length - 1;   /* transformers: max_length counts the start token */
 	if (given[GEN_MIN_NEW] && (given[GEN_MAX_NEW] || given[GEN_MAX_LENGTH]) &&
-	    cl->min_new > cl->max_new)
-		return lc_fail(err, "--min-new %d exceeds --max-new %d", cl->min_new, cl->max_new);
+	    cl->min_new > cl->max_new)   /* generate() warns and generates: max_new wins */
+		warn(o, "--min-new %d exceeds --max-new %d: the summaries end at %d tokens, as in "
+		     "transformers", cl->min_new, cl->max_new, cl->max_new);
 	if (info && nfiles > 0)
 		return lc_fail(err, "--info takes no input files");
 	return 0;
@@ -501,6 +502,10 @@ int summ_settings(gen_settings *g, summ_opts *o, const lc_model *m, const search
 	if (f->eos_more)
 		warn(o, "%s/%s: \"eos_token_id\" lists %d ids: lc ends a summary at the first, %d, "
 		     "only (transformers at any)", model_dir(m), f->source, f->eos_more + 1, f->eos);
+	if (f->eos_none)
+		warn(o, "%s/generation_config.json has no \"eos_token_id\": as in transformers, "
+		     "summaries end only at the length limit (config.json's is %d)", model_dir(m),
+		     model_config(m)->eos_id);
 	own = g->o;
 	gen_settings_override(g, cl, given);
 	o->search = g->o;

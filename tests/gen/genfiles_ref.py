@@ -17,6 +17,12 @@ Cases (generation_config.json written whole, config.json edited):
              generate() rebuilds its settings from config.json
   frommodel_beams  "_from_model_config": true with num_beams 4 in the file
              only: config.json's (none: 1 beam) wins
+  noeos      no eos_token_id in the file: generate() takes none (not
+             config.json's) and runs to max_new_tokens 12
+  noeos_beams  the same with 3 beams
+  bosstart   no decoder_start_token_id: generate() starts with bos_token_id 0
+  minmax_cli generate(max_new_tokens=5, min_new_tokens=10): it warns and
+             stops at 5 (lc-decode --max-new 5 --min-new 10)
 
 usage: PYTHONPATH=<transformers 4.36.2 and torch> genfiles_ref.py \
            tests/data/bart/tiny_bart DIR > tests/data/sampling/genfiles.txt
@@ -49,6 +55,11 @@ cases = [
     ("mincli_big", dict(base_gen, eos_token_id=744, min_length=8), {}, {"min_new_tokens": 12}),
     ("frommodel", None, {"no_repeat_ngram_size": 2, "max_length": 17}, {}),
     ("frommodel_beams", "beams4", {"max_length": 17}, {}),
+    ("noeos", {"decoder_start_token_id": 2, "max_new_tokens": 12}, {}, {}),
+    ("noeos_beams", {"decoder_start_token_id": 2, "max_new_tokens": 12, "num_beams": 3}, {}, {}),
+    ("bosstart", {"bos_token_id": 0, "eos_token_id": 2, "max_new_tokens": 12}, {}, {}),
+    ("minmax_cli", dict(base_gen, eos_token_id=2), {},
+     {"max_new_tokens": 5, "min_new_tokens": 10}),
 ]
 
 for name, gen, cfg_edit, kwargs in cases:
@@ -75,6 +86,6 @@ for name, gen, cfg_edit, kwargs in cases:
         ids = np.fromfile(os.path.join(goldens, inp, "input_ids.i32"), dtype="<i4")
         x = torch.tensor(ids[None, :].astype(np.int64))
         out = model.generate(x, attention_mask=torch.ones_like(x), **kwargs)[0].tolist()[1:]
-        if eos in out:
+        if eos is not None and eos in out:
             out = out[:out.index(eos) + 1]
         print(name, inp, ":", " ".join(map(str, out)))

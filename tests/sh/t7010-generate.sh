@@ -53,9 +53,12 @@ D=$T/model
 mkdir "$D"
 ln -s "$M/config.json" "$D/config.json"
 ln -s "$M/model.safetensors" "$D/model.safetensors"
+# (a generation_config.json gives its own decoder start and eos, as
+# transformers reads it: without them generate() refuses, or never stops)
 cat >"$D/generation_config.json" <<'JSON'
 {"do_sample": true, "temperature": 0.7, "top_k": 20, "top_p": 0.9,
- "num_return_sequences": 2, "max_length": 9, "transformers_version": "4.36.2"}
+ "num_return_sequences": 2, "max_length": 9, "transformers_version": "4.36.2",
+ "decoder_start_token_id": 0, "eos_token_id": 1}
 JSON
 ok "--info from generation_config.json" lc-decode -m "$D" --info
 grep -q '^do_sample	true	generation_config.json$' "$T/out" &&
@@ -80,7 +83,8 @@ ok "--max-new and --max-length" lc-decode -m "$D" --info --max-length 20 --max-n
 grep -q '^max_new_tokens	5	command line$' "$T/out" && grep -q 'max-new wins' "$T/err"
 _res $? "--max-new wins, with a warning"
 # one file with both: max_new_tokens wins (transformers)
-printf '{"max_length": 9, "max_new_tokens": 4, "do_sample": false}\n' >"$D/generation_config.json"
+printf '{"max_length": 9, "max_new_tokens": 4, "do_sample": false, %s}\n' \
+	'"decoder_start_token_id": 0, "eos_token_id": 1' >"$D/generation_config.json"
 ok "--info, max_length and max_new_tokens in one file" lc-decode -m "$D" --info
 grep -q '^max_new_tokens	4	generation_config.json$' "$T/out" &&
 	grep -q '^do_sample	false	generation_config.json$' "$T/out"
@@ -92,7 +96,8 @@ ok "--info from config.json" lc-decode -m "$D" --info
 grep -q '^top_k	7	config.json$' "$T/out" && grep -q '^do_sample	true	config.json$' "$T/out" &&
 	grep -q '^num_return_sequences	3	config.json$' "$T/out"
 _res $? "config.json's keys"
-printf '{"top_k": null}\n' >"$D/generation_config.json"
+printf '{"top_k": null, "decoder_start_token_id": 0, "eos_token_id": 1}\n' \
+	>"$D/generation_config.json"
 ok "--info, top_k null" lc-decode -m "$D" --info
 grep -q '^top_k	0	generation_config.json$' "$T/out"; _res $? "top_k null is off, as in transformers"
 printf '{"do_sample": "yes"}\n' >"$D/generation_config.json"
@@ -109,13 +114,15 @@ fails 2 "temperature 0" lc-decode -m "$M" -f ids --sample --temperature 0 "$H"
 fails 2 "top-p above 1" lc-decode -m "$M" -f ids --sample --top-p 1.5 "$H"
 fails 2 "negative top-k" lc-decode -m "$M" -f ids --sample --top-k -1 "$H"
 fails 2 "max-length 1" lc-decode -m "$M" -f ids --max-length 1 "$H"
-fails 2 "min-new above max-length" lc-decode -m "$M" -f ids --min-new 9 --max-length 9 "$H"
+# (--min-new above the most stops at the most, as generate() does, which
+# warns: the genfiles cases below)
 
 # --- max_length is max_new_tokens + 1
 ok "--max-length 9" sh -c "lc-decode -q -m '$M' -f ids --max-length 9 '$H' >'$T/ml'"
 ok "--max-new 8" sh -c "lc-decode -q -m '$M' -f ids --max-new 8 '$H' >'$T/mn'"
 same "the same ids" "$T/ml" "$T/mn"
-printf '{"max_length": 9}\n' >"$D/generation_config.json"
+printf '{"max_length": 9, "decoder_start_token_id": 0, "eos_token_id": 1}\n' \
+	>"$D/generation_config.json"
 ok "max_length 9 in generation_config.json" sh -c "lc-decode -q -m '$D' -f ids '$H' >'$T/mf'"
 same "the same ids again" "$T/mf" "$T/mn"
 
@@ -165,7 +172,8 @@ fi
 if [ -f "$DATA/sampling/genfiles.txt" ] && need lc-encode; then
 	gen='"bos_token_id": 0, "decoder_start_token_id": 2, "forced_bos_token_id": 0,
 	  "pad_token_id": 1, "max_new_tokens": 24, "transformers_version": "4.36.2"'
-	for c in minboth minlen_cli minnew_big mincli_big frommodel frommodel_beams; do
+	for c in minboth minlen_cli minnew_big mincli_big frommodel frommodel_beams noeos \
+		noeos_beams bosstart minmax_cli; do
 		GD=$T/gf/$c
 		mkdir -p "$GD"
 		cp "$B/config.json" "$B/model.safetensors" "$B/vocab.json" "$B/merges.txt" \
@@ -185,6 +193,14 @@ if [ -f "$DATA/sampling/genfiles.txt" ] && need lc-encode; then
 		frommodel_beams) sed '0,/{/s//{"max_length": 17,/' "$B/config.json" >"$GD/config.json"
 			sed '0,/{/s//{"num_beams": 4,/' "$B/generation_config.json" \
 				>"$GD/generation_config.json" ;;
+		noeos) printf '{"decoder_start_token_id": 2, "max_new_tokens": 12}\n' \
+			>"$GD/generation_config.json" ;;
+		noeos_beams) printf '{"decoder_start_token_id": 2, "max_new_tokens": 12, "num_beams": 3}\n' \
+			>"$GD/generation_config.json" ;;
+		bosstart) printf '{"bos_token_id": 0, "eos_token_id": 2, "max_new_tokens": 12}\n' \
+			>"$GD/generation_config.json" ;;
+		minmax_cli) printf '{%s, "eos_token_id": 2}\n' "$gen" >"$GD/generation_config.json"
+			cli="--max-new 5 --min-new 10" ;;
 		esac
 		for L in len0007 len0100; do
 			grep "^$c $L : " "$DATA/sampling/genfiles.txt" | sed 's/^[^:]*: //' >"$T/want"
@@ -200,6 +216,20 @@ if [ -f "$DATA/sampling/genfiles.txt" ] && need lc-encode; then
 	grep -q '^num_beams	1	lc default$' "$T/out" &&
 		grep -q '^max_new_tokens	16	config.json$' "$T/out"
 	_res $? "--info: the settings are config.json's"
+	# max_length 1 leaves no token after the start: refused, not ignored
+	# (lc took its default of 256 then; generate() makes one, warning)
+	printf '{"decoder_start_token_id": 2, "eos_token_id": 2, "max_length": 1}\n' \
+		>"$T/gf/frommodel/generation_config.json"
+	fails 1 "max_length 1 in generation_config.json" lc-decode -m "$T/gf/frommodel" --info
+	grep -q 'generation_config.json: "max_length"' "$T/err"; _res $? "names the file and key"
+	lc-decode -m "$T/gf/noeos" --info >"$T/out"
+	grep -q '^eos_token_id	none	generation_config.json$' "$T/out"
+	_res $? "--info: no eos, from generation_config.json"
+	printf '{"eos_token_id": 2, "max_new_tokens": 12}\n' >"$T/gf/noeos/generation_config.json"
+	fails 1 "generation_config.json without a decoder start or bos" lc-decode -m "$T/gf/noeos" \
+		-f ids "$T/len0007.h"
+	grep -q 'generation_config.json gives neither decoder_start_token_id nor bos_token_id' \
+		"$T/err"; _res $? "says so (generate() refuses it too)"
 else
 	skip "the settings' files" "no tests/data/sampling or lc-encode"
 fi
@@ -241,7 +271,8 @@ ok "beam sampling" sh -c "lc-decode $S -b 3 --num-return-sequences 2 --seed 4 '$
 same "beam sampling reproduces" "$T/bs1" "$T/bs2"
 is "2 lines per document" "$(wc -l <"$T/bs1" | tr -d ' ')" 8
 # the model's do_sample, and --no-sample over it
-printf '{"do_sample": true, "top_k": 0}\n' >"$D/generation_config.json"
+printf '{"do_sample": true, "top_k": 0, "decoder_start_token_id": 0, "eos_token_id": 1}\n' \
+	>"$D/generation_config.json"
 ok "do_sample from the model" sh -c "lc-decode -q -m '$D' -f ids --max-new 24 --seed 5 '$H' >'$T/fs'"
 same "as --sample" "$T/fs" "$T/j1"
 ok "--no-sample" sh -c "lc-decode -q -m '$D' -f ids --max-new 24 --no-sample '$H' >'$T/ns'"

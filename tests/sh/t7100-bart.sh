@@ -156,14 +156,16 @@ grep -q '^eos_token_id	5	generation_config.json$' "$T/out" &&
 	grep -q '^decoder_start_token_id	0	generation_config.json$' "$T/out"
 _res $? "--info: eos 5 and start 0, from generation_config.json"
 ok "... a decode with them runs" sh -c "lc-decode -m '$T/gen' -f ids --max-new 8 <'$T/len0007.h' >'$T/g5'"
-printf '{"eos_token_id": [2, 7]}' >"$T/gen/generation_config.json"
+printf '{"eos_token_id": [2, 7], "decoder_start_token_id": 2}' >"$T/gen/generation_config.json"
 ok "a list of eos ids" lc-decode -m "$T/gen" --info
 grep -q 'generation_config.json: "eos_token_id" lists 2 ids: lc ends a summary at the first, 2, only' "$T/err"
 _res $? "is said"
-printf '{"bad_words_ids": [[5]], "suppress_tokens": []}' >"$T/gen/generation_config.json"
+printf '{"bad_words_ids": [[5]], "suppress_tokens": [], "decoder_start_token_id": 2, %s}' \
+	'"eos_token_id": 2' >"$T/gen/generation_config.json"
 ok "bad_words_ids" lc-decode -m "$T/gen" --info
 grep -q 'generation_config.json: "bad_words_ids" is not applied by lc' "$T/err"; _res $? "is said"
-printf '{"suppress_tokens": [], "num_beam_groups": 1, "typical_p": 1.0}' >"$T/gen/generation_config.json"
+printf '{"suppress_tokens": [], "num_beam_groups": 1, "typical_p": 1.0, %s}' \
+	'"decoder_start_token_id": 2, "eos_token_id": 2' >"$T/gen/generation_config.json"
 ok "neutral values" lc-decode -m "$T/gen" --info
 is "... are not" "$(grep -c 'not applied' "$T/err")" 0
 printf '{"eos_token_id": "x"}' >"$T/gen/generation_config.json"
