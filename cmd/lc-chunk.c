@@ -84,11 +84,20 @@ static int chunk_tokens(lc_doc *d, void *ctx, lc_err *err)
 	return rc;
 }
 
+/* --join over the inputs one at a time: an unfinished parent's message
+ * names the input its last piece came from */
+struct joining {
+	chunk_joiner j;
+	const char *label, *piece_label;
+};
+
 static int join_one(lc_doc *d, void *ctx, lc_err *err)
 {
+	struct joining *jn = ctx;
 	lc_doc out = {0};
-	int got = chunk_join_add(ctx, d, &out, err);
+	int got = chunk_join_add(&jn->j, d, &out, err);
 
+	jn->piece_label = jn->label;
 	if (got > 0) {
 		put(&out);
 		doc_free(&out);
@@ -150,7 +159,7 @@ int main(int argc, char **argv)
 	int force = 0, c, modes, dgiven = 0;
 	chunk_pattern *re = NULL;
 	sentence_splitter *ss = NULL;
-	chunk_joiner j;
+	struct joining jn = { 0 };
 	lc_err err;
 
 	cli_init("lc-chunk");
@@ -208,10 +217,18 @@ int main(int argc, char **argv)
 	cli_binary_stdout(force);
 	if (!(w = stream_writer_new(stdout, &err)))
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
-	chunk_joiner_init(&j);
-	if (o.join || o.size) {
-		if (stream_each(argc - optind, argv + optind, o.join ? join_one : chunk_tokens,
-		                o.join ? (void *)&j : &o, &err) < 0)
+	chunk_joiner_init(&jn.j);
+	if (o.join) {
+		for (int i = optind; i < argc || i == optind; i++) {
+			char *path = i < argc ? argv[i] : "-";
+			jn.label = strcmp(path, "-") ? path : "stdin";
+			if (stream_each(1, &path, join_one, &jn, &err) < 0)
+				cli_die(LC_EXIT_DATA, "%s", err.msg);
+			if (i >= argc)
+				break;
+		}
+	} else if (o.size) {
+		if (stream_each(argc - optind, argv + optind, chunk_tokens, &o, &err) < 0)
 			cli_die(LC_EXIT_DATA, "%s", err.msg);
 	} else {
 		for (int i = optind; i < argc || i == optind; i++) {
@@ -220,10 +237,9 @@ int main(int argc, char **argv)
 				break;
 		}
 	}
-	if (o.join && chunk_join_finish(&j, &err) < 0)   /* its pieces came from the last input */
-		cli_die(LC_EXIT_DATA, "%s: %s", argc > optind && strcmp(argv[argc - 1], "-") ?
-		        argv[argc - 1] : "stdin", err.msg);
-	chunk_joiner_free(&j);
+	if (o.join && chunk_join_finish(&jn.j, &err) < 0)
+		cli_die(LC_EXIT_DATA, "%s: %s", jn.piece_label, err.msg);
+	chunk_joiner_free(&jn.j);
 	if (stream_writer_close(w, &err) < 0)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);
 	chunk_pattern_free(re);

@@ -231,7 +231,7 @@ int main(int argc, char **argv)
 	job.report = report;
 	job.ctx = &pr;
 	if (train_job_run(&job, &err) < 0) {
-		if (stop_signal) {
+		if (stop_signal && !job.began) {
 			/* stopped before training began (reading its input: the
 			 * read interrupted, or the pipe cut short as the signal
 			 * ended the writer too): nothing to save, and the data is

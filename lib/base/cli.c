@@ -169,6 +169,12 @@ int cli_getopt(int argc, char *const argv[], const char *optstring,
 	strcpy(opts + k + 1, optstring + k + (optstring[k] == ':'));
 	opterr = 0;
 	c = getopt_long(argc, argv, opts, longopts, NULL);
+	if (c == -1) {
+		lc_err err;
+		for (int i = optind; i < (optind < argc ? argc : optind + 1); i++)
+			if (lc_path_not_output(i < argc ? argv[i] : "-", &err) < 0)
+				cli_die(LC_EXIT_DATA, "%s", err.msg);
+	}
 	if (c != '?' && c != ':')
 		return c;
 	/* glibc has moved optind past a long option in error, and past a short

@@ -32,7 +32,11 @@ _Noreturn void cli_usage_error(const char *fmt, ...) __attribute__((format(print
 /* getopt_long() for every program: the same arguments and results, except
  * that getopt's own messages are off and a bad option (unknown, ambiguous,
  * missing its argument, or given one it does not take) is one usage error
- * naming it, e.g. "option -m needs an argument"; it never returns '?' or ':'. */
+ * naming it, e.g. "option -m needs an argument"; it never returns '?' or ':'.
+ * At the end of the options it refuses (exit 1) an operand, or standard
+ * input when there is none, that is the regular file standard output
+ * writes to, before anything is read or written (lc_path_not_output:
+ * `lc-cat a.lc f.lc >>f.lc` had appended a.lc to f.lc first). */
 int cli_getopt(int argc, char *const argv[], const char *optstring,
                const struct option *longopts);
 /* Prints "lc-NAME (lc) VERSION" on stdout and exits 0. */

@@ -69,16 +69,41 @@ int lc_same_file(const char *a, const char *b)
 	       x.st_ino == y.st_ino;
 }
 
-int lc_input_not_output(FILE *in, const char *label, lc_err *err)
+int lc_path_is_fd(const char *path, int fd)
 {
 	struct stat x, y;
 
-	if (in != stdout && fstat(fileno(in), &x) == 0 && fstat(STDOUT_FILENO, &y) == 0 &&
-	    S_ISREG(x.st_mode) && S_ISREG(y.st_mode) && x.st_dev == y.st_dev && x.st_ino == y.st_ino) {
+	return stat(path, &x) == 0 && fstat(fd, &y) == 0 && x.st_dev == y.st_dev &&
+	       x.st_ino == y.st_ino;
+}
+
+/* x, the input's, is the regular file that standard output writes to */
+static int refuse_output(const struct stat *x, const char *label, lc_err *err)
+{
+	struct stat y;
+
+	if (fstat(STDOUT_FILENO, &y) == 0 && S_ISREG(x->st_mode) && S_ISREG(y.st_mode) &&
+	    x->st_dev == y.st_dev && x->st_ino == y.st_ino) {
 		__fpurge(stdout);
 		return lc_fail(err, "%s: the input is the output file", label);
 	}
 	return 0;
+}
+
+int lc_input_not_output(FILE *in, const char *label, lc_err *err)
+{
+	struct stat x;
+
+	return in != stdout && fstat(fileno(in), &x) == 0 ? refuse_output(&x, label, err) : 0;
+}
+
+int lc_path_not_output(const char *path, lc_err *err)
+{
+	struct stat x;
+
+	if (strcmp(path, "-") == 0)
+		return lc_input_not_output(stdin, "stdin", err);
+	return stat(path, &x) == 0 ? refuse_output(&x, path, err) : 0;
 }
 
 enum lc_file_kind lc_file_kind(const char *path)

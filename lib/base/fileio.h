@@ -22,6 +22,11 @@ int lc_fsync_path(const char *path, lc_err *err);
 /* Whether a and b name one file or directory (links and ".." resolved);
  * 0 when either is missing. A copy onto itself would truncate it. */
 int lc_same_file(const char *a, const char *b);
+/* Whether path names the file open on fd (standard input given as "-"). */
+int lc_path_is_fd(const char *path, int fd);
+/* lc_input_not_output for an input given by path ("-": standard input),
+ * before it is opened. */
+int lc_path_not_output(const char *path, lc_err *err);
 /* An input that is the regular file standard output writes to (`lc-cat
  * f.lc >>f.lc` would read its own output until the disk is full):
  * -1 and "LABEL: the input is the output file", else 0. Refusing, it

@@ -215,11 +215,10 @@ int noise_doc(lc_doc *d, void *stage, lc_err *err)
 		int64_t index = s->index++;
 		const char *li = meta_get(&d->meta, SHARD_INDEX);
 		if (li) {
-			char *end;
-			long long v = strtoll(li, &end, 10);
-			if (end == li || *end || v < 0)
+			uint64_t v;
+			if (!shard_parse_u64(li, &v) || v > INT64_MAX)
 				return lc_fail(err, "bad %s \"%.40s\"", SHARD_INDEX, li);
-			index = v;
+			index = (int64_t)v;
 		}
 		return put_pair(s, d->name, &d->meta, &t->meta, t->data, (int64_t)t->dims[0], index,
 		                NULL, NULL, err);

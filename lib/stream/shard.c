@@ -59,19 +59,44 @@ static char *shard_path(const char *prefix, uint32_t k, int tmp)
 	return p;
 }
 
+/* The directory the shards go to: PREFIX's, "." when it has none. */
+static void prefix_dir(const char *prefix, char *dir, size_t n)
+{
+	const char *slash = strrchr(prefix, '/');
+
+	if (!slash)
+		snprintf(dir, n, ".");
+	else if (slash == prefix)
+		snprintf(dir, n, "/");
+	else
+		snprintf(dir, n, "%.*s", (int)(slash - prefix), prefix);
+}
+
 int shard_inputs_check(const char *prefix, uint32_t n, int ninputs, char *const *inputs,
                        lc_err *err)
 {
+	char dir[4096];
+
+	/* a directory of text documents read while the shards' temporaries
+	 * appear in it would read them as documents */
+	prefix_dir(prefix, dir, sizeof dir);
+	for (int i = 0; i < ninputs; i++)
+		if (strcmp(inputs[i], "-") && lc_same_file(inputs[i], dir))
+			return lc_fail(err, "%s: the shards would be written into this input directory",
+			               inputs[i]);
 	for (uint32_t k = 0; k < n; k++) {
 		char *p = shard_path(prefix, k, 0);
 		if (!p)
 			return lc_fail(err, "out of memory");
-		for (int i = 0; i < ninputs; i++)
-			if (lc_same_file(inputs[i], p)) {
-				lc_fail(err, "%s: an input is shard %" PRIu32 "'s output file", inputs[i], k);
+		for (int i = 0; i < (ninputs ? ninputs : 1); i++) {
+			const char *in = ninputs ? inputs[i] : "-";
+			if (strcmp(in, "-") ? lc_same_file(in, p) : lc_path_is_fd(p, STDIN_FILENO)) {
+				lc_fail(err, "%s: an input is shard %" PRIu32 "'s output file",
+				        strcmp(in, "-") ? in : "stdin", k);
 				free(p);
 				return -1;
 			}
+		}
 		free(p);
 	}
 	return 0;
@@ -81,6 +106,8 @@ void shard_writer_abort(lc_shard_writer *s)
 {
 	if (!s)
 		return;
+	if (s->tmps)   /* disarmed before the names it reads are freed */
+		sigclean_end();
 	for (uint32_t k = 0; s->sh && k < s->n; k++) {
 		struct shard_file *f = &s->sh[k];
 		stream_writer_abort(f->w);
@@ -91,8 +118,6 @@ void shard_writer_abort(lc_shard_writer *s)
 		free(f->path);
 		free(f->tmp);
 	}
-	if (s->tmps)
-		sigclean_end();
 	free(s->tmps);
 	free(s->sh);
 	doc_free(&s->held);
@@ -257,8 +282,13 @@ int shard_writer_close(lc_shard_writer *s, lc_err *err)
 			lc_fail(err, "%s: %s", s->sh[k].path, strerror(errno));
 			goto fail;
 		}
-	shard_writer_abort(s);          /* nothing left to remove: frees */
-	return 0;
+	{
+		/* the renames on disk too */
+		char dir[4096];
+		prefix_dir(s->sh[0].path, dir, sizeof dir);
+		shard_writer_abort(s);          /* nothing left to remove: frees */
+		return lc_fsync_path(dir, err);
+	}
 fail:
 	/* Temporaries still open are removed by the abort; closed ones here. */
 	for (k = 0; k < s->n; k++)
@@ -295,8 +325,7 @@ struct lc_merger {
 	uint32_t nshards;     /* from lc.split; 0 if not known */
 };
 
-/* A canonical decimal (no sign, no leading zeros) into *v; 0 if not. */
-static int parse_u64(const char *s, uint64_t *v)
+int shard_parse_u64(const char *s, uint64_t *v)
 {
 	uint64_t x = 0;
 
@@ -383,7 +412,7 @@ static int same_split(lc_merger *m, struct input *in, lc_err *err)
 		snprintf(m->where, len, "%s, document \"%s\"", in->label, in->head.name);
 		if (v && (n = strchr(v, '/'))) {
 			uint64_t k;
-			if (parse_u64(n + 1, &k) && k >= 1 && k <= SHARD_MAX)
+			if (shard_parse_u64(n + 1, &k) && k >= 1 && k <= SHARD_MAX)
 				m->nshards = (uint32_t)k;
 		}
 		m->seen = 1;
@@ -413,7 +442,7 @@ static int read_head(lc_merger *m, struct input *in, lc_err *err)
 		return lc_fail(err, "%s: document \"%s\": no %s (not a shard of lc-cat --shard, or a "
 		               "program in between dropped the document's metadata)", in->label,
 		               in->head.name, SHARD_INDEX);
-	if (!parse_u64(v, &idx))
+	if (!shard_parse_u64(v, &idx))
 		return lc_fail(err, "%s: document \"%s\": %s '%s' is not a decimal index", in->label,
 		               in->head.name, SHARD_INDEX, v);
 	if (same_split(m, in, err) < 0)
@@ -426,7 +455,7 @@ static int read_head(lc_merger *m, struct input *in, lc_err *err)
 		                 "documents are not in the order of the split)", in->label,
 		                 in->head.name, SHARD_INDEX, idx, in->last);
 	if ((c = meta_get(&in->head.meta, SHARD_COUNT))) {
-		if (!parse_u64(c, &cnt) || cnt != idx + 1)
+		if (!shard_parse_u64(c, &cnt) || cnt != idx + 1)
 			return lc_fail(err, "%s: document \"%s\": %s '%s' on %s %" PRIu64 " (the last "
 			               "document of a split carries its index + 1)", in->label,
 			               in->head.name, SHARD_COUNT, c, SHARD_INDEX, idx);

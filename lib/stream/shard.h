@@ -42,6 +42,10 @@
 #define SHARD_SPLIT "lc.split"
 #define SHARD_MAX   4096        /* shards in one split */
 
+/* A canonical decimal (no sign, no leading zeros), as lc.index and
+ * lc.count are written, into *v; 0 if s is not one. */
+int shard_parse_u64(const char *s, uint64_t *v);
+
 /* --- splitting --- */
 typedef struct lc_shard_writer lc_shard_writer;
 

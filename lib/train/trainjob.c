@@ -506,10 +506,12 @@ static int holdout_out_check(const train_job *j, lc_err *err)
 	for (int side = 0; side < 2; side++) {
 		char path[4096];
 		snprintf(path, sizeof path, "%s.%s.lc", j->holdout_out, side ? "tgt" : "src");
-		for (int i = 0; i < j->ninputs; i++)
-			if (lc_same_file(path, j->inputs[i]))
+		for (int i = 0; i < (j->ninputs ? j->ninputs : 1); i++) {
+			const char *in = j->ninputs ? j->inputs[i] : "-";
+			if (strcmp(in, "-") ? lc_same_file(path, in) : lc_path_is_fd(path, STDIN_FILENO))
 				return lc_fail(err, "--holdout-out %s: %s is the training input %s",
-				               j->holdout_out, path, j->inputs[i]);
+				               j->holdout_out, path, strcmp(in, "-") ? in : "(standard input)");
+		}
 		if (j->eval && lc_same_file(path, j->eval))
 			return lc_fail(err, "--holdout-out %s: %s is the --eval input", j->holdout_out,
 			               path);
@@ -766,7 +768,7 @@ int train_job_run(train_job *j, lc_err *err)
 		    start_step);
 	if (!(logf = train_log_open(j->outdir, start_step, err)))
 		goto out;
-	r.begun = 1;
+	r.begun = j->began = 1;
 	if (train_loop(&r, logf, err) < 0)
 		goto out;
 	rc = train_log_close(logf, j->outdir, err);

@@ -87,6 +87,7 @@ typedef struct train_job {
 	int err_usage;              /* a usage error: no model to start from */
 	const char *err_from;       /* non-NULL: err is about err_path, which the */
 	const char *err_path;       /* option err_from gave ("--config") */
+	int began;                  /* training had begun (a failure after a stop is its own) */
 } train_job;
 
 /* The defaults above; no paths, no report. */

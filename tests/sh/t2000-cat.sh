@@ -92,9 +92,14 @@ fails 1 "lc-cat f.lc >>f.lc" sh -c "lc-cat '$T/self.lc' >>'$T/self.lc'"
 grep -q 'self.lc: the input is the output file' "$T/err"; _res $? "says so"
 fails 1 "lc-cat <f.lc >>f.lc" sh -c "lc-cat <'$T/self.lc' >>'$T/self.lc'"
 fails 1 "lc-chunk -n 50 f.lc >>f.lc" sh -c "lc-chunk -n 50 '$T/self.lc' >>'$T/self.lc'"
+# (every operand checked before anything is written: a first input
+# flushed whole before the second was found to be the output spoiled it)
+seq 1 3000 | awk '{ print $1, $1 + 1 }' | lc-cat -i ids >"$T/big.lc"
+fails 1 "lc-cat big.lc f.lc >>f.lc" sh -c "lc-cat '$T/big.lc' '$T/self.lc' >>'$T/self.lc'"
 cksum "$T/self.lc" | cmp -s - "$T/self.sum"; _res $? "the file untouched"
 printf 'hello\n' >"$T/self.txt"
 fails 1 "lc-tokenize f.txt >>f.txt" sh -c "lc-tokenize '$T/self.txt' >>'$T/self.txt'"
 fails 1 "lc-detokenize -f ids f >>f" sh -c "lc-detokenize -f ids '$T/self.txt' >>'$T/self.txt'"
+fails 1 "lc-detokenize -f ids <f >>f" sh -c "lc-detokenize -f ids <'$T/self.txt' >>'$T/self.txt'"
 is "the text untouched" "$(cat "$T/self.txt")" "hello"
 done_testing

@@ -146,7 +146,13 @@ lc-cat -q --shard 2 -O "$T/own" "$T/three.lc"
 cksum "$T/own.0.lc" "$T/own.1.lc" >"$T/own.sum"
 fails 1 "an input that is shard 0's file" lc-cat -q --shard 2 -O "$T/own" "$T/own.0.lc"
 grep -q "own.0.lc: an input is shard 0's output file" "$T/err"; _res $? "says so"
+fails 1 "... given on standard input" sh -c "lc-cat -q --shard 2 -O '$T/own' <'$T/own.0.lc'"
 cksum "$T/own.0.lc" "$T/own.1.lc" | cmp -s - "$T/own.sum"; _res $? "both shards untouched"
+# text documents of a directory the shards go into: its temporaries
+# would be read as documents
+mkdir "$T/sd" && printf 'a\n' >"$T/sd/a.txt" && printf 'b\n' >"$T/sd/b.txt"
+fails 1 "shards into the input directory" lc-cat -q -i text --shard 2 -O "$T/sd/p" "$T/sd"
+grep -q 'sd: the shards would be written into this input directory' "$T/err"; _res $? "says so"
 
 # killed by SIGTERM while it writes, no temporary is left (SIGINT and
 # SIGHUP the same; a background job here ignores SIGINT)

@@ -83,6 +83,9 @@ lc-cat -q --shard 2 -O "$T/half" "$T/p2.lc"
 fails 1 "--join of a parent's first piece alone" lc-chunk --join "$T/half.0.lc"
 grep -q "^lc-chunk: $T/half.0.lc: document \"stdin:1#1\": the input ends after piece 1 of 2 of \"stdin:1\"\$" "$T/err"
 _res $? "names the input and the document"
+lc-cat -i ids </dev/null >"$T/none.lc"
+fails 1 "... then an empty input" lc-chunk --join "$T/half.0.lc" "$T/none.lc"
+grep -q "^lc-chunk: $T/half.0.lc: document" "$T/err"; _res $? "names the input the piece came from"
 # a pattern whose match the JIT's fixed stack cannot hold (a repeated
 # group over thousands of bytes) is matched by the interpreter: the same
 # cut as ever, not "JIT stack limit reached"

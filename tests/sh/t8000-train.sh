@@ -164,6 +164,9 @@ cksum "$T/in.src.lc" >"$T/in.sum"
 fails 1 "--holdout-out onto the training input" lc-train --config "$T/config.json" -o "$T/ho" \
 	--steps 1 --batch-tokens 500 --holdout 2 --holdout-out "$T/in" -t "$SPM" -q "$T/in.src.lc"
 grep -q -- "--holdout-out $T/in: $T/in.src.lc is the training input" "$T/err"; _res $? "says so"
+fails 1 "... the input given on standard input" sh -c "lc-train --config '$T/config.json' \
+	-o '$T/ho' --steps 1 --batch-tokens 500 --holdout 2 --holdout-out '$T/in' -t '$SPM' -q \
+	<'$T/in.src.lc'"
 cksum "$T/in.src.lc" | cmp -s - "$T/in.sum"; _res $? "the input untouched"
 cksum "$T/held.src.lc" "$T/held.tgt.lc" >"$T/held.sum"
 rm -rf "$T/ho"
