@@ -83,13 +83,17 @@ void bartdec_state_free(void *p)
 
 /* LSG with mask_first_token: the authors' encoder zeroes the first
  * token's attention mask in place, and generate() hands the same mask to
- * the cross-attention, so the decoder never sees that row. */
+ * the cross-attention, so the decoder never sees that row; unless it is
+ * the only one (a one-token document without the global rows): every
+ * key masked, their softmax is uniform over it, and it is read whole. */
 static int mask_first(const bdec *b, dec_group *g, lc_err *err)
 {
 	int64_t row = b->c->pass_global_tokens ? b->c->num_global_tokens : 0, L = g->L;
 	const float *enc = g->E;
 	size_t d = (size_t)b->d;
 
+	if (L <= 1)
+		return 0;
 	if (row == 0) {
 		g->E = enc + d;
 	} else if (row < L) {

@@ -30,6 +30,7 @@ mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
 torch.set_grad_enabled(False)
 
+ONE = ("len0001", "len0033")
 SHORT = ("len0033", "len0100")
 LONG = ("len0100", "len1000")
 variants = {
@@ -53,6 +54,14 @@ variants = {
                         "sparsity_type": "pooling"}, LONG),
     "b32s64f2_pooling": ({"block_size": 32, "sparse_block_size": 64, "sparsity_factor": 2,
                           "sparsity_type": "pooling"}, LONG),
+    # a one-token document whose only row mask_first_token masks, without
+    # the global rows: the decoder still reads it (every key masked: a
+    # uniform softmax); and lsh where it draws nothing (factor 1: the keys
+    # as they are; factor = sparse block: bos_pooling)
+    "mask_first_noglobal": ({"mask_first_token": True, "pass_global_tokens_to_decoder": False},
+                            ONE),
+    "b32s32f1_lsh": ({"sparsity_type": "lsh", "sparsity_factor": 1}, LONG),
+    "b32s8f8_lsh": ({"sparsity_type": "lsh", "sparse_block_size": 8, "sparsity_factor": 8}, LONG),
 }
 base = json.load(open(os.path.join(data, "norm", "config.json")))
 dec_in = torch.from_numpy(np.fromfile(os.path.join(data, "decoder_input_ids.i32"), "<i4").astype(np.int64))[None]

@@ -328,6 +328,15 @@ static void test_options(void)
 	           "\"sparsity_factor\": 8, \"sparsity_type\": \"pooling\"}", 2);
 	run_option("b32s64f2_pooling", "{\"block_size\": 32, \"sparse_block_size\": 64, "
 	           "\"sparsity_factor\": 2, \"sparsity_type\": \"pooling\"}", 2);
+	/* L = 1 and 33: a one-token document's only row, masked, still read
+	 * by the decoder (lc removed it: the decoder attended to nothing) */
+	run_option("mask_first_noglobal", "{\"mask_first_token\": true, "
+	           "\"pass_global_tokens_to_decoder\": false}", 0);
+	/* lsh drawing nothing: factor 1 (the keys as they are) and factor =
+	 * sparse block (bos_pooling); lc refused both past 2 blocks */
+	run_option("b32s32f1_lsh", "{\"sparsity_type\": \"lsh\", \"sparsity_factor\": 1}", 2);
+	run_option("b32s8f8_lsh", "{\"sparsity_type\": \"lsh\", \"sparse_block_size\": 8, "
+	           "\"sparsity_factor\": 8}", 2);
 }
 
 int main(void)
