@@ -171,8 +171,8 @@ int cli_getopt(int argc, char *const argv[], const char *optstring,
 	c = getopt_long(argc, argv, opts, longopts, NULL);
 	if (c == -1) {
 		lc_err err;
-		for (int i = optind; i < (optind < argc ? argc : optind + 1); i++)
-			if (lc_path_not_output(i < argc ? argv[i] : "-", &err) < 0)
+		for (int i = optind; i < argc; i++)
+			if (strcmp(argv[i], "-") && lc_path_not_output(argv[i], &err) < 0)
 				cli_die(LC_EXIT_DATA, "%s", err.msg);
 	}
 	if (c != '?' && c != ':')

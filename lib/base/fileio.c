@@ -1,5 +1,6 @@
 #include "base/fileio.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -52,7 +53,10 @@ int lc_write_file(const char *path, const char *s, size_t n, lc_err *err)
 int lc_fsync_path(const char *path, lc_err *err)
 {
 	int fd = open(path, O_RDONLY), rc = 0;
+	struct stat st;
 
+	if (fd < 0 && errno == EACCES && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;   /* a directory one may write but not read: its entries unsynced */
 	if (fd < 0)
 		return lc_fail(err, "%s: %s", path, strerror(errno));
 	if (fsync(fd) < 0 && errno != EINVAL)    /* EINVAL: a directory on some file systems */
@@ -100,10 +104,29 @@ int lc_input_not_output(FILE *in, const char *label, lc_err *err)
 int lc_path_not_output(const char *path, lc_err *err)
 {
 	struct stat x;
+	DIR *d;
+	struct dirent *e;
+	int rc = 0;
 
 	if (strcmp(path, "-") == 0)
 		return lc_input_not_output(stdin, "stdin", err);
-	return stat(path, &x) == 0 ? refuse_output(&x, path, err) : 0;
+	if (stat(path, &x) < 0)
+		return 0;
+	if (!S_ISDIR(x.st_mode))
+		return refuse_output(&x, path, err);
+	/* a directory's files are documents (not its subdirectories') */
+	if (!(d = opendir(path)))
+		return 0;
+	while (rc == 0 && (e = readdir(d))) {
+		char p[4096];
+		if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+			continue;
+		snprintf(p, sizeof p, "%s/%s", path, e->d_name);
+		if (stat(p, &x) == 0)
+			rc = refuse_output(&x, p, err);
+	}
+	closedir(d);
+	return rc;
 }
 
 enum lc_file_kind lc_file_kind(const char *path)

@@ -17,7 +17,9 @@ int lc_copy_file(const char *from, const char *to, lc_err *err);
  * close checked. */
 int lc_write_file(const char *path, const char *s, size_t n, lc_err *err);
 /* fsync of the file or directory at path (a directory's entries: a
- * rename made durable); -1 and "PATH: strerror" if it fails. */
+ * rename made durable); -1 and "PATH: strerror" if it fails. A directory
+ * that may be written but not read (mode 333) cannot be opened to sync:
+ * 0, the renames in it left to the file system. */
 int lc_fsync_path(const char *path, lc_err *err);
 /* Whether a and b name one file or directory (links and ".." resolved);
  * 0 when either is missing. A copy onto itself would truncate it. */
@@ -25,7 +27,7 @@ int lc_same_file(const char *a, const char *b);
 /* Whether path names the file open on fd (standard input given as "-"). */
 int lc_path_is_fd(const char *path, int fd);
 /* lc_input_not_output for an input given by path ("-": standard input),
- * before it is opened. */
+ * before it is opened; a directory's files (its documents) each. */
 int lc_path_not_output(const char *path, lc_err *err);
 /* An input that is the regular file standard output writes to (`lc-cat
  * f.lc >>f.lc` would read its own output until the disk is full):

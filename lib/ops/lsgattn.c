@@ -390,8 +390,7 @@ static void sparse_head(void *ctx, int64_t h, int tid)
 		sparse_pick(r, (int)h);
 	else if (r->type == LSG_POOLING)
 		sparse_pooling(r, (int)h);
-	else if (r->type == LSG_BOS_POOLING || (r->type == LSG_LSH && r->s->sf == r->s->sbs))
-		/* lsh with one bucket a block: the authors pool as bos_pooling */
+	else if (r->type == LSG_BOS_POOLING)
 		sparse_bos_pooling(r, (int)h, r->scratch + (int64_t)tid * r->scratch_n);
 	else if (r->type == LSG_NORM)
 		sparse_norm(r, (int)h, r->scratch + (int64_t)tid * r->scratch_n);
@@ -606,7 +605,7 @@ int lsg_attn_fw(const lsg_spec *s, const float *q, const float *k, const float *
 		lc_fail(err, "out of memory (LSG attention, %lld tokens)", (long long)T);
 		goto out;
 	}
-	if (type == LSG_LSH && s->sf > 1 && s->sf != s->sbs && !s->lsh_R) {
+	if (type == LSG_LSH && s->sf > 1 && !s->lsh_R) {   /* (factor 1: the keys as they are) */
 		lc_fail(err, "LSG attention: lsh without its random projections");
 		goto out;
 	}

@@ -476,10 +476,6 @@ int summ_check_options(const summ_opts *o, search_opts *cl, const int given[GEN_
 		     cl->max_new, max_length);
 	else if (given[GEN_MAX_LENGTH])
 		cl->max_new = max_length - 1;   /* transformers: max_length counts the start token */
-	if (given[GEN_MIN_NEW] && (given[GEN_MAX_NEW] || given[GEN_MAX_LENGTH]) &&
-	    cl->min_new > cl->max_new)   /* generate() warns and generates: max_new wins */
-		warn(o, "--min-new %d exceeds --max-new %d: the summaries end at %d tokens, as in "
-		     "transformers", cl->min_new, cl->max_new, cl->max_new);
 	if (info && nfiles > 0)
 		return lc_fail(err, "--info takes no input files");
 	return 0;
@@ -509,6 +505,11 @@ int summ_settings(gen_settings *g, summ_opts *o, const lc_model *m, const search
 	own = g->o;
 	gen_settings_override(g, cl, given);
 	o->search = g->o;
+	/* wherever either came from: generate() warns and stops at the most */
+	if (o->search.min_new > o->search.max_new)
+		warn(o, "at least %d new tokens (min_new_tokens %d, min_length %d) exceeds the most, "
+		     "%d: the summaries end at %d tokens, as in transformers", o->search.min_new,
+		     g->min_new_tokens, g->min_length, o->search.max_new, o->search.max_new);
 	if (search_opts_check(&o->search, err) == 0)
 		return 0;
 	/* the model's own settings at fault (a forced id outside its

@@ -18,7 +18,7 @@ Cases (generation_config.json written whole, config.json edited):
   frommodel_beams  "_from_model_config": true with num_beams 4 in the file
              only: config.json's (none: 1 beam) wins
   noeos      no eos_token_id in the file: generate() takes none (not
-             config.json's) and runs to max_new_tokens 12
+             config.json's) and runs to max_new_tokens 45, past the 2s
   noeos_beams  the same with 3 beams
   bosstart   no decoder_start_token_id: generate() starts with bos_token_id 0
   minmax_cli generate(max_new_tokens=5, min_new_tokens=10): it warns and
@@ -55,8 +55,8 @@ cases = [
     ("mincli_big", dict(base_gen, eos_token_id=744, min_length=8), {}, {"min_new_tokens": 12}),
     ("frommodel", None, {"no_repeat_ngram_size": 2, "max_length": 17}, {}),
     ("frommodel_beams", "beams4", {"max_length": 17}, {}),
-    ("noeos", {"decoder_start_token_id": 2, "max_new_tokens": 12}, {}, {}),
-    ("noeos_beams", {"decoder_start_token_id": 2, "max_new_tokens": 12, "num_beams": 3}, {}, {}),
+    ("noeos", {"decoder_start_token_id": 2, "max_new_tokens": 45}, {}, {}),
+    ("noeos_beams", {"decoder_start_token_id": 2, "max_new_tokens": 45, "num_beams": 3}, {}, {}),
     ("bosstart", {"bos_token_id": 0, "eos_token_id": 2, "max_new_tokens": 12}, {}, {}),
     ("minmax_cli", dict(base_gen, eos_token_id=2), {},
      {"max_new_tokens": 5, "min_new_tokens": 10}),

@@ -102,4 +102,13 @@ fails 1 "lc-tokenize f.txt >>f.txt" sh -c "lc-tokenize '$T/self.txt' >>'$T/self.
 fails 1 "lc-detokenize -f ids f >>f" sh -c "lc-detokenize -f ids '$T/self.txt' >>'$T/self.txt'"
 fails 1 "lc-detokenize -f ids <f >>f" sh -c "lc-detokenize -f ids <'$T/self.txt' >>'$T/self.txt'"
 is "the text untouched" "$(cat "$T/self.txt")" "hello"
+# a directory operand whose documents include the output file: refused
+# before its other files are read (they were appended first)
+mkdir "$T/dir" && seq 1 20000 >"$T/dir/a.txt" && echo keep >"$T/dir/out.txt"
+fails 1 "lc-cat -i text DIR >>DIR/out.txt" sh -c "lc-cat -i text '$T/dir' >>'$T/dir/out.txt'"
+grep -q 'dir/out.txt: the input is the output file' "$T/err"; _res $? "names the file"
+is "the file untouched" "$(cat "$T/dir/out.txt")" "keep"
+# standard input is checked where it is read: a mode that reads none runs
+echo x >"$T/g"
+ok "lc-decode --info <f >>f" sh -c "lc-decode --info <'$T/g' >>'$T/g'"
 done_testing

@@ -154,6 +154,18 @@ mkdir "$T/sd" && printf 'a\n' >"$T/sd/a.txt" && printf 'b\n' >"$T/sd/b.txt"
 fails 1 "shards into the input directory" lc-cat -q -i text --shard 2 -O "$T/sd/p" "$T/sd"
 grep -q 'sd: the shards would be written into this input directory' "$T/err"; _res $? "says so"
 
+# a shard directory one may write but not read (mode 333): the shards are
+# written and the command succeeds (syncing the directory needs it open)
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
+	W=$(mktemp -d /tmp/lc-wo.XXXXXX) && chmod 755 "$W" && cp "$T/three.lc" "$W/" &&
+		chmod 644 "$W/three.lc" && mkdir "$W/wo" && chmod 333 "$W/wo"
+	ok "--shard into a write-only directory" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$(command -v lc-cat)" -q --shard 2 -O "$W/wo/p" "$W/three.lc"
+	rm -rf "$W"
+else
+	skip "--shard into a write-only directory" "not root, or no setpriv"
+fi
+
 # killed by SIGTERM while it writes, no temporary is left (SIGINT and
 # SIGHUP the same; a background job here ignores SIGINT)
 ( (lc-cat -o ids "$T/three.lc"; sleep 3) | lc-cat -q -i ids --shard 3 -O "$T/sig" &

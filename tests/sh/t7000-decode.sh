@@ -17,8 +17,12 @@ fails 1 "no model anywhere" env -u LC_MODEL LC_SHARE="$T" lc-decode -f ids "$H"
 # min-new above max-new: generate() warns and stops at the most (it was a
 # usage error here)
 ok "min-new above max-new" lc-decode -m "$M" --min-new 9 --max-new 8 -f ids "$H"
-grep -q -- '--min-new 9 exceeds --max-new 8: the summaries end at 8 tokens' "$T/err"
+grep -q 'at least 9 new tokens (min_new_tokens 9, min_length 0) exceeds the most, 8: the summaries end at 8 tokens' "$T/err"
 _res $? "with a warning"
+# the most from the model's file: the same warning (it was given only
+# when both came from the command line)
+ok "min-new above the model's most" lc-decode -m "${LC_SHARE:-share}/models/demo" --min-new 200 --info
+grep -q 'exceeds the most, 128' "$T/err"; _res $? "with a warning"
 fails 2 "zero beams" lc-decode -m "$M" -b 0 -f ids "$H"
 fails 2 "bad early stopping" lc-decode -m "$M" -b 2 --early-stopping sometimes -f ids "$H"
 fails 1 "missing model" lc-decode -m "$T/nowhere" -f ids "$H"

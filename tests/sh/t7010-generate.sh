@@ -193,9 +193,9 @@ if [ -f "$DATA/sampling/genfiles.txt" ] && need lc-encode; then
 		frommodel_beams) sed '0,/{/s//{"max_length": 17,/' "$B/config.json" >"$GD/config.json"
 			sed '0,/{/s//{"num_beams": 4,/' "$B/generation_config.json" \
 				>"$GD/generation_config.json" ;;
-		noeos) printf '{"decoder_start_token_id": 2, "max_new_tokens": 12}\n' \
+		noeos) printf '{"decoder_start_token_id": 2, "max_new_tokens": 45}\n' \
 			>"$GD/generation_config.json" ;;
-		noeos_beams) printf '{"decoder_start_token_id": 2, "max_new_tokens": 12, "num_beams": 3}\n' \
+		noeos_beams) printf '{"decoder_start_token_id": 2, "max_new_tokens": 45, "num_beams": 3}\n' \
 			>"$GD/generation_config.json" ;;
 		bosstart) printf '{"bos_token_id": 0, "eos_token_id": 2, "max_new_tokens": 12}\n' \
 			>"$GD/generation_config.json" ;;
