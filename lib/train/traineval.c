@@ -9,6 +9,7 @@
 #include "arch/decoder.h"
 #include "arch/encoder.h"
 #include "arch/model.h"
+#include "gen/settings.h"
 #include "text/rouge.h"
 #include "text/tokenizer.h"
 
@@ -29,6 +30,7 @@ int train_eval_rouge(const char *model_dir, const char *spiece, const train_data
 	rouge_type types[3] = { { ROUGE_N, 1 }, { ROUGE_N, 2 }, { ROUGE_LSUM, 0 } };
 	double sum[3] = { 0, 0, 0 };
 	int rc = -1, V, dm;
+	gen_settings gs;
 
 	memset(out, 0, sizeof *out);
 	rouge_doc_init(&cd);
@@ -38,6 +40,10 @@ int train_eval_rouge(const char *model_dir, const char *spiece, const train_data
 	if (!(m = model_open(model_dir, 0, err)) || !(enc = encoder_new(m, threads, err)) ||
 	    !(dec = decoder_new(m, err)) || !(sp = tok_open(spiece, err)) ||
 	    !(rv = rouge_vocab_new(0, err)) || !(rw = rouge_work_new(err)))
+		goto out;
+	/* the decoder start and eos lc-decode takes (generation_config.json's
+	 * own where the model has one, as transformers reads them) */
+	if (gen_settings_init(&gs, m, err) < 0)
 		goto out;
 	V = model_config(m)->vocab_size;
 	dm = model_config(m)->d_model;
@@ -52,7 +58,7 @@ int train_eval_rouge(const char *model_dir, const char *spiece, const train_data
 	for (size_t i = 0; i < d->n; i++) {
 		const train_pair *p = &d->p[i];
 		dec_state *st;
-		int32_t tok = model_config(m)->decoder_start_id;
+		int32_t tok = gs.o.start_id;
 		int ng = 0;
 		rouge_score sc[3];
 		int64_t Le = encoder_out_len(enc, p->ns);
@@ -77,7 +83,7 @@ int train_eval_rouge(const char *model_dir, const char *spiece, const train_data
 			for (int v = 1; v < V; v++)
 				if (logits[v] > logits[best])
 					best = v;
-			if (best == model_config(m)->eos_id)
+			if (best == gs.o.eos_id)
 				break;
 			gen[ng++] = tok = best;
 		}

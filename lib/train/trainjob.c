@@ -18,6 +18,7 @@
 #include "base/fileio.h"
 #include "base/share.h"
 #include "arch/model.h"
+#include "gen/settings.h"
 #include "text/tokenizer.h"
 #include "train/train.h"
 #include "train/traineval.h"
@@ -747,6 +748,14 @@ int train_job_run(train_job *j, lc_err *err)
 	if (r.resume && trainer_resume(r.tr, j->outdir, err) < 0) {
 		lc_prefix(err, "resume");
 		goto out;
+	}
+	if (j->rouge && r.has_tok && r.ed.n) {
+		/* the checkpoints' ROUGE decodes with the model's generation
+		 * settings: settings generate() refuses fail now, not after the
+		 * first steps */
+		gen_settings gs;
+		if (gen_settings_init(&gs, r.m, err) < 0)
+			goto out;
 	}
 	model_free(r.m);
 	r.m = NULL;

@@ -105,6 +105,18 @@ ok "--jsonl with the tiny BART's tokenizer" lc-train -m "$BART" -o "$T/j" --step
 ok "its held-out pair" lc-cat -o ids "$T/jh.src.lc" "$T/jh.tgt.lc"
 is "both sides <s> ... </s>" "$(awk '$1 == 0 && $NF == 2' "$T/out" | wc -l | tr -d ' ')" 2
 
+# the checkpoints' ROUGE decodes with the model's generation settings:
+# settings generate() refuses (no decoder start, no bos) fail before the
+# first step, not at the first checkpoint
+mkdir "$T/nostart"
+cp "$BART/config.json" "$BART/model.safetensors" "$BART/vocab.json" "$BART/merges.txt" "$T/nostart/"
+printf '{"eos_token_id": 2}\n' >"$T/nostart/generation_config.json"
+fails 1 "a model whose generation_config.json has no decoder start" lc-train -m "$T/nostart" \
+	-o "$T/ns" --steps 2 --jsonl --holdout 1 -q "$T/p.jsonl"
+grep -q 'generation_config.json gives neither decoder_start_token_id nor bos_token_id' "$T/err"
+_res $? "says so"
+[ ! -e "$T/ns/loss.tsv" ]; _res $? "before any step"
+
 # errors
 cat >"$T/short.json" <<'EOF'
 {"architectures": ["BartForConditionalGeneration"], "d_model": 16, "encoder_layers": 1,
