@@ -122,6 +122,10 @@ typedef struct lc_enc_ops {
 	           void (*progress)(void *ctx, int done, int total), void *ctx, lc_err *err);
 	/* optional: time only the products of a length-L input (benchmarks) */
 	int (*gemm_only)(void *e, int64_t L, double *seconds, lc_err *err);
+	/* optional: moves the rows of out [out_len(L)] that the decoder reads
+	 * to its front, in order, and returns how many (the top-down model's
+	 * decoder masks the rows of pad tokens); NULL: all of them */
+	int64_t (*keep)(const void *e, const int32_t *ids, int64_t L, float *out);
 } lc_enc_ops;
 
 /* One document of a decoding batch (arch/decoder.h). */

@@ -74,6 +74,11 @@ int encoder_run(lc_encoder *e, const int32_t *ids, int64_t L, float *out,
 	return 0;
 }
 
+int64_t encoder_keep(const lc_encoder *e, const int32_t *ids, int64_t L, float *out)
+{
+	return e->ops->keep ? e->ops->keep(e->impl, ids, L, out) : e->ops->out_len(e->impl, L);
+}
+
 int encoder_gemm_only(lc_encoder *e, int64_t L, double *seconds, lc_err *err)
 {
 	if (!e->ops->gemm_only)

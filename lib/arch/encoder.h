@@ -39,6 +39,12 @@ typedef void (*encoder_progress_fn)(void *ctx, int done, int total);
 int encoder_run(lc_encoder *e, const int32_t *ids, int64_t L, float *out,
                 encoder_progress_fn progress, void *ctx, lc_err *err);
 
+/* After encoder_run: the rows of out the decoder reads, moved to its
+ * front in order; returns their number (encoder_out_len(L) but for a
+ * model whose decoder masks some, as the top-down model's masks the rows
+ * of pad tokens: the stream carries no mask, so they are left out). */
+int64_t encoder_keep(const lc_encoder *e, const int32_t *ids, int64_t L, float *out);
+
 /* One document of encoder_run_many. */
 typedef struct encoder_job {
 	const int32_t *ids;         /* in: [L] */

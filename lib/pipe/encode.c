@@ -172,9 +172,17 @@ static int doc_begin(encode_stage *s, lc_doc *d, int32_t **ids, int64_t *L, floa
 	return 0;
 }
 
-/* The encoded document out. */
-static int doc_out(encode_stage *s, lc_doc *d, int64_t L, double seconds, lc_err *err)
+/* The encoded document out: the rows its decoder reads (encoder_keep). */
+static int doc_out(encode_stage *s, lc_doc *d, const int32_t *ids, int64_t L, double seconds,
+                   lc_err *err)
 {
+	lc_tensor *t = doc_find(d, "hidden");
+	int64_t rows = encoder_keep(s->enc, ids, L, t->data);
+
+	if ((uint64_t)rows < t->dims[0]) {
+		t->nbytes = t->nbytes / t->dims[0] * (uint64_t)rows;
+		t->dims[0] = (uint64_t)rows;
+	}
 	if (s->o.stats)
 		say(s->o.note, s->o.ctx, "stats: %s: %" PRId64 " tokens: encode %.3f s", d->name, L,
 		    seconds);
@@ -219,10 +227,10 @@ int encode_doc(lc_doc *d, void *stage, lc_err *err)
 		return -1;
 	te = clock_now();
 	rc = encoder_run(s->enc, ids, L, out, on_layer, &(struct layers){ s, d->name, L }, err);
+	if (rc == 0)
+		rc = doc_out(s, d, ids, L, clock_now() - te, err);
 	free(ids);
-	if (rc < 0)
-		return -1;
-	return doc_out(s, d, L, clock_now() - te, err);
+	return rc;
 }
 
 int encode_batch(lc_doc *docs, int n, void *stage, int *bad, lc_err *err)
@@ -268,7 +276,7 @@ int encode_batch(lc_doc *docs, int n, void *stage, int *bad, lc_err *err)
 			if (s->jobs[i].rc < 0) {
 				*err = s->jobs[i].err;
 				first = i;
-			} else if (doc_out(s, &docs[i], s->jobs[i].L, te, err) < 0) {
+			} else if (doc_out(s, &docs[i], s->jobs[i].ids, s->jobs[i].L, te, err) < 0) {
 				first = i;
 			}
 		}

@@ -70,7 +70,8 @@ int train_eval_rouge(const char *model_dir, const char *spiece, const train_data
 		}
 		h = nh;
 		if (encoder_run(enc, p->src, p->ns, h, NULL, NULL, err) < 0 ||
-		    !(st = decoder_state_new(dec, h, Le, 1, max_new, err))) {
+		    !(st = decoder_state_new(dec, h, encoder_keep(enc, p->src, p->ns, h), 1, max_new,
+		                             err))) {
 			lc_prefix(err, "%s", p->name);
 			goto out;
 		}
