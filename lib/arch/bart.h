@@ -91,6 +91,13 @@ void bart_declare_fairseq_names(lc_params *p, const lc_config *c);
 void bart_weights_free(void *w);
 void bart_info(const lc_config *c, FILE *f);
 
+/* The encoder ops' keep for models whose decoder masks the rows of pad
+ * tokens (fairseq's encoder padding mask: BART-LS, top-down): the other
+ * rows of out [L, d] moved to its front; their number (L for a document
+ * of pads alone, whose rows all stay: every key masked, the authors'
+ * softmax gives NaN, lc's none). */
+int64_t bart_keep_nonpad(const lc_config *c, const int32_t *ids, int64_t L, float *out);
+
 /* row[d] = shared[id] * scale + pos[t + 2] (an embedding at position t). */
 void bart_embed_row(const lc_config *c, const float *shared, const float *pos, int32_t id,
                     int64_t t, float scale, float *row);

@@ -6,13 +6,16 @@
  * with a position table of its own size.
  *
  *   input: right-padded with pad to a multiple of block_size (the
- *          authors' collate_tokens); the padding mask goes to every layer
- *   embeddings: shared[id] * s + pos[t + 2] (pads: pos[1]), s = 1 unless
+ *          authors' collate_tokens); the padding mask (those pads and
+ *          any pad id in the document) goes to every layer
+ *   embeddings: shared[id] * s + pos[p + 2], p the token's place among
+ *          the non-pads (fairseq's make_positions), s = 1 unless
  *          scale_embedding; layernorm_embedding; pad rows then zeroed
  *   layers: post-LN; x = LN1(x + a) with a = block attention (out_proj
  *          included), in a pooled layer x = LN1(x + a + cross), cross =
  *          the pooled attention of a; then the feed-forward
- *   output: the L real rows; no final LayerNorm
+ *   output: the L real rows (lc-encode writes those of non-pad tokens:
+ *          encoder_keep); no final LayerNorm
  *
  * Weight names: transformers-style ("model.encoder.layers.N...", plus
  * model.encoder.layers.N.pool_attn.{q,k,v,out}_proj for the pooled
@@ -280,14 +283,22 @@ static int encode_rows(lsenc *e, const int32_t *ids, int64_t L, int nlayers, flo
 		free(pad);
 		return lc_fail(err, "out of memory (%lld tokens)", (long long)L);
 	}
-	for (int64_t i = L; i < T; i++)
-		pad[i] = 1;
+	/* pads: the padding to a block multiple, and pad ids inside the
+	 * document, which the authors' code masks the same way (fairseq's
+	 * positions skip them: the tokens after one move up a place) */
+	for (int64_t i = 0; i < T; i++)
+		pad[i] = i >= L || (ids && ids[i] == c->pad_id);
 	if (!e->gemm_only) {
-		/* the pads' rows would be zeroed after the LayerNorm: only the
-		 * real rows are computed */
+		int64_t real = 0;
+		/* the pads' rows are zeroed after the LayerNorm: only the real
+		 * rows are computed */
 		for (int64_t i = 0; i < L; i++)
-			bart_embed_row(c, W->shared, W->enc_pos, ids[i], i, scale, x + i * d);
+			if (!pad[i])
+				bart_embed_row(c, W->shared, W->enc_pos, ids[i], real++, scale, x + i * d);
 		layernorm_fw(x, L, d, W->enc_ln_w, W->enc_ln_b, c->eps, x, NULL, NULL);
+		for (int64_t i = 0; i < L; i++)
+			if (pad[i])
+				memset(x + i * d, 0, (size_t)d * sizeof *x);
 	}
 	e->pad = pad;
 	rc = run_layers(e, x, T, 0, nlayers, err);
@@ -373,9 +384,14 @@ out:
 	return rc;
 }
 
+static int64_t enc_keep(const void *p, const int32_t *ids, int64_t L, float *out)
+{
+	return bart_keep_nonpad(((const lsenc *)p)->c, ids, L, out);
+}
+
 static const lc_enc_ops bartls_enc_ops = {
 	.open = enc_open, .close = enc_close, .out_len = enc_out_len, .max_len = enc_max_len,
-	.run = enc_run, .gemm_only = enc_gemm_only,
+	.run = enc_run, .gemm_only = enc_gemm_only, .keep = enc_keep,
 };
 
 /* ------------------------------------------------------------- the arch */

@@ -419,26 +419,9 @@ static int enc_run(void *p, const int32_t *ids, int64_t L, float *out,
 	return 0;
 }
 
-/* The authors' decoder masks the rows of pad tokens (fairseq's encoder
- * padding mask): the same as not having them, but for a document of pads
- * alone, whose rows all stay (every key masked: a uniform softmax). */
 static int64_t enc_keep(const void *p, const int32_t *ids, int64_t L, float *out)
 {
-	const tdenc *e = p;
-	int64_t d = e->c->d_model, n = 0;
-
-	for (int64_t i = 0; i < L; i++)
-		n += ids[i] != e->c->pad_id;
-	if (n == 0 || n == L)
-		return L;
-	n = 0;
-	for (int64_t i = 0; i < L; i++)
-		if (ids[i] != e->c->pad_id) {
-			if (n != i)
-				memmove(out + n * d, out + i * d, (size_t)d * sizeof *out);
-			n++;
-		}
-	return n;
+	return bart_keep_nonpad(((const tdenc *)p)->c, ids, L, out);
 }
 
 static int enc_gemm_only(void *p, int64_t L, double *seconds, lc_err *err)

@@ -85,4 +85,15 @@ grep -q 'the 2048 the model takes' err; _res $? "... names the limit"
 fails 1 "more new tokens than the decoder's 1024 positions" \
 	lc-decode -q -m ls1 --max-new 1100 -f ids h1
 grep -q '1024 positions (max_decoder_position_embeddings)' err; _res $? "... names its table"
+# pad ids inside a document: masked as the authors' code masks them (their
+# positions skipped, their rows zeroed, masked in every attention), and
+# left out of the states, as their decoder masks them; greedy ids of the
+# reference with its mask for 13 documents of 1 to 2268 tokens
+# (tests/gen/pad_inside_ref.py)
+P=$DATA/bartls/pad
+if [ -f "$P/greedy.txt" ]; then
+	lc-cat -i ids "$P/in.txt" | lc-encode -q -m "$P" >"$T/pad.lc"
+	lc-decode -q -m "$P" -f ids -b 1 --max-new 12 "$T/pad.lc" >"$T/pad.ids"
+	same "greedy ids as the authors' masked decoder's" "$T/pad.ids" "$P/greedy.txt"
+fi
 done_testing

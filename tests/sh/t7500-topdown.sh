@@ -109,7 +109,7 @@ lc-cat -i ids long.in >long.lc
 fails 1 "2049 tokens into 2048 positions" lc-encode -q -m td long.lc
 # pad ids inside a document: the authors' decoder masks their rows, so
 # lc-encode leaves them out of the states it writes (the stream carries no
-# mask); greedy ids of the reference with its mask (tests/gen/topdown_pad_ref.py)
+# mask); greedy ids of the reference with its mask (tests/gen/pad_inside_ref.py)
 P=$DATA/topdown/pad
 if [ -f "$P/greedy.txt" ]; then
 	lc-cat -i ids "$P/in.txt" | lc-encode -q -m "$P" >"$T/pad.lc"

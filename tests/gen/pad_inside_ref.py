@@ -1,19 +1,23 @@
 #!/usr/bin/python3
-"""Golden for top-down decoding of a document with pad ids inside
-(tests/data/topdown/pad): a random small top-down model built from the
-unofficial implementation in facebookresearch/bart_ls (commit 386262dd,
+"""Goldens for decoding documents with pad ids inside, BART-LS
+(tests/data/bartls/pad) and top-down (tests/data/topdown/pad): random
+small models built from the authors' modules in facebookresearch/bart_ls
+(commit 386262dd: the BART-LS encoder, and the unofficial top-down one in
 fairseq-py/fairseq/models/long_transformers/top_down.py) and fairseq's
-decoder layer, its greedy ids with fairseq's encoder padding mask on the
-cross-attention (tokens == pad), as TransformerDecoder applies it.
+decoder layer; greedy ids with fairseq's encoder padding mask (tokens ==
+pad) on the cross-attention, as TransformerDecoder applies it.
 
-Made for the test with:
+Made for the tests with (<oracle>/bartls/scripts: the oracle's stubs and
+gen_common):
   sh <oracle>/bartls/scripts/setup_pyroot.sh <bart_ls git dir> pyroot
-  OVERRIDE='{"lengths":[40],"dec_layers":1}' PADIN=1 DECMASK=1 \
-  PYTHONPATH=pyroot:<oracle>/bartls/scripts /usr/bin/python3 topdown_pad_ref.py topdown 306 OUT
+  PADIN=1 DECMASK=1 OVERRIDE='{"dec_layers":1}' \
+    PYTHONPATH=pyroot:<oracle>/bartls/scripts /usr/bin/python3 pad_inside_ref.py bartls 410 OUT
+  PADIN=1 DECMASK=1 OVERRIDE='{"lengths":[40],"dec_layers":1}' \
+    PYTHONPATH=pyroot:<oracle>/bartls/scripts /usr/bin/python3 pad_inside_ref.py topdown 306 OUT
 then OUT/model/{config.json,model.safetensors}, OUT/in.txt and
-OUT/greedy_mask.txt copied to tests/data/topdown/pad (greedy.txt). The
-script (a session's differential harness) also makes random BART-LS and
-top-down cases; see its own usage below.
+OUT/greedy_mask.txt copied to tests/data/{bartls,topdown}/pad (greedy.txt).
+The script (a session's differential harness) makes random BART-LS and
+top-down cases; its own usage follows.
 """
 """Random differential case for lc's BART-LS / top-down encoders vs the authors' modules.
 
