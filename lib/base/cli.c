@@ -230,9 +230,11 @@ FILE *cli_open(const char *path)
 	FILE *f;
 	lc_err err;
 
-	if (!path || strcmp(path, "-") == 0)
+	if (!path || strcmp(path, "-") == 0) {
+		if (lc_input_not_output(stdin, "stdin", &err) < 0)
+			cli_die(LC_EXIT_DATA, "%s", err.msg);
 		return stdin;
-
+	}
 	f = fopen(path, "rb");
 	if (!f)
 		cli_die(LC_EXIT_DATA, "%s: %s", path, strerror(errno));

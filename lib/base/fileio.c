@@ -1,6 +1,5 @@
 #include "base/fileio.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -104,29 +103,10 @@ int lc_input_not_output(FILE *in, const char *label, lc_err *err)
 int lc_path_not_output(const char *path, lc_err *err)
 {
 	struct stat x;
-	DIR *d;
-	struct dirent *e;
-	int rc = 0;
 
 	if (strcmp(path, "-") == 0)
 		return lc_input_not_output(stdin, "stdin", err);
-	if (stat(path, &x) < 0)
-		return 0;
-	if (!S_ISDIR(x.st_mode))
-		return refuse_output(&x, path, err);
-	/* a directory's files are documents (not its subdirectories') */
-	if (!(d = opendir(path)))
-		return 0;
-	while (rc == 0 && (e = readdir(d))) {
-		char p[4096];
-		if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
-			continue;
-		snprintf(p, sizeof p, "%s/%s", path, e->d_name);
-		if (stat(p, &x) == 0)
-			rc = refuse_output(&x, p, err);
-	}
-	closedir(d);
-	return rc;
+	return stat(path, &x) == 0 ? refuse_output(&x, path, err) : 0;
 }
 
 enum lc_file_kind lc_file_kind(const char *path)

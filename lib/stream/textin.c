@@ -481,6 +481,13 @@ static int list_dir(textin *t, const char *dir, lc_err *err)
 			free(p);
 			continue;
 		}
+		/* a document that is the output file: refused before any of
+		 * the directory's is read (they were appended to it first) */
+		if (lc_path_not_output(p, err) < 0) {
+			free(p);
+			closedir(d);
+			return -1;
+		}
 		if (t->npaths == cap) {
 			char **q = realloc(t->paths, (cap = cap ? 2 * cap : 16) * sizeof *q);
 			if (!q) {

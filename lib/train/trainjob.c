@@ -246,8 +246,8 @@ static int has_entries(const char *path)
 	struct dirent *e;
 	int any = 0;
 
-	if (!d)
-		return 0;
+	if (!d)   /* absent: empty; unreadable (mode 333): it may hold a user's files */
+		return errno != ENOENT;
 	while (!any && (e = readdir(d)))
 		any = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
 	closedir(d);

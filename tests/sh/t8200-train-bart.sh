@@ -117,6 +117,23 @@ grep -q 'generation_config.json gives neither decoder_start_token_id nor bos_tok
 _res $? "says so"
 [ ! -e "$T/ns/loss.tsv" ]; _res $? "before any step"
 
+# an output directory one may write but not read (mode 333) may hold a
+# user's files: refused as one that holds files (it was taken for empty,
+# and its model.safetensors replaced)
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
+	W=$(mktemp -d /tmp/lc-wo.XXXXXX) && chmod 755 "$W" && cp -r "$BART" "$W/m" &&
+		cp "$T/p.jsonl" "$W/" && chmod -R a+rX "$W" && mkdir "$W/out" &&
+		echo "my notes" >"$W/out/model.safetensors" && chmod 644 "$W/out/model.safetensors" &&
+		chmod 333 "$W/out"
+	fails 1 "-o a write-only directory holding a file" setpriv --reuid=65534 --regid=65534 \
+		--clear-groups "$(command -v lc-train)" -q -m "$W/m" -o "$W/out" --steps 2 --jsonl \
+		--no-rouge "$W/p.jsonl"
+	is "the user's file untouched" "$(cat "$W/out/model.safetensors")" "my notes"
+	rm -rf "$W"
+else
+	skip "-o a write-only directory" "not root, or no setpriv"
+fi
+
 # errors
 cat >"$T/short.json" <<'EOF'
 {"architectures": ["BartForConditionalGeneration"], "d_model": 16, "encoder_layers": 1,
