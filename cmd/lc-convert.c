@@ -110,6 +110,7 @@ int main(int argc, char **argv)
 	int c, quiet = 0, to_ls = 0, to_td = 0, max_len = -1;
 
 	cli_init("lc-convert");
+	cli_operands_not_inputs();   /* SRC and DST: model directories */
 	lsgconv_opts_default(&o);
 	bartlsconv_opts_default(&ls);
 	topdownconv_opts_default(&td);

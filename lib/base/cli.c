@@ -151,6 +151,13 @@ static const struct option *with_common(const char *optstring, const struct opti
 	return made;
 }
 
+static int operands_not_inputs;
+
+void cli_operands_not_inputs(void)
+{
+	operands_not_inputs = 1;
+}
+
 int cli_getopt(int argc, char *const argv[], const char *optstring,
                const struct option *longopts)
 {
@@ -169,10 +176,10 @@ int cli_getopt(int argc, char *const argv[], const char *optstring,
 	strcpy(opts + k + 1, optstring + k + (optstring[k] == ':'));
 	opterr = 0;
 	c = getopt_long(argc, argv, opts, longopts, NULL);
-	if (c == -1) {
+	if (c == -1 && !operands_not_inputs) {
 		lc_err err;
 		for (int i = optind; i < argc; i++)
-			if (strcmp(argv[i], "-") && lc_path_not_output(argv[i], &err) < 0)
+			if (lc_path_not_output(argv[i], &err) < 0)
 				cli_die(LC_EXIT_DATA, "%s", err.msg);
 	}
 	if (c != '?' && c != ':')

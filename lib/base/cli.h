@@ -33,15 +33,18 @@ _Noreturn void cli_usage_error(const char *fmt, ...) __attribute__((format(print
  * that getopt's own messages are off and a bad option (unknown, ambiguous,
  * missing its argument, or given one it does not take) is one usage error
  * naming it, e.g. "option -m needs an argument"; it never returns '?' or ':'.
- * At the end of the options it refuses (exit 1) a file operand that is
- * the regular file standard output writes to, before anything is read or
+ * At the end of the options it refuses (exit 1) an operand that is the
+ * regular file standard output writes to ("-": standard input; a
+ * directory: one of the documents in it), before anything is read or
  * written (lc_path_not_output: `lc-cat a.lc f.lc >>f.lc` had appended
- * a.lc to f.lc first); standard input is checked where it is read
- * (lc_input_not_output, cli_open), so that modes reading nothing (--info)
- * are not refused, and a directory's documents where they are listed
- * (textin), so that a model directory operand is not. */
+ * a.lc to f.lc first). Standard input read for want of operands is
+ * checked where it is read (lc_input_not_output, cli_open), so that
+ * modes reading nothing (--info) are not refused. */
 int cli_getopt(int argc, char *const argv[], const char *optstring,
                const struct option *longopts);
+/* Before cli_getopt: this program's operands are not inputs whose
+ * documents it reads (lc-convert's SRC and DST model directories). */
+void cli_operands_not_inputs(void);
 /* Prints "lc-NAME (lc) VERSION" on stdout and exits 0. */
 _Noreturn void cli_version(void);
 

@@ -1,5 +1,6 @@
 #include "base/fileio.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -100,13 +101,38 @@ int lc_input_not_output(FILE *in, const char *label, lc_err *err)
 	return in != stdout && fstat(fileno(in), &x) == 0 ? refuse_output(&x, label, err) : 0;
 }
 
+/* A directory of documents: its files but hidden ones (textin's list) */
+static int dir_not_output(const char *path, lc_err *err)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	struct stat x;
+	int rc = 0;
+
+	while (d && rc == 0 && (e = readdir(d))) {
+		char p[4096];
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof p, "%s/%s", path, e->d_name);
+		if (stat(p, &x) == 0)
+			rc = refuse_output(&x, p, err);
+	}
+	if (d)
+		closedir(d);
+	return rc;
+}
+
 int lc_path_not_output(const char *path, lc_err *err)
 {
 	struct stat x;
 
 	if (strcmp(path, "-") == 0)
 		return lc_input_not_output(stdin, "stdin", err);
-	return stat(path, &x) == 0 ? refuse_output(&x, path, err) : 0;
+	if (stat(path, &x) < 0)
+		return 0;
+	if (!S_ISDIR(x.st_mode))
+		return refuse_output(&x, path, err);
+	return dir_not_output(path, err);
 }
 
 enum lc_file_kind lc_file_kind(const char *path)

@@ -26,9 +26,9 @@ int lc_fsync_path(const char *path, lc_err *err);
 int lc_same_file(const char *a, const char *b);
 /* Whether path names the file open on fd (standard input given as "-"). */
 int lc_path_is_fd(const char *path, int fd);
-/* lc_input_not_output for an input given by path ("-": standard input),
- * before it is opened (a directory is no file: textin checks the files it
- * reads from one as it lists them). */
+/* lc_input_not_output for an input given by path ("-": standard input; a
+ * directory: each file in it but hidden ones, the documents textin reads
+ * from it), before it is opened. */
 int lc_path_not_output(const char *path, lc_err *err);
 /* An input that is the regular file standard output writes to (`lc-cat
  * f.lc >>f.lc` would read its own output until the disk is full):

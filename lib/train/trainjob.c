@@ -240,14 +240,24 @@ static void mark_path(char *path, size_t n, const char *dir)
 }
 
 /* Whether directory path holds any entry (a file a user may keep). */
+/* A directory one may not list (mode 333). */
+static int unlisted(const char *path)
+{
+	DIR *d = opendir(path);
+
+	if (d)
+		closedir(d);
+	return !d && errno == EACCES;
+}
+
 static int has_entries(const char *path)
 {
 	DIR *d = opendir(path);
 	struct dirent *e;
 	int any = 0;
 
-	if (!d)   /* absent: empty; unreadable (mode 333): it may hold a user's files */
-		return errno != ENOENT;
+	if (!d)   /* one that cannot be listed (mode 333) may hold a user's files */
+		return errno == EACCES;
 	while (!any && (e = readdir(d)))
 		any = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
 	closedir(d);
@@ -347,9 +357,10 @@ static int start(struct run *r, lc_err *err)
 	mark_path(path, sizeof path, j->outdir);
 	if (!r->resume && !j->restart && has_entries(j->outdir) && !exists(path) &&
 	    !model_in(init, j->outdir))
-		return lc_fail(err, "-o/--output %s: holds files but no checkpoint to resume (no "
+		return lc_fail(err, "-o/--output %s: %s but no checkpoint to resume (no "
 		               "trainer_state.json); give another directory, or --restart to start "
-		               "over in this one", j->outdir);
+		               "over in this one", j->outdir, unlisted(j->outdir) ?
+		               "cannot be listed (it may hold files)" : "holds files");
 	r->undo = !r->resume && (!has_entries(j->outdir) || exists(path));
 	if (mkdir(j->outdir, 0777) == 0)
 		r->made_dir = 1;

@@ -113,6 +113,14 @@ mkdir "$T/dir" && seq 1 20000 >"$T/dir/a.txt" && echo keep >"$T/dir/out.txt"
 fails 1 "lc-cat -i text DIR >>DIR/out.txt" sh -c "lc-cat -i text '$T/dir' >>'$T/dir/out.txt'"
 grep -q 'dir/out.txt: the input is the output file' "$T/err"; _res $? "names the file"
 is "the file untouched" "$(cat "$T/dir/out.txt")" "keep"
+# ... and after another operand, or "-" after one: refused before the
+# first operand is read (it was appended first)
+seq 1 20000 >"$T/first.txt"
+fails 1 "lc-cat -i text FILE DIR >>DIR/out.txt" sh -c "lc-cat -i text '$T/first.txt' '$T/dir' \
+	>>'$T/dir/out.txt'"
+fails 1 "lc-cat -i text FILE - <f >>f" sh -c "lc-cat -i text '$T/first.txt' - <'$T/dir/out.txt' \
+	>>'$T/dir/out.txt'"
+is "the file still untouched" "$(cat "$T/dir/out.txt")" "keep"
 # a hidden file there is no document (the reader skips it): not refused
 ok "lc-tokenize DIR >DIR/.hidden" sh -c "lc-tokenize '$T/dir' >'$T/dir/.tok.lc'"
 # a model directory operand holds no documents: not refused
