@@ -7,25 +7,21 @@ fairseq-py/fairseq/models/long_transformers/top_down.py) and fairseq's
 decoder layer; greedy ids with fairseq's encoder padding mask (tokens ==
 pad) on the cross-attention, as TransformerDecoder applies it.
 
-Made for the tests with (<oracle>/bartls/scripts: the oracle's stubs and
-gen_common):
-  sh <oracle>/bartls/scripts/setup_pyroot.sh <bart_ls git dir> pyroot
-  PADIN=1 DECMASK=1 OVERRIDE='{"dec_layers":1}' \
-    PYTHONPATH=pyroot:<oracle>/bartls/scripts /usr/bin/python3 pad_inside_ref.py bartls 410 OUT
-  PADIN=1 DECMASK=1 OVERRIDE='{"lengths":[40],"dec_layers":1}' \
-    PYTHONPATH=pyroot:<oracle>/bartls/scripts /usr/bin/python3 pad_inside_ref.py topdown 306 OUT
-then OUT/model/{config.json,model.safetensors}, OUT/in.txt and
-OUT/greedy_mask.txt copied to tests/data/{bartls,topdown}/pad (greedy.txt).
-The script (a session's differential harness) makes random BART-LS and
-top-down cases; its own usage follows.
-"""
-"""Random differential case for lc's BART-LS / top-down encoders vs the authors' modules.
+usage: PYTHONPATH=<bart_ls 386262dd's fairseq-py as an import tree, its
+       package __init__ files stubbed to import nothing else> \
+       PADIN=1 DECMASK=1 OVERRIDE=JSON /usr/bin/python3 pad_inside_ref.py KIND SEED OUTDIR
+KIND: bartls | topdown. OVERRIDE fixes some of the random choices; PADIN
+puts pad ids inside the documents; DECMASK decodes with the mask.
+Writes OUTDIR/model/{config.json,model.safetensors} (fairseq names),
+OUTDIR/in.txt (one document of ids a line), OUTDIR/ref_<i>.f32 (the
+reference encoder's rows of document i) or ref_<i>.err, OUTDIR/greedy.txt,
+greedy_mask.txt and greedy_nomask.txt (reference greedy ids a document),
+OUTDIR/case.json.
 
-usage: PYTHONPATH=pyroot:/work/shared/oracle/bartls/scripts /usr/bin/python3 gen.py KIND SEED OUTDIR
-KIND: bartls | topdown
-Writes OUTDIR/model/{config.json,model.safetensors} (fairseq names), OUTDIR/in.txt (one doc of ids
-per line), OUTDIR/ref_<i>.f32 (reference encoder rows of doc i, real rows only) or ref_<i>.err,
-OUTDIR/greedy.txt (reference greedy ids per doc, if decoder layers), OUTDIR/case.json.
+The goldens:
+  bartls 410, OVERRIDE='{"dec_layers":1}'              -> tests/data/bartls/pad
+  topdown 306, OVERRIDE='{"lengths":[40],"dec_layers":1}' -> tests/data/topdown/pad
+each OUTDIR/model/*, in.txt and greedy_mask.txt (as greedy.txt).
 """
 import argparse
 import json
@@ -36,7 +32,9 @@ import sys
 
 import torch
 
-from gen_common import fill_params, write_safetensors
+import struct
+
+import numpy as np
 
 import fairseq.modules  # noqa: F401
 from fairseq.data import Dictionary, data_utils
@@ -44,6 +42,65 @@ from fairseq.models.transformer import TransformerConfig, TransformerEncoderBase
 from fairseq.modules.transformer_layer import TransformerDecoderLayerBase
 from fairseq.modules import LayerNorm
 from fairseq.models.long_transformers.top_down import TopDownTransformerEncoder
+
+def write_safetensors(path, tensors, metadata=None):
+    """F32 tensors in sorted-name order after a JSON header (sorted keys,
+    "__metadata__" first, compact, padded with spaces to 8 bytes)."""
+    names = sorted(tensors)
+    header = {"__metadata__": {k: str(v) for k, v in (metadata or {}).items()}}
+    blobs, off = [], 0
+    for n in names:
+        a = np.ascontiguousarray(tensors[n].detach().cpu().numpy(), dtype="<f4")
+        b = a.tobytes(order="C")
+        header[n] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+
+
+def fill_params(module, seed, special=None):
+    """Weights from one generator seeded `seed`, parameters in sorted name
+    order, each one randn draw: Linear weight * fan_in^-0.5 (* special[name]),
+    biases * 0.1, LayerNorm weight 1 + 0.1 randn, Embedding randn with the
+    padding row 0. Buffers stay as constructed."""
+    special = special or {}
+    kinds = {}
+    for mname, m in module.named_modules():
+        pre = (mname + ".") if mname else ""
+        if isinstance(m, torch.nn.Linear):
+            kinds[pre + "weight"] = ("linear_w", m)
+            if m.bias is not None:
+                kinds[pre + "bias"] = ("bias", m)
+        elif isinstance(m, torch.nn.LayerNorm):
+            kinds[pre + "weight"] = ("ln_w", m)
+            kinds[pre + "bias"] = ("bias", m)
+        elif isinstance(m, torch.nn.Embedding):
+            kinds[pre + "weight"] = ("emb", m)
+    g = torch.Generator().manual_seed(seed)
+    params = dict(module.named_parameters())
+    with torch.no_grad():
+        for name in sorted(params):
+            p = params[name]
+            kind, m = kinds[name]
+            r = torch.randn(p.shape, generator=g, dtype=torch.float32)
+            if kind == "linear_w":
+                v = r * (p.shape[1] ** -0.5) * special.get(name, 1.0)
+            elif kind == "bias":
+                v = r * 0.1
+            elif kind == "ln_w":
+                v = 1.0 + r * 0.1
+            else:
+                v = r.clone()
+                if m.padding_idx is not None:
+                    v[m.padding_idx] = 0.0
+            p.copy_(v)
+
 
 torch.set_num_threads(1)
 
