@@ -281,6 +281,20 @@ out:
 	json_decref(man);
 	return rc;
 }
+/* dir's trainer_state.json (its path into path[n]), or NULL and err. */
+static json_t *load_state(const char *dir, char *path, size_t n, lc_err *err)
+{
+	json_error_t je;
+	json_t *j;
+
+	snprintf(path, n, "%s/trainer_state.json", dir);
+	if (lc_small_file(path, LC_MAX_JSON_FILE, "checkpoint file", err) < 0)
+		return NULL;
+	if (!(j = json_load_file(path, 0, &je)))
+		lc_fail(err, "%s: %s", path, je.text);
+	return j;
+}
+
 
 int trainer_resume(trainer *t, const char *dir, lc_err *err)
 {
@@ -321,11 +335,8 @@ int trainer_resume(trainer *t, const char *dir, lc_err *err)
 			return lc_fail(err, "%s: tensor \"%s\": element %lld is %s", path,
 			               k ? "adam.v" : "adam.m", (long long)bad, what);
 	}
-	snprintf(path, sizeof path, "%s/trainer_state.json", dir);
-	if (lc_small_file(path, LC_MAX_JSON_FILE, "checkpoint file", err) < 0)
+	if (!(j = load_state(dir, path, sizeof path, err)))
 		return -1;
-	if (!(j = json_load_file(path, 0, &je)))
-		return lc_fail(err, "%s: %s", path, je.text);
 	if (json_unpack_ex(j, &je, 0, "{s:I, s:I, s:I, s:I}", "step", &step, "epoch", &epoch,
 	                   "position", &pos, "pairs", &pairs) < 0) {
 		json_decref(j);
@@ -383,17 +394,13 @@ int train_state_check(const char *dir, const train_opts *now, char *diff, size_t
 {
 	char path[4096], a[64], b[64];
 	json_t *j, *v;
-	json_error_t je;
 	int count = 0;
 	static const char *const reals[] = { "lr", "dropout", "clip", "weight_decay" };
 	static const char *const flags[] = { "--lr", "--dropout", "--clip", "--weight-decay" };
 
 	diff[0] = 0;
-	snprintf(path, sizeof path, "%s/trainer_state.json", dir);
-	if (lc_small_file(path, LC_MAX_JSON_FILE, "checkpoint file", err) < 0)
+	if (!(j = load_state(dir, path, sizeof path, err)))
 		return -1;
-	if (!(j = json_load_file(path, 0, &je)))
-		return lc_fail(err, "%s: %s", path, je.text);
 	/* states written before these keys existed are not checked on them */
 	if ((v = json_object_get(j, "data_pairs")) && json_is_integer(v) &&
 	    (uint64_t)json_integer_value(v) != now->data_pairs) {
@@ -443,11 +450,8 @@ int train_state_opts(const char *dir, train_opts *o, lc_err *err)
 	const char *sched = NULL;
 	enum lr_sched ls;
 
-	snprintf(path, sizeof path, "%s/trainer_state.json", dir);
-	if (lc_small_file(path, LC_MAX_JSON_FILE, "checkpoint file", err) < 0)
+	if (!(j = load_state(dir, path, sizeof path, err)))
 		return -1;
-	if (!(j = json_load_file(path, 0, &je)))
-		return lc_fail(err, "%s: %s", path, je.text);
 	if (json_unpack_ex(j, &je, 0, "{s:F, s:s, s:I, s:I}", "lr", &lr, "schedule", &sched,
 	                   "warmup", &warmup, "seed", &seed) < 0 || lr_sched_parse(sched, &ls) < 0 ||
 	    lr < 0 || warmup < 0 || seed < 0) {
