@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/nprand.h"
 #include "base/rng.h"
 #include "stream/shard.h"
@@ -223,14 +224,8 @@ int noise_doc(lc_doc *d, void *stage, lc_err *err)
 		return put_pair(s, d->name, &d->meta, &t->meta, t->data, (int64_t)t->dims[0], index,
 		                NULL, NULL, err);
 	}
-	if (s->nh == s->caph) {
-		size_t nc = s->caph ? 2 * s->caph : 256;
-		struct held *nh = realloc(s->h, nc * sizeof *nh);
-		if (!nh)
-			return lc_fail(err, "out of memory");
-		s->h = nh;
-		s->caph = nc;
-	}
+	if (lc_grow(&s->h, &s->caph, s->nh + 1, sizeof *s->h, 256) < 0)
+		return lc_fail(err, "out of memory");
 	h = &s->h[s->nh];
 	memset(h, 0, sizeof *h);
 	h->n = (int64_t)t->dims[0];

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/hash.h"
 
 /* At most this many bytes of an id in a message (as jsonl.c shows names). */
@@ -93,14 +94,8 @@ int idmap_add(idmap *m, const char *id, const char *where, const char *text,
 	if (m->slot[s])
 		return lc_fail(err, "%s: id \"%.*s\" given twice (first at %s)", where, SHOW, id,
 		               m->e[m->slot[s] - 1].where);
-	if (m->n == m->cap) {
-		size_t nc = m->cap ? 2 * m->cap : 256;
-		struct idm_entry *q = realloc(m->e, nc * sizeof *q);
-		if (!q)
-			return lc_fail(err, "out of memory");
-		m->e = q;
-		m->cap = nc;
-	}
+	if (lc_grow(&m->e, &m->cap, m->n + 1, sizeof *m->e, 256) < 0)
+		return lc_fail(err, "out of memory");
 	e = &m->e[m->n];
 	memset(e, 0, sizeof *e);
 	if (len == SIZE_MAX || !(e->id = strdup(id)) || !(e->where = strdup(where)) ||

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "text/rematch.h"
 
 static const char *const chunk_keys[] = {"parent", "piece", "pieces", "offset", "length",
@@ -18,14 +19,8 @@ void chunk_plan_free(chunk_plan *pl)
 
 static int plan_push(chunk_plan *pl, uint64_t off, uint64_t len, lc_err *err)
 {
-	if (pl->n == pl->cap) {
-		size_t cap = pl->cap ? 2 * pl->cap : 16;
-		chunk_piece *p = realloc(pl->p, cap * sizeof *p);
-		if (!p)
-			return lc_fail(err, "out of memory");
-		pl->p = p;
-		pl->cap = cap;
-	}
+	if (lc_grow(&pl->p, &pl->cap, pl->n + 1, sizeof *pl->p, 16) < 0)
+		return lc_fail(err, "out of memory");
 	pl->p[pl->n].offset = off;
 	pl->p[pl->n++].length = len;
 	return 0;
@@ -388,14 +383,8 @@ int chunk_join_add(chunk_joiner *j, lc_doc *d, lc_doc *out, lc_err *err)
 	}
 	if (length > UINT64_MAX - head - tail || t->dims[0] != length + head + tail)
 		j->exact = 0;
-	if (j->npend == j->cap) {
-		size_t cap = j->cap ? 2 * j->cap : 16;
-		lc_doc *p = realloc(j->pend, cap * sizeof *p);
-		if (!p)
-			return lc_fail(err, "out of memory");
-		j->pend = p;
-		j->cap = cap;
-	}
+	if (lc_grow(&j->pend, &j->cap, j->npend + 1, sizeof *j->pend, 16) < 0)
+		return lc_fail(err, "out of memory");
 	j->pend[j->npend++] = *d;
 	memset(d, 0, sizeof *d);
 	{

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "text/rematch.h"
 
 struct sentence_splitter {
@@ -114,14 +115,8 @@ static int emit(out *o, const char *text, size_t a, size_t b, lc_err *err)
 		b--;
 	if (a == b)
 		return 0;
-	if (*o->n == *o->cap) {
-		size_t nc = *o->cap ? 2 * *o->cap : 64;
-		sentence_span *q = realloc(*o->spans, nc * sizeof *q);
-		if (!q)
-			return lc_fail(err, "out of memory");
-		*o->spans = q;
-		*o->cap = nc;
-	}
+	if (lc_grow(o->spans, o->cap, *o->n + 1, sizeof **o->spans, 64) < 0)
+		return lc_fail(err, "out of memory");
 	(*o->spans)[*o->n].start = a;
 	(*o->spans)[(*o->n)++].end = b;
 	return 0;

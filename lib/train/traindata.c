@@ -11,6 +11,7 @@
 
 #include "base/crc32c.h"
 #include "base/dtype.h"
+#include "base/grow.h"
 #include "stream/stream.h"
 
 static int32_t *cut(const int32_t *p, int64_t n, int64_t max, int32_t eos, int64_t *out_n)
@@ -58,14 +59,8 @@ static int add_pair(struct read_ctx *c, const char *name, const int32_t *src, in
 		skip(d, name, ns == 0 ? "an empty source" : "an empty target", NULL);
 		return 0;
 	}
-	if (d->n == d->cap) {
-		size_t nc = d->cap ? 2 * d->cap : 256;
-		train_pair *np = realloc(d->p, nc * sizeof *np);
-		if (!np)
-			return lc_fail(err, "out of memory");
-		d->p = np;
-		d->cap = nc;
-	}
+	if (lc_grow(&d->p, &d->cap, d->n + 1, sizeof *d->p, 256) < 0)
+		return lc_fail(err, "out of memory");
 	p = &d->p[d->n];
 	memset(p, 0, sizeof *p);
 	d->cut_src += ns > c->max_src;
