@@ -286,15 +286,8 @@ int convdir_write(convdir *cv, lc_err *err)
 	}
 	unguard();
 	{
-		char parent[PATH_MAX], *slash;
-		snprintf(parent, sizeof parent, "%s", cv->dst);
-		slash = strrchr(parent, '/');
-		if (slash == parent)
-			parent[1] = 0;
-		else if (slash)
-			*slash = 0;
-		else
-			snprintf(parent, sizeof parent, ".");
+		char parent[PATH_MAX];
+		lc_parent_dir(cv->dst, parent, sizeof parent);
 		return lc_fsync_path(parent, err);
 	}
 fail:

@@ -65,6 +65,16 @@ int lc_fsync_path(const char *path, lc_err *err)
 	return rc;
 }
 
+void lc_parent_dir(const char *path, char *dir, size_t n)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		snprintf(dir, n, ".");
+	else
+		snprintf(dir, n, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+}
+
 int lc_same_file(const char *a, const char *b)
 {
 	struct stat x, y;

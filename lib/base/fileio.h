@@ -21,6 +21,9 @@ int lc_write_file(const char *path, const char *s, size_t n, lc_err *err);
  * that may be written but not read (mode 333) cannot be opened to sync:
  * 0, the renames in it left to the file system. */
 int lc_fsync_path(const char *path, lc_err *err);
+/* The directory that holds path: its part before the last '/' ("/" for a
+ * file at the root, "." without one), into dir[n]. */
+void lc_parent_dir(const char *path, char *dir, size_t n);
 /* Whether a and b name one file or directory (links and ".." resolved);
  * 0 when either is missing. A copy onto itself would truncate it. */
 int lc_same_file(const char *a, const char *b);

@@ -59,19 +59,6 @@ static char *shard_path(const char *prefix, uint32_t k, int tmp)
 	return p;
 }
 
-/* The directory the shards go to: PREFIX's, "." when it has none. */
-static void prefix_dir(const char *prefix, char *dir, size_t n)
-{
-	const char *slash = strrchr(prefix, '/');
-
-	if (!slash)
-		snprintf(dir, n, ".");
-	else if (slash == prefix)
-		snprintf(dir, n, "/");
-	else
-		snprintf(dir, n, "%.*s", (int)(slash - prefix), prefix);
-}
-
 int shard_inputs_check(const char *prefix, uint32_t n, int ninputs, char *const *inputs,
                        lc_err *err)
 {
@@ -79,7 +66,7 @@ int shard_inputs_check(const char *prefix, uint32_t n, int ninputs, char *const 
 
 	/* a directory of text documents read while the shards' temporaries
 	 * appear in it would read them as documents */
-	prefix_dir(prefix, dir, sizeof dir);
+	lc_parent_dir(prefix, dir, sizeof dir);
 	for (int i = 0; i < ninputs; i++)
 		if (strcmp(inputs[i], "-") && lc_same_file(inputs[i], dir))
 			return lc_fail(err, "%s: the shards would be written into this input directory",
@@ -285,7 +272,7 @@ int shard_writer_close(lc_shard_writer *s, lc_err *err)
 	{
 		/* the renames on disk too */
 		char dir[4096];
-		prefix_dir(s->sh[0].path, dir, sizeof dir);
+		lc_parent_dir(s->sh[0].path, dir, sizeof dir);
 		shard_writer_abort(s);          /* nothing left to remove: frees */
 		return lc_fsync_path(dir, err);
 	}

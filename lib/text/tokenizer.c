@@ -140,17 +140,6 @@ static lc_tokenizer *check_config(lc_tokenizer *t, const char *dir, lc_err *err)
 	return t;
 }
 
-/* The directory that holds the file path. */
-static void parent_dir(const char *path, char *dir, size_t n)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (!slash)
-		snprintf(dir, n, ".");
-	else
-		snprintf(dir, n, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-}
-
 lc_tokenizer *tok_open_dir(const char *dir, int *none, lc_err *err)
 {
 	char p[4096], parent[4096];
@@ -158,7 +147,7 @@ lc_tokenizer *tok_open_dir(const char *dir, int *none, lc_err *err)
 	*none = 0;
 	/* a model given as its weight file (-m model.pt): the files beside it */
 	if (is_file(dir)) {
-		parent_dir(dir, parent, sizeof parent);
+		lc_parent_dir(dir, parent, sizeof parent);
 		dir = parent;
 	}
 	if ((size_t)snprintf(p, sizeof p, "%s/spiece.model", dir) >= sizeof p) {
@@ -194,7 +183,7 @@ static lc_tokenizer *open_path(const char *path, const char *what, lc_err *err)
 		        e ? strerror(e) : "not a file or directory");
 		return NULL;
 	}
-	parent_dir(path, dir, sizeof dir);
+	lc_parent_dir(path, dir, sizeof dir);
 	if (ends(path, ".json") || ends(path, "merges.txt") || ends(path, "vocab.bpe") ||
 	    ends(path, "dict.txt"))
 		return load_bpe(dir, err);
