@@ -144,7 +144,8 @@ enum { PREC_F32, PREC_BF16, PREC_BF16_EMULATED };
 #define GPU_MIN_WEIGHT_MACS (1 << 16)
 
 /* Which library runs an fp32 product, by shape class: the first row whose
- * bounds hold. Measured single-threaded on an AVX2 Zen 3 (GFLOP/s,
+ * bounds hold, on a processor with AVX-512 (oneDNN's widest kernels).
+ * Measured single-threaded on an AVX2 Zen 3 (GFLOP/s,
  * OpenBLAS vs oneDNN 2.6, primitive made once; idle): 4096x768x768 NT 70
  * vs 83, 4096x2048x768 78 vs 81, 4096x768x2048 84 vs 84, 12x512x768 NT
  * 47 vs 56, 12x768x512 NN 55 vs 72, 48x512x768 72 vs 83, 48x768x512 74 vs
@@ -155,7 +156,18 @@ enum { PREC_F32, PREC_BF16, PREC_BF16_EMULATED };
  * objects, about 2 us) loses: 1x100x64 NT 0.8 us vs 2.8 us. A new shape
  * costs oneDNN 15-20 us once (its primitive). So oneDNN wherever it is
  * not slower; OpenBLAS is also the fallback when oneDNN is absent or
- * cannot make a primitive. */
+ * cannot make a primitive.
+ *
+ * Without AVX-512, OpenBLAS for every product: the encoder's own use
+ * (256-row blocks against packed weights, both threads at once) ran
+ * slower on oneDNN's AVX2 kernels than the shapes alone showed. A
+ * 16,384-token encoding of the full-size random LOCOST (bench/speed.sh's
+ * model) on 2 threads of an AVX2 Zen 3, seconds summed over both
+ * threads, OpenBLAS vs oneDNN: 256x2048x768 NT (the gated feed-forward's
+ * first products) 20.5 vs 43.3, 256x768x2048 NT 10.0 vs 12.4,
+ * 256x768x768 TT 3.9 vs 4.7, 768x256x768 NT 8.0 vs 8.0, the S4D block's
+ * Mx256x256 NN 1.6 vs 1.3 (more of them on OpenBLAS); the encoding 24.4 s
+ * against 37.3. */
 static const struct {
 	int64_t macs;                   /* class: M N K <= macs */
 	int lib;
@@ -170,10 +182,11 @@ static struct {
 	int emulate;                    /* $LC_BF16_EMULATE=1 */
 	int prec;                       /* set by cmp_set_compute before threads start */
 	int dnnl;                       /* this build has oneDNN */
+	int dnnl_wide;                  /* and the processor AVX-512: the table's choice */
 	char dnnl_ver[48];
 	int dev;                        /* DEV_CUDA: the products on the GPU */
 	int gpu_all;                    /* $LC_CUDA_ALL=1: every one there, whatever its size */
-} cs = { PTHREAD_ONCE_INIT, LIB_TABLE, 0, PREC_F32, 0, "", DEV_CPU, 0 };
+} cs = { PTHREAD_ONCE_INIT, LIB_TABLE, 0, PREC_F32, 0, 0, "", DEV_CPU, 0 };
 
 /* The device cmp_set_device chose (-1: none chose), read by settings_init:
  * a program run with -d cpu never opens the GPU. */
@@ -185,6 +198,7 @@ static void settings_init(void)
 	char gpu[256];
 
 	cs.dnnl = cmp_dnnl_present(cs.dnnl_ver, sizeof cs.dnnl_ver);
+	cs.dnnl_wide = cs.dnnl && cpu_avx512f();
 	if (g && !strcmp(g, "openblas"))
 		cs.lib = LIB_BLAS;
 	else if (g && !strcmp(g, "onednn") && cs.dnnl)
@@ -309,6 +323,9 @@ void cmp_info(FILE *f)
 		fprintf(f, "device\tcpu\n");
 	if (!cs.dnnl || cs.lib == LIB_BLAS)
 		fprintf(f, "gemm\tOpenBLAS%s", cs.dnnl ? " (LC_GEMM=openblas)" : "");
+	else if (cs.lib == LIB_TABLE && !cs.dnnl_wide)
+		fprintf(f, "gemm\tOpenBLAS (%s present, not used for fp32: slower than OpenBLAS "
+		        "without AVX-512; LC_GEMM=onednn forces it)", cs.dnnl_ver);
 	else
 		fprintf(f, "gemm\t%s; OpenBLAS for the smallest products and as the fallback%s",
 		        cs.dnnl_ver, cs.lib == LIB_DNNL ? " (LC_GEMM=onednn)" : "");
@@ -328,6 +345,8 @@ static int use_dnnl(int64_t M, int64_t N, int64_t K)
 		return 0;
 	if (cs.lib == LIB_DNNL)
 		return 1;
+	if (!cs.dnnl_wide)
+		return 0;
 	for (size_t i = 0; i < sizeof choice / sizeof *choice; i++)
 		if (M * N * K <= choice[i].macs)
 			return choice[i].lib == LIB_DNNL;
