@@ -101,6 +101,7 @@ typedef struct lc_gencfg {
 	int no_repeat_ngram;
 	int early_stopping;                  /* 0 false, 1 true, 2 "never" */
 	int forced_bos, forced_eos;          /* token ids */
+	int forced_eos_default;              /* forced_eos is BartConfig's, config.json has none */
 	int eos, decoder_start;              /* generation_config.json's, which transformers
 	                                        prefers to config.json's */
 	int eos_more;                        /* eos_token_id listed this many ids more */
@@ -260,6 +261,9 @@ struct lc_arch {
 	const lc_enc_ops *enc;
 	const lc_dec_ops *dec;             /* NULL: encoder only */
 	const lc_train_ops *train;         /* NULL: inference only */
+	/* transformers reads its config.json with BartConfig (or a subclass):
+	 * its defaults and old keys apply to generation (arch/model.c) */
+	int hf_bart;
 };
 
 /* The architecture config.json asks for; err names it when lc has none. */

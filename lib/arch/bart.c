@@ -539,4 +539,5 @@ const lc_arch arch_bart = {
 	.enc = &bart_enc_ops,
 	.dec = &bart_dec_ops,
 	.train = &bart_train_ops,
+	.hf_bart = 1,
 };

@@ -349,4 +349,5 @@ const lc_arch arch_lsg_bart = {
 	.enc = &lsg_enc_ops,
 	.dec = &bart_dec_ops,             /* BART's decoder */
 	.train = NULL,
+	.hf_bart = 1,                      /* LSGBartConfig subclasses BartConfig */
 };

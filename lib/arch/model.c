@@ -132,6 +132,50 @@ static const char *ignored_key(const json_t *root)
  * generation_config.json was made from it ("_from_model_config": true), as
  * generate() then rebuilds the settings from config.json (with a warning
  * when they differ: someone edited config.json's). */
+/* Generation settings from a BART config.json (no generation_config.json,
+ * or one "_from_model_config"), as transformers 4.36.2 makes them: its
+ * BartConfig (LSG's subclasses it) fills forced_eos_token_id with 2 when
+ * the key is absent, sets forced_bos_token_id to bos_token_id for the old
+ * CNN checkpoints' "force_bos_token_to_be_generated": true (where no
+ * forced_bos_token_id is given), and a key set to null is None:
+ * eos_token_id null never stops at an eos, decoder_start_token_id null
+ * starts with bos_token_id (BartConfig's 0 when absent; null as well:
+ * generate() refuses). GenerationConfig.from_model_config copies them. */
+static int bart_defaults(const json_t *root, const char *path, const char *src, lc_gencfg *g,
+                         lc_err *err)
+{
+	const json_t *fb = json_object_get(root, "force_bos_token_to_be_generated");
+	const json_t *bos = json_object_get(root, "bos_token_id");
+	int b = CFG_UNSET;
+
+	if (cfg_int(root, "bos_token_id", 0, 0, INT32_MAX, &b, path, err) < 0)
+		return -1;
+	if (bos && json_is_null(bos))
+		b = -1;
+	if (!json_object_get(root, "forced_eos_token_id")) {
+		g->forced_eos = 2;
+		g->forced_eos_default = 1;
+		g->source = src;
+	}
+	if (fb && !json_is_boolean(fb))
+		return lc_fail(err, "%s: \"force_bos_token_to_be_generated\" must be true or false",
+		               path);
+	if (json_is_true(fb) && g->forced_bos < 0 && b >= 0) {
+		g->forced_bos = b;
+		g->source = src;
+	}
+	if (json_is_null(json_object_get(root, "eos_token_id"))) {
+		g->eos_none = 1;
+		g->source = src;
+	}
+	if (json_is_null(json_object_get(root, "decoder_start_token_id"))) {
+		g->decoder_start = b;
+		g->start_none = b < 0;
+		g->source = src;
+	}
+	return 0;
+}
+
 static int read_generation(lc_model *m, lc_err *err)
 {
 	char path[4096], *src = m->gen_src;
@@ -143,7 +187,7 @@ static int read_generation(lc_model *m, lc_err *err)
 
 	g->num_beams = g->max_new = g->min_new = g->min_length = g->no_repeat_ngram = -1;
 	g->early_stopping = g->forced_bos = g->forced_eos = g->eos = g->decoder_start = -1;
-	g->eos_more = g->eos_none = g->start_none = 0;
+	g->eos_more = g->eos_none = g->start_none = g->forced_eos_default = 0;
 	g->ignored = NULL;
 	g->length_penalty = g->repetition_penalty = NAN;
 	g->source = NULL;
@@ -189,9 +233,13 @@ static int read_generation(lc_model *m, lc_err *err)
 		if (g->decoder_start < 0)   /* generate() starts with bos_token_id then */
 			INT("bos_token_id", 0, INT32_MAX, g->decoder_start);
 		g->start_none = g->decoder_start < 0;
+		if (g->start_none)  /* the file that refuses it, named */
+			g->source = src;
 		if (eos_ids(root, path, g, err) < 0)
 			goto out;
 		g->eos_none = g->eos < 0;
+	} else if (m->cfg.arch && m->cfg.arch->hf_bart && bart_defaults(root, path, src, g, err) < 0) {
+		goto out;
 	}
 	g->ignored = ignored_key(root);
 	if (g->eos >= 0 || g->ignored)

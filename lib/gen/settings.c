@@ -156,11 +156,13 @@ int gen_settings_init(gen_settings *g, const lc_model *m, lc_err *err)
 	SET(f->forced_bos >= 0, forced_bos, f->forced_bos, GEN_FORCED_BOS);
 	SET(f->forced_eos >= 0, forced_eos, f->forced_eos, GEN_FORCED_EOS);
 #undef SET
+	if (f->forced_eos_default)
+		g->src[GEN_FORCED_EOS] = "config.json has none: BartConfig's default";
 	if (read_more(g, m, err) < 0)
 		return -1;
 	if (f->start_none)
-		return lc_fail(err, "%s: generation_config.json gives neither decoder_start_token_id nor "
-		               "bos_token_id (generate() refuses it)", model_dir(m));
+		return lc_fail(err, "%s: %s gives neither decoder_start_token_id nor bos_token_id "
+		               "(generate() refuses it)", model_dir(m), src);
 	return 0;
 }
 

@@ -24,6 +24,19 @@ Cases (generation_config.json written whole, config.json edited):
   minmax_cli generate(max_new_tokens=5, min_new_tokens=10): it warns and
              stops at 5 (lc-decode --max-new 5 --min-new 10)
 
+BartConfig's own (no generation_config.json: the settings are made from
+config.json, as from one that says "_from_model_config"; max_length 12):
+  cfg_noforcedeos     config.json without forced_eos_token_id: BartConfig
+                      fills in 2, the last token is forced
+  cfg_noforcedeos_fm  the same with the tiny BART's generation_config.json
+                      ("_from_model_config": true) left in place
+  cfg_forcedeos_null  forced_eos_token_id null: none
+  cfg_nobos           config.json without forced_bos_token_id: none
+  cfg_forcebos        the same with the old CNN checkpoints'
+                      "force_bos_token_to_be_generated": true: bos_token_id
+  cfg_nulleos         eos_token_id null (max_length 60): no stop at the 2s
+  cfg_nullstart       decoder_start_token_id null: starts with bos_token_id
+
 usage: PYTHONPATH=<transformers 4.36.2 and torch> genfiles_ref.py \
            tests/data/bart/tiny_bart DIR > tests/data/sampling/genfiles.txt
 DIR: a scratch directory for the edited copies (the test makes the same).
@@ -46,6 +59,7 @@ warnings.simplefilter("ignore")
 src, scratch = sys.argv[1], sys.argv[2]
 goldens = os.path.join(os.path.dirname(src.rstrip("/")), "goldens")
 
+DELETE = object()  # a config.json edit that removes the key
 base_gen = {"bos_token_id": 0, "decoder_start_token_id": 2, "forced_bos_token_id": 0,
             "pad_token_id": 1, "max_new_tokens": 24, "transformers_version": "4.36.2"}
 cases = [
@@ -60,6 +74,14 @@ cases = [
     ("bosstart", {"bos_token_id": 0, "eos_token_id": 2, "max_new_tokens": 12}, {}, {}),
     ("minmax_cli", dict(base_gen, eos_token_id=2), {},
      {"max_new_tokens": 5, "min_new_tokens": 10}),
+    ("cfg_noforcedeos", "delete", {"forced_eos_token_id": DELETE, "max_length": 12}, {}),
+    ("cfg_noforcedeos_fm", None, {"forced_eos_token_id": DELETE, "max_length": 12}, {}),
+    ("cfg_forcedeos_null", "delete", {"forced_eos_token_id": None, "max_length": 12}, {}),
+    ("cfg_nobos", "delete", {"forced_bos_token_id": DELETE, "max_length": 12}, {}),
+    ("cfg_forcebos", "delete", {"forced_bos_token_id": DELETE, "max_length": 12,
+                                "force_bos_token_to_be_generated": True}, {}),
+    ("cfg_nulleos", "delete", {"eos_token_id": None, "max_length": 60}, {}),
+    ("cfg_nullstart", "delete", {"decoder_start_token_id": None, "max_length": 12}, {}),
 ]
 
 for name, gen, cfg_edit, kwargs in cases:
@@ -69,7 +91,9 @@ for name, gen, cfg_edit, kwargs in cases:
     if os.path.exists(os.path.join(d, "pytorch_model.bin")):
         os.remove(os.path.join(d, "pytorch_model.bin"))
     gpath = os.path.join(d, "generation_config.json")
-    if gen == "beams4":
+    if gen == "delete":
+        os.remove(gpath)
+    elif gen == "beams4":
         g = json.load(open(gpath))
         g["num_beams"] = 4
         json.dump(g, open(gpath, "w"), indent=2)
@@ -78,7 +102,11 @@ for name, gen, cfg_edit, kwargs in cases:
     if cfg_edit:
         cpath = os.path.join(d, "config.json")
         c = json.load(open(cpath))
-        c.update(cfg_edit)
+        for k, v in cfg_edit.items():
+            if v is DELETE:
+                c.pop(k, None)
+            else:
+                c[k] = v
         json.dump(c, open(cpath, "w"), indent=2)
     model = BartForConditionalGeneration.from_pretrained(d).eval()
     eos = model.generation_config.eos_token_id

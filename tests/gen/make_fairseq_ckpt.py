@@ -316,7 +316,10 @@ with open(os.path.join(hf, "config.json"), "w") as f:
                "encoder_ffn_dim": FFN, "decoder_ffn_dim": FFN, "vocab_size": VOCAB,
                "max_position_embeddings": 128, "activation_function": "gelu",
                "scale_embedding": False, "pad_token_id": 1, "bos_token_id": 0,
-               "eos_token_id": 2, "decoder_start_token_id": 2, "tie_word_embeddings": True},
+               "eos_token_id": 2, "decoder_start_token_id": 2, "tie_word_embeddings": True,
+               # as fairseq's checkpoint, which lc decodes with no forced eos:
+               # without the key BartConfig forces 2 at the length limit
+               "forced_eos_token_id": None},
               f, indent=2, sort_keys=True)
 
 # ----------------------------------------------------------- variants

@@ -230,6 +230,49 @@ if [ -f "$DATA/sampling/genfiles.txt" ] && need lc-encode; then
 		-f ids "$T/len0007.h"
 	grep -q 'generation_config.json gives neither decoder_start_token_id nor bos_token_id' \
 		"$T/err"; _res $? "says so (generate() refuses it too)"
+	# BartConfig's own, with no generation_config.json (or one made from
+	# config.json): forced_eos_token_id 2 when config.json has none (lc
+	# forced none), the old "force_bos_token_to_be_generated", and keys
+	# set to null (lc took them for absent: eos 2, decoder start 2)
+	for c in cfg_noforcedeos cfg_noforcedeos_fm cfg_forcedeos_null cfg_nobos cfg_forcebos \
+		cfg_nulleos cfg_nullstart; do
+		GD=$T/gf/$c
+		mkdir -p "$GD"
+		cp "$B/model.safetensors" "$B/vocab.json" "$B/merges.txt" "$GD/"
+		[ $c = cfg_noforcedeos_fm ] && cp "$B/generation_config.json" "$GD/"
+		case $c in
+		cfg_noforcedeos*) ed='/"forced_eos_token_id"/d' ;;
+		cfg_forcedeos_null) ed='s/"forced_eos_token_id": 2,/"forced_eos_token_id": null,/' ;;
+		cfg_nobos) ed='/"forced_bos_token_id"/d' ;;
+		cfg_forcebos) ed='/"forced_bos_token_id"/d
+			s/"bos_token_id": 0,/&\n  "force_bos_token_to_be_generated": true,/' ;;
+		cfg_nulleos) ed='s/"eos_token_id": 2,/"eos_token_id": null,/' ;;
+		cfg_nullstart) ed='s/"decoder_start_token_id": 2,/"decoder_start_token_id": null,/' ;;
+		esac
+		ml=12
+		[ $c = cfg_nulleos ] && ml=60
+		sed "$ed" "$B/config.json" | sed "0,/{/s//{\"max_length\": $ml,/" >"$GD/config.json"
+		for L in len0007 len0100; do
+			grep "^$c $L : " "$DATA/sampling/genfiles.txt" | sed 's/^[^:]*: //' >"$T/want"
+			lc-decode -q -m "$GD" -f ids "$T/$L.h" >"$T/got" 2>"$T/err"
+			same "$c $L: generate()'s ids" "$T/got" "$T/want"
+		done
+	done
+	lc-decode -m "$T/gf/cfg_noforcedeos" --info >"$T/out"
+	grep -q "^forced_eos_token_id	2	config.json has none: BartConfig's default$" "$T/out"
+	_res $? "--info: the forced eos is BartConfig's default"
+	lc-decode -m "$T/gf/cfg_nulleos" --info >"$T/out"
+	grep -q '^eos_token_id	none	config.json$' "$T/out"
+	_res $? "--info: eos null in config.json, none"
+	lc-decode -m "$T/gf/cfg_nulleos" -f ids "$T/len0007.h" >/dev/null 2>"$T/err"
+	[ "$(grep -c 'config.json: "eos_token_id" is null: as in transformers, summaries end only' \
+		"$T/err")" = 1 ]; _res $? "says so once, naming config.json"
+	sed 's/"bos_token_id": 0,/"bos_token_id": null,/' "$T/gf/cfg_nullstart/config.json" \
+		>"$T/gf/cfg_nullstart/c2" && mv "$T/gf/cfg_nullstart/c2" "$T/gf/cfg_nullstart/config.json"
+	fails 1 "config.json with null decoder start and bos" lc-decode -m "$T/gf/cfg_nullstart" \
+		-f ids "$T/len0007.h"
+	grep -q 'config.json gives neither decoder_start_token_id nor bos_token_id' "$T/err"
+	_res $? "says so, naming config.json"
 else
 	skip "the settings' files" "no tests/data/sampling or lc-encode"
 fi
