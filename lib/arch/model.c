@@ -127,11 +127,6 @@ static const char *ignored_key(const json_t *root)
 	return NULL;
 }
 
-/* transformers' GenerationConfig: generation_config.json when the directory
- * has one, else the same keys of config.json; config.json's also when
- * generation_config.json was made from it ("_from_model_config": true), as
- * generate() then rebuilds the settings from config.json (with a warning
- * when they differ: someone edited config.json's). */
 /* Generation settings from a BART config.json (no generation_config.json,
  * or one "_from_model_config"), as transformers 4.36.2 makes them: its
  * BartConfig (LSG's subclasses it) fills forced_eos_token_id with 2 when
@@ -176,6 +171,11 @@ static int bart_defaults(const json_t *root, const char *path, const char *src, 
 	return 0;
 }
 
+/* transformers' GenerationConfig: generation_config.json when the directory
+ * has one, else the same keys of config.json; config.json's also when
+ * generation_config.json was made from it ("_from_model_config": true), as
+ * generate() then rebuilds the settings from config.json (with a warning
+ * when they differ: someone edited config.json's). */
 static int read_generation(lc_model *m, lc_err *err)
 {
 	char path[4096], *src = m->gen_src;
