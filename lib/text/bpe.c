@@ -358,35 +358,6 @@ static int encode_text(bpe_model *m, const char *s, size_t n, unsigned flags, bp
 	return 0;
 }
 
-static size_t rstrip_len(const char *s, size_t n)
-{
-	/* strips trailing str.isspace characters */
-	while (n > 0) {
-		size_t k = n - 1;
-		uint32_t cp;
-		while (k > 0 && ((unsigned char)s[k] & 0xc0) == 0x80)
-			k--;
-		if (utf8_char((const unsigned char *)s + k, n - k, &cp) != n - k || !utf8_py_isspace(cp))
-			break;
-		n = k;
-	}
-	return n;
-}
-
-static size_t lstrip_off(const char *s, size_t n)
-{
-	size_t i = 0;
-	uint32_t cp;
-
-	while (i < n) {
-		size_t k = utf8_char((const unsigned char *)s + i, n - i, &cp);
-		if (!k || !utf8_py_isspace(cp))
-			break;
-		i += k;
-	}
-	return i;
-}
-
 /* The added token that starts at s[0..n), longest first; NULL if none. */
 static const added *added_at(const bpe_model *m, const char *s, size_t n)
 {
@@ -443,7 +414,7 @@ int bpe_encode(bpe_model *m, const char *text, size_t len, unsigned flags, bpe_e
 			i++;
 			continue;
 		}
-		end = a->lstrip ? rstrip_len(s + seg, i - seg) + seg : i;
+		end = a->lstrip ? utf8_py_rstrip_len(s + seg, i - seg) + seg : i;
 		if (encode_text(m, s + seg, end - seg, flags, e, err) < 0)
 			return -1;
 		if (push_id(e, a->id) < 0 ||
@@ -451,7 +422,7 @@ int bpe_encode(bpe_model *m, const char *text, size_t len, unsigned flags, bpe_e
 			return lc_fail(err, "out of memory");
 		i += a->len;
 		if (a->rstrip)
-			i += lstrip_off(s + i, n - i);
+			i += utf8_py_lstrip_off(s + i, n - i);
 		seg = i;
 	}
 	if (encode_text(m, s + seg, n - seg, flags, e, err) < 0)

@@ -10,6 +10,7 @@
  * SentencePiece, so the float rounding, and hence every tie, is the same.
  */
 #include "text/spm_int.h"
+#include "text/utf8.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -332,13 +333,18 @@ int spm_encode(const spm_model *m, const char *text, size_t len, unsigned flags,
 				q = memmem(q + 1, len - (size_t)(q + 1 - text), "<extra_id_", 10);
 			if (!q)
 				break;
-			if (encode_sentence(m, (const uint8_t *)text + pos, (size_t)(q - text) - pos,
+			/* T5Tokenizer's markers strip the whitespace (str.isspace)
+			 * on both sides (AddedToken lstrip and rstrip): the text
+			 * before one, and the text after it */
+			if (encode_sentence(m, (const uint8_t *)text + pos,
+			                    utf8_py_rstrip_len(text + pos, (size_t)(q - text) - pos),
 			                    flags, e, err) < 0)
 				return -1;
 			if (emit(m, e, flags, m->extra_base + SPM_EXTRA_IDS - 1 - num,
 			         NULL, 0, &dummy) < 0)
 				return lc_fail(err, "out of memory");
 			pos = (size_t)(q - text) + mlen;
+			pos += utf8_py_lstrip_off(text + pos, len - pos);
 		}
 	}
 	if (encode_sentence(m, (const uint8_t *)text + pos, len - pos, flags, e, err) < 0)

@@ -129,3 +129,33 @@ int utf8_py_isspace(uint32_t c)
 	       c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 ||
 	       c == 0x202f || c == 0x205f || c == 0x3000;
 }
+
+size_t utf8_py_rstrip_len(const char *s, size_t n)
+{
+	while (n > 0) {
+		size_t k = n - 1;
+		uint32_t cp;
+
+		while (k > 0 && ((unsigned char)s[k] & 0xc0) == 0x80)
+			k--;
+		if (utf8_char((const unsigned char *)s + k, n - k, &cp) != n - k || !utf8_py_isspace(cp))
+			break;
+		n = k;
+	}
+	return n;
+}
+
+size_t utf8_py_lstrip_off(const char *s, size_t n)
+{
+	size_t i = 0;
+	uint32_t cp;
+
+	while (i < n) {
+		size_t k = utf8_char((const unsigned char *)s + i, n - i, &cp);
+
+		if (!k || !utf8_py_isspace(cp))
+			break;
+		i += k;
+	}
+	return i;
+}

@@ -37,5 +37,9 @@ int utf8_not_text(const char *p, size_t len, const char *label, const char *name
 size_t utf8_replace(const char *in, size_t len, char *out);
 
 int utf8_py_isspace(uint32_t cp);
+/* str.rstrip() and str.lstrip() of s[0..n): the length left, and the
+ * offset of the first byte kept (ill-formed bytes are not whitespace). */
+size_t utf8_py_rstrip_len(const char *s, size_t n);
+size_t utf8_py_lstrip_off(const char *s, size_t n);
 
 #endif

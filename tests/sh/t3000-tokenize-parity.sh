@@ -49,4 +49,16 @@ ok "\$LC_TOKENIZER as a directory" sh -c "LC_TOKENIZER=$T/modeldir lc-detokenize
 same "detokenize through \$LC_TOKENIZER" "$T/env.dec" "$S/t5like.decoded.txt"
 ok "-m wins over \$LC_TOKENIZER" sh -c "LC_TOKENIZER=/nonexistent lc-tokenize -m $S/t5like.model -f ids </dev/null"
 
+# T5's <extra_id_N> markers strip the whitespace (str.isspace) on both
+# sides, as transformers 4.36.2's T5Tokenizer does (tests/gen/t5_extra_ref.py:
+# 46 texts, the whitespace of every kind; lc kept what the model's
+# normaliser keeps: U+0085 with T5's, every space with an identity one)
+X=$S/extra_ws
+for M in t5like raw cf dummyonly; do
+	m=$S/$M.model
+	[ -f "$m" ] || m=$S/variants/$M.model
+	ok "$M: markers in whitespace" sh -c "lc-tokenize -m $m -d nul -f ids --no-eos <$X/cases.nul >$T/x.$M"
+	same "$M: the ids of T5Tokenizer" "$T/x.$M" "$X/$M.ids"
+done
+
 done_testing
