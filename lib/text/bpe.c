@@ -84,7 +84,7 @@ const char *bpe_token(const bpe_model *m, int32_t id, size_t *len)
 
 int bpe_is_special(const bpe_model *m, int32_t id)
 {
-	return id >= 0 && id < m->nid && m->special[id];
+	return id >= 0 && id < m->nid && m->special[id] == 1;
 }
 
 /* ----------------------------------------------------------- encoding */
@@ -486,12 +486,41 @@ static size_t cleanup(char *s, size_t n)
 	return n;
 }
 
+/* The added token (not special) of id: its content. */
+static const added *plain_added(const bpe_model *m, int32_t id)
+{
+	for (int i = 0; i < m->nadd; i++)
+		if (m->add[i].id == id)
+			return &m->add[i];
+	return NULL;
+}
+
+/* Appends raw[0..rl) as text (ill-formed UTF-8 replaced, as bytes.decode
+ * with errors="replace"), after a space when out holds text already. */
+static int put_run(char **out, size_t *o, size_t *cap, const char *raw, size_t rl, int sep)
+{
+	if (grow(out, cap, *o + 1 + 3 * rl + 1) < 0)
+		return -1;
+	if (sep)
+		(*out)[(*o)++] = ' ';
+	*o += utf8_replace(raw ? raw : "", rl, *out + *o);
+	return 0;
+}
+
+/* transformers 4.36's PreTrainedTokenizer._decode: the added tokens that
+ * are not special ("legacy added tokens") are texts of their own, the
+ * runs of other tokens between them decoded each to a text (an empty
+ * one left out, but the last), and the texts joined by spaces
+ * (spaces_between_special_tokens); then the clean-up. */
 int bpe_decode(const bpe_model *m, const int32_t *ids, size_t n, unsigned flags, char **out,
                size_t *outlen, size_t *cap, lc_err *err)
 {
 	char *raw = NULL;
-	size_t rl = 0, rc = 0, o;
+	size_t rl = 0, rc = 0, o = 0;
+	int texts = 0, run = 0;
 
+	if (grow(out, cap, 1) < 0)
+		return lc_fail(err, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		const unsigned char *t;
 		size_t tl, k;
@@ -502,8 +531,21 @@ int bpe_decode(const bpe_model *m, const int32_t *ids, size_t n, unsigned flags,
 				               "in its ids)", i, (long)ids[i]);
 			return lc_fail(err, "token %zu: id %ld is outside the vocabulary", i, (long)ids[i]);
 		}
-		if ((flags & BPE_DEC_SKIP_SPECIAL) && m->special[ids[i]])
+		if ((flags & BPE_DEC_SKIP_SPECIAL) && m->special[ids[i]] == 1)
 			continue;
+		if (m->special[ids[i]] == 2) {
+			const added *a = plain_added(m, ids[i]);
+
+			if ((run && rl > 0 && put_run(out, &o, cap, raw, rl, texts++ > 0) < 0) ||
+			    (a && put_run(out, &o, cap, a->content, a->len, texts++ > 0) < 0)) {
+				free(raw);
+				return lc_fail(err, "out of memory");
+			}
+			rl = 0;
+			run = 0;
+			continue;
+		}
+		run = 1;
 		t = (const unsigned char *)m->tok[ids[i]];
 		tl = m->toklen[ids[i]];
 		if (grow(&raw, &rc, rl + tl + 1) < 0) {
@@ -526,11 +568,10 @@ int bpe_decode(const bpe_model *m, const int32_t *ids, size_t n, unsigned flags,
 			}
 		}
 	}
-	if (grow(out, cap, 3 * rl + 1) < 0) {
+	if (run && put_run(out, &o, cap, raw, rl, texts > 0) < 0) {
 		free(raw);
 		return lc_fail(err, "out of memory");
 	}
-	o = utf8_replace(raw ? raw : "", rl, *out);
 	free(raw);
 	if (flags & BPE_DEC_CLEANUP)
 		o = cleanup(*out, o);

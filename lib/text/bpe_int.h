@@ -70,7 +70,8 @@ struct bpe_model {
 	umap merge;                 /* (a << 32 | b) -> rank << 32 | result symbol */
 	added *add;                 /* [nadd], longest content first */
 	int nadd;
-	unsigned char *special;     /* [nid]: 1 for special tokens */
+	unsigned char *special;     /* [nid]: 1 for special tokens, 2 for the other
+	                             * added tokens (decoded apart: bpe_decode) */
 	int32_t bos, eos, pad, unk, cls, mask;
 	int wrap, prefix, cleanup;
 	uint32_t byte_enc[256];     /* byte -> code point of the byte-level alphabet */

@@ -527,8 +527,7 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 		m->mask = id[6];
 	}
 	for (int i = 0; i < m->nadd; i++)
-		if (m->add[i].special)
-			m->special[m->add[i].id] = 1;
+		m->special[m->add[i].id] = m->add[i].special ? 1 : 2;
 	if (m->nadd > 1)	/* qsort(NULL, 0, ...) is undefined */
 		qsort(m->add, (size_t)m->nadd, sizeof *m->add, cmp_added);
 	/* wrapping, add_prefix_space, clean-up */

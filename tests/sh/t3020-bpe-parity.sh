@@ -85,4 +85,18 @@ grep -q "must be an integer in" "$T/err"; _res $? "says so"
 truncate -s 2G "$T/bad/vocab.json"   # sparse: a 2 GB claim that costs no disk
 fails 1 "a 2 GB vocab.json" sh -c "printf x | lc-tokenize -m $T/bad"
 grep -q "vocab.json: 2147483648 bytes, more than the 256 MiB" "$T/err"; _res $? "is refused before it is read"
+
+# added tokens that are not special decode as texts of their own, joined
+# by spaces (transformers 4.36's _decode; tests/gen/bpe_added_ref.py,
+# BartTokenizer on bart_small plus <new>, [R] and <L>: 16 texts). lc
+# joined their text to the rest: x<new>y, not x <new> y
+A=$DATA/bart/tokenizer
+ok "added tokens: encode" sh -c "lc-tokenize -m $A/bart_added -d nul -f ids <$A/added.nul >$T/added.ids"
+same "added tokens: the ids of BartTokenizer" "$T/added.ids" "$A/added.ids"
+ok "added tokens: decode" sh -c "lc-detokenize -m $A/bart_added -f ids <$A/added.ids >$T/added.dec"
+same "added tokens: decode(skip_special_tokens=True)" "$T/added.dec" "$A/added.decoded"
+ok "added tokens: decode, specials kept, no clean-up" \
+	sh -c "lc-detokenize -m $A/bart_added -f ids --keep-special --no-clean-up <$A/added.ids >$T/added.keep"
+same "added tokens: decode(skip_special_tokens=False, no clean-up)" "$T/added.keep" \
+	"$A/added.decoded_keep"
 done_testing
