@@ -114,7 +114,7 @@ static int set_vocab(bpe_model *m, const json_t *v, const char *what, lc_err *er
 		if (id > max)
 			max = (int32_t)id;
 	}
-	m->nid = max + 1;
+	m->nid = m->nvocab = max + 1;
 	m->tok = calloc((size_t)m->nid, sizeof *m->tok);
 	m->toklen = calloc((size_t)m->nid, sizeof *m->toklen);
 	if (!m->tok || !m->toklen)
@@ -234,6 +234,38 @@ static int read_merges_json(bpe_model *m, const json_t *a, lc_err *err)
 }
 
 /* Adds or updates an added token. */
+/* Added tokens may take ids after vocab.json's, as transformers'
+ * add_tokens() and save_pretrained() give them (the model's embeddings
+ * resized to match): up to this many, a bound on what a hostile file can
+ * make lc allocate. */
+#define BPE_ADDED_BEYOND 65536
+
+/* The id arrays (tokens, their lengths, the special marks) made n long,
+ * the new ids without a token until one is added there. */
+static int extend_ids(bpe_model *m, int32_t n)
+{
+	char **t = realloc(m->tok, (size_t)n * sizeof *t);
+	size_t *tl;
+	unsigned char *sp;
+
+	if (!t)
+		return -1;
+	m->tok = t;
+	if (!(tl = realloc(m->toklen, (size_t)n * sizeof *tl)))
+		return -1;
+	m->toklen = tl;
+	if (!(sp = realloc(m->special, (size_t)n)))
+		return -1;
+	m->special = sp;
+	for (int32_t i = m->nid; i < n; i++) {
+		m->tok[i] = NULL;
+		m->toklen[i] = 0;
+		m->special[i] = 0;
+	}
+	m->nid = n;
+	return 0;
+}
+
 static int add_token(bpe_model *m, const char *content, int32_t id, int lstrip, int rstrip,
                      int special, lc_err *err)
 {
@@ -241,9 +273,12 @@ static int add_token(bpe_model *m, const char *content, int32_t id, int lstrip, 
 
 	if (!*content)
 		return fail_label(m, err, "an added token is empty"), -1;
-	if (id < 0 || id >= m->nid)
-		return fail_label(m, err, "added token \"%.40s\": id %ld outside the vocabulary [0, %ld)",
-		                  content, (long)id, (long)m->nid), -1;
+	if (id < 0 || id >= m->nvocab + BPE_ADDED_BEYOND)
+		return fail_label(m, err, "added token \"%.40s\": id %ld outside [0, %ld) (the "
+		                  "vocabulary and %d ids after it)", content, (long)id,
+		                  (long)m->nvocab + BPE_ADDED_BEYOND, BPE_ADDED_BEYOND), -1;
+	if (id >= m->nid && extend_ids(m, id + 1) < 0)
+		return lc_fail(err, "out of memory");
 	for (int i = 0; i < m->nadd; i++)
 		if (!strcmp(m->add[i].content, content))
 			a = &m->add[i];

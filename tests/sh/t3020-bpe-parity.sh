@@ -99,4 +99,20 @@ ok "added tokens: decode, specials kept, no clean-up" \
 	sh -c "lc-detokenize -m $A/bart_added -f ids --keep-special --no-clean-up <$A/added.ids >$T/added.keep"
 same "added tokens: decode(skip_special_tokens=False, no clean-up)" "$T/added.keep" \
 	"$A/added.decoded_keep"
+# the same tokens with ids after vocab.json's, as transformers' add_tokens()
+# and save_pretrained() leave them: the same ids and texts (transformers
+# gives the same for both directories; lc refused this one)
+mkdir -p "$T/beyond"
+cp "$A/bart_small/vocab.json" "$A/bart_small/merges.txt" "$A/bart_added/tokenizer_config.json" \
+	"$T/beyond/"
+ok "added tokens after vocab.json: encode" \
+	sh -c "lc-tokenize -m $T/beyond -d nul -f ids <$A/added.nul >$T/beyond.ids"
+same "added tokens after vocab.json: the same ids" "$T/beyond.ids" "$A/added.ids"
+ok "added tokens after vocab.json: decode" \
+	sh -c "lc-detokenize -m $T/beyond -f ids <$A/added.ids >$T/beyond.dec"
+same "added tokens after vocab.json: the same texts" "$T/beyond.dec" "$A/added.decoded"
+sed 's/"1002": {/"2000000000": {/' "$A/bart_added/tokenizer_config.json" >"$T/beyond/tokenizer_config.json"
+fails 1 "an added token's absurd id" sh -c "printf x | lc-tokenize -m $T/beyond"
+grep -q 'added token "<L>": id 2000000000 outside \[0, 66536) (the vocabulary and 65536 ids after it)' \
+	"$T/err"; _res $? "is refused, naming the token and the bound"
 done_testing

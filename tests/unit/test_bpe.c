@@ -319,8 +319,12 @@ static void test_refusals(void)
 	refuse(v, "#v\na b c\n", NULL, "line 2: 3 symbols");
 	refuse(v, "#v\na \xe2\x82\xac\n", NULL, "byte-level alphabet");
 	refuse(v, NULL, NULL, "without merges.txt");
-	refuse(v, "#v\na b\n", "{\"added_tokens_decoder\": {\"7\": {\"content\": \"<x>\"}}}",
-	       "outside the vocabulary");
+	/* ids after the vocabulary's are added tokens' (add_tokens()), but
+	 * not past 65,536 of them */
+	refuse(v, "#v\na b\n", "{\"added_tokens_decoder\": {\"65539\": {\"content\": \"<x>\"}}}",
+	       "id 65539 outside [0, 65539) (the vocabulary and 65536 ids after it)");
+	refuse(v, "#v\na b\n", "{\"added_tokens_decoder\": {\"-1\": {\"content\": \"<x>\"}}}",
+	       "id -1 outside");
 	refuse(v, "#v\na b\n", "{\"tokenizer_class\": \"BartTokenizer\"}", "needs <s> and </s>");
 	refuse(v, "#v\na b\n", "{\"bos_token\": 5}", "must be a string");
 	{
