@@ -529,7 +529,8 @@ int bpe_decode(const bpe_model *m, const int32_t *ids, size_t n, unsigned flags,
 			if (ids[i] >= 0 && ids[i] < m->nid)     /* vocab.json skips it */
 				return lc_fail(err, "token %zu: id %ld has no token in the vocabulary (a gap "
 				               "in its ids)", i, (long)ids[i]);
-			return lc_fail(err, "token %zu: id %ld is outside the vocabulary", i, (long)ids[i]);
+			return lc_fail(err, "token %zu: id %ld is outside the vocabulary [0, %ld)", i,
+			               (long)ids[i], (long)m->nid);
 		}
 		if ((flags & BPE_DEC_SKIP_SPECIAL) && m->special[ids[i]] == 1)
 			continue;
