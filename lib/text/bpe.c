@@ -84,7 +84,7 @@ const char *bpe_token(const bpe_model *m, int32_t id, size_t *len)
 
 int bpe_is_special(const bpe_model *m, int32_t id)
 {
-	return id >= 0 && id < m->nid && m->special[id] == 1;
+	return id >= 0 && id < m->nid && (m->special[id] & BPE_SP_SKIP);
 }
 
 /* ----------------------------------------------------------- encoding */
@@ -532,9 +532,9 @@ int bpe_decode(const bpe_model *m, const int32_t *ids, size_t n, unsigned flags,
 			return lc_fail(err, "token %zu: id %ld is outside the vocabulary [0, %ld)", i,
 			               (long)ids[i], (long)m->nid);
 		}
-		if ((flags & BPE_DEC_SKIP_SPECIAL) && m->special[ids[i]] == 1)
+		if ((flags & BPE_DEC_SKIP_SPECIAL) && (m->special[ids[i]] & BPE_SP_SKIP))
 			continue;
-		if (m->special[ids[i]] == 2) {
+		if (m->special[ids[i]] & BPE_SP_APART) {
 			const added *a = plain_added(m, ids[i]);
 
 			if ((run && rl > 0 && put_run(out, &o, cap, raw, rl, texts++ > 0) < 0) ||

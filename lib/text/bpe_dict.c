@@ -195,7 +195,7 @@ int bpe_use_dict(bpe_model *m, const char *p, size_t len, lc_err *err)
 	}
 	/* Dictionary.string drops <s> and </s> (and lc <pad>, which fairseq's
 	 * decode cannot take); <unk> and <mask> are written as their text */
-	m->special[0] = m->special[1] = m->special[2] = 1;
+	m->special[0] = m->special[1] = m->special[2] = BPE_SP_SKIP;
 	m->bos = m->cls = 0;
 	m->pad = 1;
 	m->eos = 2;

@@ -49,6 +49,11 @@ int umap_get(const umap *m, uint64_t k, uint64_t *v);
 /* Sets k -> v; -1 when out of memory. */
 int umap_put(umap *m, uint64_t k, uint64_t v);
 
+/* What decoding does with a token (bpe_model.special): leaves it out
+ * under skip_special_tokens; decodes it as a text of its own (the slow
+ * tokenizer's legacy added tokens). */
+enum { BPE_SP_SKIP = 1, BPE_SP_APART = 2 };
+
 typedef struct added {
 	char *content;              /* UTF-8 */
 	size_t len;
@@ -71,8 +76,7 @@ struct bpe_model {
 	umap merge;                 /* (a << 32 | b) -> rank << 32 | result symbol */
 	added *add;                 /* [nadd], longest content first */
 	int nadd;
-	unsigned char *special;     /* [nid]: 1 for special tokens, 2 for the other
-	                             * added tokens (decoded apart: bpe_decode) */
+	unsigned char *special;     /* [nid]: BPE_SP_* bits */
 	int32_t bos, eos, pad, unk, cls, mask;
 	int wrap, prefix, cleanup;
 	uint32_t byte_enc[256];     /* byte -> code point of the byte-level alphabet */

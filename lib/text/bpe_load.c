@@ -77,12 +77,67 @@ static int64_t intern(bpe_model *m, const unsigned char *b, size_t len)
 	return s;
 }
 
+/* buf[len] with every integer of more than 18 digits outside the strings
+ * written as a real (".0" after it), for Jansson, which refuses integers
+ * past int64_t: transformers saves a tokenizer with no length limit as
+ * "model_max_length": 1000000000000000019884624838656 (int(1e30)). NULL
+ * when out of memory. */
+static char *big_ints_real(const char *buf, size_t len, size_t *outlen)
+{
+	char *o = malloc(len + len / 19 * 2 + 1);
+	size_t n = 0;
+	int str = 0;
+
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < len;) {
+		char c = buf[i];
+
+		if (str) {
+			o[n++] = buf[i++];
+			if (c == '\\' && i < len)
+				o[n++] = buf[i++];
+			else if (c == '"')
+				str = 0;
+		} else if (c == '"') {
+			str = 1;
+			o[n++] = buf[i++];
+		} else if (c >= '0' && c <= '9' && !(i > 0 && (buf[i - 1] == '.' ||
+		                                              (buf[i - 1] >= '0' && buf[i - 1] <= '9')))) {
+			size_t k = i;
+
+			while (k < len && buf[k] >= '0' && buf[k] <= '9')
+				k++;
+			memcpy(o + n, buf + i, k - i);
+			n += k - i;
+			if (k - i > 18 && !(k < len && (buf[k] == '.' || buf[k] == 'e' || buf[k] == 'E'))) {
+				o[n++] = '.';
+				o[n++] = '0';
+			}
+			i = k;
+		} else {
+			o[n++] = buf[i++];
+		}
+	}
+	*outlen = n;
+	return o;
+}
+
 static json_t *parse_json(const bpe_model *m, const char *buf, size_t len, const char *what,
                           lc_err *err)
 {
 	json_error_t je;
 	json_t *j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
 
+	if (!j && strstr(je.text, "too big integer")) {
+		size_t n;
+		char *r = big_ints_real(buf, len, &n);
+
+		if (!r)
+			return lc_fail(err, "out of memory"), NULL;
+		j = json_loadb(r, n, JSON_REJECT_DUPLICATES, &je);
+		free(r);
+	}
 	if (!j)
 		fail_label(m, err, "%s: %s (line %d)", what, je.text, je.line);
 	else if (!json_is_object(j)) {
@@ -356,6 +411,43 @@ static int32_t by_content(const bpe_model *m, const char *s)
 	return (int32_t)smap_get(&m->vocab, s, strlen(s));
 }
 
+/* transformers' slow tokenizer (vocab.json and merges.txt), as its
+ * _decode reads them: skip_special_tokens leaves out all_special_ids,
+ * the named roles (role[7]) and "additional_special_tokens"
+ * (special_tokens_map.json's, else tokenizer_config.json's), whatever
+ * an added token's "special" flag says; the added tokens that are not
+ * among them, and the additional special ones after the vocabulary, are
+ * "legacy added tokens", decoded as texts of their own (bpe_decode). */
+static int slow_specials(bpe_model *m, const json_t *sm, const json_t *cfg, const int32_t role[7],
+                         lc_err *err)
+{
+	const json_t *extra = sm ? json_object_get(sm, "additional_special_tokens") : NULL, *x;
+	size_t i;
+
+	if (!extra && cfg)
+		extra = json_object_get(cfg, "additional_special_tokens");
+	for (int k = 0; k < 7; k++)
+		if (role[k] >= 0)
+			m->special[role[k]] = BPE_SP_SKIP;
+	if (extra && !json_is_null(extra) && !json_is_array(extra))
+		return fail_label(m, err, "\"additional_special_tokens\" must be a list"), -1;
+	json_array_foreach(extra, i, x) {
+		const json_t *c = json_is_object(x) ? json_object_get(x, "content") : x;
+		int32_t id;
+
+		if (!json_is_string(c))
+			return fail_label(m, err, "\"additional_special_tokens\": entry %zu is not a "
+			                  "token", i), -1;
+		if ((id = by_content(m, json_string_value(c))) < 0)
+			continue;   /* not in the vocabulary: never made, never read */
+		m->special[id] = BPE_SP_SKIP | (id >= m->nvocab ? BPE_SP_APART : 0);
+	}
+	for (int k = 0; k < m->nadd; k++)
+		if (!m->special[m->add[k].id])
+			m->special[m->add[k].id] = BPE_SP_APART;
+	return 0;
+}
+
 static int cmp_added(const void *a, const void *b)
 {
 	const added *x = a, *y = b;
@@ -560,9 +652,18 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 		m->pad = id[3];
 		m->cls = id[5];
 		m->mask = id[6];
+		if (f->vocab) {
+			if (slow_specials(m, sm, cfg, id, err) < 0)
+				goto fail;
+		} else {
+			/* tokenizer.json alone: the fast tokenizer, whose decode
+			 * skips the tokens its added vocabulary marks special and
+			 * joins the others to the text */
+			for (int i = 0; i < m->nadd; i++)
+				if (m->add[i].special)
+					m->special[m->add[i].id] = BPE_SP_SKIP;
+		}
 	}
-	for (int i = 0; i < m->nadd; i++)
-		m->special[m->add[i].id] = m->add[i].special ? 1 : 2;
 	if (m->nadd > 1)	/* qsort(NULL, 0, ...) is undefined */
 		qsort(m->add, (size_t)m->nadd, sizeof *m->add, cmp_added);
 	/* wrapping, add_prefix_space, clean-up */

@@ -111,6 +111,27 @@ same "added tokens after vocab.json: the same ids" "$T/beyond.ids" "$A/added.ids
 ok "added tokens after vocab.json: decode" \
 	sh -c "lc-detokenize -m $T/beyond -f ids <$A/added.ids >$T/beyond.dec"
 same "added tokens after vocab.json: the same texts" "$T/beyond.dec" "$A/added.decoded"
+# which tokens decoding leaves out and which it decodes apart: the slow
+# tokenizer's all_special_ids (named roles, additional_special_tokens),
+# not the "special" flags (tests/gen/bpe_specials_ref.py, 5 tokenizers,
+# one saved by transformers itself, whose model_max_length int(1e30) lc
+# refused as too big an integer; 11 id lines, both decode modes)
+V=$A/specials
+for v in special_unnamed pad_notspecial additional beyond saved; do
+	mkdir -p "$T/v_$v"
+	if [ $v = saved ]; then
+		cp "$V/saved/"* "$T/v_$v/"
+	else
+		src=$A/bart_added
+		[ $v = beyond ] && src=$A/bart_small
+		cp "$src/vocab.json" "$src/merges.txt" "$V/$v/tokenizer_config.json" "$T/v_$v/"
+	fi
+	ok "$v: decode" sh -c "lc-detokenize -m $T/v_$v -f ids <$V/ids.txt >$T/v.dec"
+	same "$v: decode(skip_special_tokens=True)" "$T/v.dec" "$V/$v.decoded"
+	ok "$v: decode, specials kept" \
+		sh -c "lc-detokenize -m $T/v_$v -f ids --keep-special --no-clean-up <$V/ids.txt >$T/v.keep"
+	same "$v: decode(skip_special_tokens=False, no clean-up)" "$T/v.keep" "$V/$v.decoded_keep"
+done
 sed 's/"1002": {/"2000000000": {/' "$A/bart_added/tokenizer_config.json" >"$T/beyond/tokenizer_config.json"
 fails 1 "an added token's absurd id" sh -c "printf x | lc-tokenize -m $T/beyond"
 grep -q 'added token "<L>": id 2000000000 outside \[0, 66536) (the vocabulary and 65536 ids after it)' \
