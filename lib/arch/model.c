@@ -136,6 +136,23 @@ static const char *ignored_key(const json_t *root)
  * eos_token_id null never stops at an eos, decoder_start_token_id null
  * starts with bos_token_id (BartConfig's 0 when absent; null as well:
  * generate() refuses). GenerationConfig.from_model_config copies them. */
+/* Python's truth of a JSON value (BartConfig tests the key so): false for
+ * absent, null, false, 0, "", [] and {}. */
+static int truthy(const json_t *v)
+{
+	if (!v || json_is_null(v) || json_is_false(v))
+		return 0;
+	if (json_is_number(v))
+		return json_number_value(v) != 0;
+	if (json_is_string(v))
+		return json_string_length(v) > 0;
+	if (json_is_array(v))
+		return json_array_size(v) > 0;
+	if (json_is_object(v))
+		return json_object_size(v) > 0;
+	return 1;
+}
+
 static int bart_defaults(const json_t *root, const char *path, const char *src, lc_gencfg *g,
                          lc_err *err)
 {
@@ -152,10 +169,7 @@ static int bart_defaults(const json_t *root, const char *path, const char *src, 
 		g->forced_eos_default = 1;
 		g->source = src;
 	}
-	if (fb && !json_is_boolean(fb))
-		return lc_fail(err, "%s: \"force_bos_token_to_be_generated\" must be true or false",
-		               path);
-	if (json_is_true(fb) && g->forced_bos < 0 && b >= 0) {
+	if (truthy(fb) && g->forced_bos < 0 && b >= 0) {
 		g->forced_bos = b;
 		g->source = src;
 	}

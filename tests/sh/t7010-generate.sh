@@ -258,6 +258,18 @@ if [ -f "$DATA/sampling/genfiles.txt" ] && need lc-encode; then
 			same "$c $L: generate()'s ids" "$T/got" "$T/want"
 		done
 	done
+	# BartConfig tests the old key for truth (kwargs.get(...)): 1 is true,
+	# null false (transformers 4.36.2's BartConfig, run: forced_bos 0 and
+	# None); lc refused both as not true or false
+	for v in 1:0 null:none; do
+		mkdir -p "$T/gf/fb"
+		cp "$T/gf/cfg_forcebos/"* "$T/gf/fb/"
+		sed "s/\"force_bos_token_to_be_generated\": true/\"force_bos_token_to_be_generated\": ${v%%:*}/" \
+			"$T/gf/cfg_forcebos/config.json" >"$T/gf/fb/config.json"
+		lc-decode -m "$T/gf/fb" --info >"$T/out" 2>"$T/err"
+		grep -q "^forced_bos_token_id	${v#*:}	" "$T/out"
+		_res $? "force_bos_token_to_be_generated ${v%%:*}: forced bos ${v#*:}"
+	done
 	lc-decode -m "$T/gf/cfg_noforcedeos" --info >"$T/out"
 	grep -q "^forced_eos_token_id	2	config.json has none: BartConfig's default$" "$T/out"
 	_res $? "--info: the forced eos is BartConfig's default"
