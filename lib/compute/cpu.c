@@ -145,7 +145,8 @@ enum { PREC_F32, PREC_BF16, PREC_BF16_EMULATED };
 
 /* Which library runs an fp32 product, by shape class: the first row whose
  * bounds hold, on a processor with AVX-512 (oneDNN's widest kernels).
- * Measured single-threaded on an AVX2 Zen 3 (GFLOP/s,
+ * The table was first made from shapes alone, single-threaded on an AVX2
+ * Zen 3, where oneDNN looked as fast or faster (GFLOP/s,
  * OpenBLAS vs oneDNN 2.6, primitive made once; idle): 4096x768x768 NT 70
  * vs 83, 4096x2048x768 78 vs 81, 4096x768x2048 84 vs 84, 12x512x768 NT
  * 47 vs 56, 12x768x512 NN 55 vs 72, 48x512x768 72 vs 83, 48x768x512 74 vs
@@ -158,7 +159,8 @@ enum { PREC_F32, PREC_BF16, PREC_BF16_EMULATED };
  * not slower; OpenBLAS is also the fallback when oneDNN is absent or
  * cannot make a primitive.
  *
- * Without AVX-512, OpenBLAS for every product: the encoder's own use
+ * Without AVX-512 (and off x86, unmeasured), OpenBLAS for every product:
+ * on that same kind of machine the encoder's own use
  * (256-row blocks against packed weights, both threads at once) ran
  * slower on oneDNN's AVX2 kernels than the shapes alone showed. A
  * 16,384-token encoding of the full-size random LOCOST (bench/speed.sh's
@@ -326,9 +328,12 @@ void cmp_info(FILE *f)
 	else if (cs.lib == LIB_TABLE && !cs.dnnl_wide)
 		fprintf(f, "gemm\tOpenBLAS (%s present, not used for fp32: slower than OpenBLAS "
 		        "without AVX-512; LC_GEMM=onednn forces it)", cs.dnnl_ver);
+	else if (cs.lib == LIB_DNNL)
+		fprintf(f, "gemm\t%s for every product (LC_GEMM=onednn); OpenBLAS as the fallback",
+		        cs.dnnl_ver);
 	else
-		fprintf(f, "gemm\t%s; OpenBLAS for the smallest products and as the fallback%s",
-		        cs.dnnl_ver, cs.lib == LIB_DNNL ? " (LC_GEMM=onednn)" : "");
+		fprintf(f, "gemm\t%s; OpenBLAS for the smallest products and as the fallback",
+		        cs.dnnl_ver);
 	if (cs.lib == LIB_TABLE && xk_here())
 		fprintf(f, "; lc's kernels for products of up to %d rows (the decoder's)",
 		        XK_GEMM_ROWS);
