@@ -127,15 +127,6 @@ static const char *ignored_key(const json_t *root)
 	return NULL;
 }
 
-/* Generation settings from a BART config.json (no generation_config.json,
- * or one "_from_model_config"), as transformers 4.36.2 makes them: its
- * BartConfig (LSG's subclasses it) fills forced_eos_token_id with 2 when
- * the key is absent, sets forced_bos_token_id to bos_token_id for the old
- * CNN checkpoints' "force_bos_token_to_be_generated": true (where no
- * forced_bos_token_id is given), and a key set to null is None:
- * eos_token_id null never stops at an eos, decoder_start_token_id null
- * starts with bos_token_id (BartConfig's 0 when absent; null as well:
- * generate() refuses). GenerationConfig.from_model_config copies them. */
 /* Python's truth of a JSON value (BartConfig tests the key so): false for
  * absent, null, false, 0, "", [] and {}. */
 static int truthy(const json_t *v)
@@ -153,6 +144,15 @@ static int truthy(const json_t *v)
 	return 1;
 }
 
+/* Generation settings from a BART config.json (no generation_config.json,
+ * or one "_from_model_config"), as transformers 4.36.2 makes them: its
+ * BartConfig (LSG's subclasses it) fills forced_eos_token_id with 2 when
+ * the key is absent, sets forced_bos_token_id to bos_token_id for the old
+ * CNN checkpoints' "force_bos_token_to_be_generated": true (where no
+ * forced_bos_token_id is given), and a key set to null is None:
+ * eos_token_id null never stops at an eos, decoder_start_token_id null
+ * starts with bos_token_id (BartConfig's 0 when absent; null as well:
+ * generate() refuses). GenerationConfig.from_model_config copies them. */
 static int bart_defaults(const json_t *root, const char *path, const char *src, lc_gencfg *g,
                          lc_err *err)
 {

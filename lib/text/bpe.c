@@ -486,7 +486,7 @@ static size_t cleanup(char *s, size_t n)
 	return n;
 }
 
-/* The added token (not special) of id: its content. */
+/* The added token of id (decoded apart: not special). */
 static const added *plain_added(const bpe_model *m, int32_t id)
 {
 	for (int i = 0; i < m->nadd; i++)

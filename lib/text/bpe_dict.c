@@ -192,6 +192,7 @@ int bpe_use_dict(bpe_model *m, const char *p, size_t len, lc_err *err)
 		m->toklen = tl;
 		m->special = sp;
 		m->nid = y.n;
+		m->idcap = (size_t)y.n;
 	}
 	/* Dictionary.string drops <s> and </s> (and lc <pad>, which fairseq's
 	 * decode cannot take); <unk> and <mask> are written as their text */

@@ -69,6 +69,7 @@ struct bpe_model {
 	size_t *toklen;
 	int32_t nid;
 	int32_t nvocab;             /* the vocabulary's own ids: nid less the added after it */
+	size_t idcap;               /* room in tok, toklen and special (extend_ids) */
 	/* symbols: raw byte strings that BPE builds, and their vocabulary ids */
 	smap sym;
 	int32_t *sym_id;            /* [nsym]: vocabulary id, or -1 */

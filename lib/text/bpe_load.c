@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "base/fileio.h"
+#include "base/grow.h"
 #include "text/utf8.h"
 
 /* GPT-2's bytes_to_unicode: printable bytes stand for themselves, the
@@ -170,6 +171,7 @@ static int set_vocab(bpe_model *m, const json_t *v, const char *what, lc_err *er
 			max = (int32_t)id;
 	}
 	m->nid = m->nvocab = max + 1;
+	m->idcap = (size_t)m->nid;
 	m->tok = calloc((size_t)m->nid, sizeof *m->tok);
 	m->toklen = calloc((size_t)m->nid, sizeof *m->toklen);
 	if (!m->tok || !m->toklen)
@@ -288,7 +290,6 @@ static int read_merges_json(bpe_model *m, const json_t *a, lc_err *err)
 	return 0;
 }
 
-/* Adds or updates an added token. */
 /* Added tokens may take ids after vocab.json's, as transformers'
  * add_tokens() and save_pretrained() give them (the model's embeddings
  * resized to match): up to this many, a bound on what a hostile file can
@@ -296,22 +297,19 @@ static int read_merges_json(bpe_model *m, const json_t *a, lc_err *err)
 #define BPE_ADDED_BEYOND 65536
 
 /* The id arrays (tokens, their lengths, the special marks) made n long,
- * the new ids without a token until one is added there. */
+ * the new ids without a token until one is added there; their room grows
+ * by doubling (one added token after another each asks for one more). */
 static int extend_ids(bpe_model *m, int32_t n)
 {
-	char **t = realloc(m->tok, (size_t)n * sizeof *t);
-	size_t *tl;
-	unsigned char *sp;
+	if ((size_t)n > m->idcap) {
+		size_t c1 = m->idcap, c2 = m->idcap, c3 = m->idcap;
 
-	if (!t)
-		return -1;
-	m->tok = t;
-	if (!(tl = realloc(m->toklen, (size_t)n * sizeof *tl)))
-		return -1;
-	m->toklen = tl;
-	if (!(sp = realloc(m->special, (size_t)n)))
-		return -1;
-	m->special = sp;
+		if (lc_grow(&m->tok, &c1, (size_t)n, sizeof *m->tok, 0) < 0 ||
+		    lc_grow(&m->toklen, &c2, (size_t)n, sizeof *m->toklen, 0) < 0 ||
+		    lc_grow(&m->special, &c3, (size_t)n, 1, 0) < 0)
+			return -1;
+		m->idcap = c1;      /* the same doubling from the same room: c1 == c2 == c3 */
+	}
 	for (int32_t i = m->nid; i < n; i++) {
 		m->tok[i] = NULL;
 		m->toklen[i] = 0;
@@ -321,6 +319,7 @@ static int extend_ids(bpe_model *m, int32_t n)
 	return 0;
 }
 
+/* Adds or updates an added token. */
 static int add_token(bpe_model *m, const char *content, int32_t id, int lstrip, int rstrip,
                      int special, lc_err *err)
 {
@@ -590,7 +589,8 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 			json_object_foreach((json_t *)ad, k, x) {
 				char *end;
 				long id = strtol(k, &end, 10);
-				if (*end || !json_is_object(x) || !json_is_string(json_object_get(x, "content"))) {
+				if (*end || id < 0 || id > INT32_MAX || !json_is_object(x) ||
+				    !json_is_string(json_object_get(x, "content"))) {
 					fail_label(m, err, "tokenizer_config.json: added_tokens_decoder \"%.20s\" "
 					           "is not an id with a content", k);
 					goto fail;

@@ -324,7 +324,11 @@ static void test_refusals(void)
 	refuse(v, "#v\na b\n", "{\"added_tokens_decoder\": {\"65539\": {\"content\": \"<x>\"}}}",
 	       "id 65539 outside [0, 65539) (the vocabulary and 65536 ids after it)");
 	refuse(v, "#v\na b\n", "{\"added_tokens_decoder\": {\"-1\": {\"content\": \"<x>\"}}}",
-	       "id -1 outside");
+	       "\"-1\" is not an id with a content");
+	/* 2^32 read as an int32 was id 0: an id past int32 is no id */
+	refuse(v, "#v\na b\n",
+	       "{\"added_tokens_decoder\": {\"4294967296\": {\"content\": \"<x>\"}}}",
+	       "\"4294967296\" is not an id with a content");
 	refuse(v, "#v\na b\n", "{\"tokenizer_class\": \"BartTokenizer\"}", "needs <s> and </s>");
 	refuse(v, "#v\na b\n", "{\"bos_token\": 5}", "must be a string");
 	{
