@@ -224,8 +224,6 @@ int main(int argc, char **argv)
 			jn.label = strcmp(path, "-") ? path : "stdin";
 			if (stream_each(1, &path, join_one, &jn, &err) < 0)
 				cli_die(LC_EXIT_DATA, "%s", err.msg);
-			if (i >= argc)
-				break;
 		}
 	} else if (o.size) {
 		if (stream_each(argc - optind, argv + optind, chunk_tokens, &o, &err) < 0)
@@ -233,8 +231,6 @@ int main(int argc, char **argv)
 	} else {
 		for (int i = optind; i < argc || i == optind; i++) {
 			run_text(&o, i < argc ? argv[i] : "-", re, ss);
-			if (i >= argc)
-				break;
 		}
 	}
 	if (o.join && chunk_join_finish(&jn.j, &err) < 0)

@@ -144,8 +144,6 @@ int main(int argc, char **argv)
 	for (int i = optind; i < argc || i == optind; i++) {
 		if (gsgsplit_input(gs, i < argc ? argv[i] : "-", &err) < 0)
 			cli_die(LC_EXIT_DATA, "%s", err.msg);
-		if (i >= argc)
-			break;
 	}
 	if (gsgsplit_finish(gs, &err) < 0)
 		cli_die(LC_EXIT_DATA, "%s", err.msg);

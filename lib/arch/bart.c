@@ -270,17 +270,12 @@ int64_t bart_keep_nonpad(const lc_config *c, const int32_t *ids, int64_t L, floa
 	int64_t d = c->d_model, n = 0;
 
 	for (int64_t i = 0; i < L; i++)
-		n += ids[i] != c->pad_id;
-	if (n == 0 || n == L)
-		return L;
-	n = 0;
-	for (int64_t i = 0; i < L; i++)
 		if (ids[i] != c->pad_id) {
 			if (n != i)
 				memmove(out + n * d, out + i * d, (size_t)d * sizeof *out);
 			n++;
 		}
-	return n;
+	return n ? n : L;   /* all pads: nothing moved, every row kept */
 }
 
 void bart_embed_row(const lc_config *c, const float *shared, const float *pos, int32_t id,

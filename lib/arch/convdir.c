@@ -126,11 +126,6 @@ static void guard(const char *dir)
 	sigclean_begin(partial_p, NPARTIAL, partial[NPARTIAL]);
 }
 
-static void unguard(void)
-{
-	sigclean_end();
-}
-
 static void note(const convdir *cv, const char *what)
 {
 	if (cv->progress)
@@ -284,7 +279,7 @@ int convdir_write(convdir *cv, lc_err *err)
 		lc_fail(err, "%s: %s", cv->dst, strerror(errno));
 		goto fail;
 	}
-	unguard();
+	sigclean_end();
 	{
 		char parent[PATH_MAX];
 		lc_parent_dir(cv->dst, parent, sizeof parent);
@@ -292,7 +287,7 @@ int convdir_write(convdir *cv, lc_err *err)
 	}
 fail:
 	remove_partial(tmp);
-	unguard();
+	sigclean_end();
 	return -1;
 }
 

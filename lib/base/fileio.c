@@ -91,6 +91,17 @@ int lc_path_is_fd(const char *path, int fd)
 	       x.st_ino == y.st_ino;
 }
 
+const char *lc_input_at(const char *path, int n, char *const *inputs)
+{
+	for (int i = 0; i < (n ? n : 1); i++) {
+		const char *in = n ? inputs[i] : "-";
+
+		if (strcmp(in, "-") ? lc_same_file(in, path) : lc_path_is_fd(path, STDIN_FILENO))
+			return in;
+	}
+	return NULL;
+}
+
 /* x, the input's, is the regular file that standard output writes to */
 static int refuse_output(const struct stat *x, const char *label, lc_err *err)
 {

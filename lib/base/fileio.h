@@ -29,6 +29,10 @@ void lc_parent_dir(const char *path, char *dir, size_t n);
 int lc_same_file(const char *a, const char *b);
 /* Whether path names the file open on fd (standard input given as "-"). */
 int lc_path_is_fd(const char *path, int fd);
+/* The first of inputs[0..n) that is the file at path ("-": the one open
+ * on standard input; n 0: "-" alone, as a program with no operand
+ * reads), or NULL: an output about to be written over an input. */
+const char *lc_input_at(const char *path, int n, char *const *inputs);
 /* lc_input_not_output for an input given by path ("-": standard input; a
  * directory: each file in it but hidden ones, the documents textin reads
  * from it), before it is opened. */

@@ -73,18 +73,15 @@ int shard_inputs_check(const char *prefix, uint32_t n, int ninputs, char *const 
 			               inputs[i]);
 	for (uint32_t k = 0; k < n; k++) {
 		char *p = shard_path(prefix, k, 0);
+		const char *in;
+
 		if (!p)
 			return lc_fail(err, "out of memory");
-		for (int i = 0; i < (ninputs ? ninputs : 1); i++) {
-			const char *in = ninputs ? inputs[i] : "-";
-			if (strcmp(in, "-") ? lc_same_file(in, p) : lc_path_is_fd(p, STDIN_FILENO)) {
-				lc_fail(err, "%s: an input is shard %" PRIu32 "'s output file",
-				        strcmp(in, "-") ? in : "stdin", k);
-				free(p);
-				return -1;
-			}
-		}
+		in = lc_input_at(p, ninputs, inputs);
 		free(p);
+		if (in)
+			return lc_fail(err, "%s: an input is shard %" PRIu32 "'s output file",
+			               strcmp(in, "-") ? in : "stdin", k);
 	}
 	return 0;
 }

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "base/fileio.h"
+#include "base/grow.h"
 #include "stream/stream.h"
 
 #define PEEK 512
@@ -488,13 +489,9 @@ static int list_dir(textin *t, const char *dir, lc_err *err)
 			closedir(d);
 			return -1;
 		}
-		if (t->npaths == cap) {
-			char **q = realloc(t->paths, (cap = cap ? 2 * cap : 16) * sizeof *q);
-			if (!q) {
-				free(p);
-				goto oom;
-			}
-			t->paths = q;
+		if (lc_grow(&t->paths, &cap, (size_t)t->npaths + 1, sizeof *t->paths, 16) < 0) {
+			free(p);
+			goto oom;
 		}
 		t->paths[t->npaths++] = p;
 	}

@@ -478,13 +478,9 @@ int chunk_plan_pattern(chunk_plan *pl, const chunk_pattern *p, const char *text,
 			goto out;
 		}
 		ov = pcre2_get_ovector_pointer(md);
-		if (n == cap) {
-			uint64_t *nc = realloc(cut, (cap = cap ? 2 * cap : 64) * sizeof *cut);
-			if (!nc) {
-				lc_fail(err, "out of memory");
-				goto out;
-			}
-			cut = nc;
+		if (lc_grow(&cut, &cap, n + 1, sizeof *cut, 64) < 0) {
+			lc_fail(err, "out of memory");
+			goto out;
 		}
 		cut[n++] = ov[0];
 		off = ov[1] > ov[0] ? ov[1] : ov[0] + 1;

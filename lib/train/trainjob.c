@@ -71,7 +71,6 @@ struct run {
 	int made_dir, undo;
 	int wrote_mark, wrote_cfg, wrote_model;
 	int cfg_new;                /* the config.json it wrote was not there before */
-	int begun;                  /* training began (the log opened) */
 };
 
 /* Hands the formatted text to the job's report. */
@@ -269,16 +268,13 @@ static int has_entries(const char *path)
 static int model_in(const char *model, const char *dir)
 {
 	char parent[4096];
-	const char *slash;
 
 	if (!model)
 		return 0;
 	if (is_dir(model))
 		return lc_same_file(model, dir);
-	if (!(slash = strrchr(model, '/')))
-		return lc_same_file(".", dir);
-	snprintf(parent, sizeof parent, "%.*s", (int)(slash - model), model);
-	return lc_same_file(*parent ? parent : "/", dir);
+	lc_parent_dir(model, parent, sizeof parent);
+	return lc_same_file(parent, dir);
 }
 
 /* A fresh start that failed before training: the files start() wrote
@@ -510,20 +506,18 @@ static int read_pairs(const char *path, struct pair_src *ps, train_data *d, lc_e
 	return rc;
 }
 
-/* The training and evaluation pairs, checked against the model. */
 /* --holdout-out's two files are none of the inputs (it wrote the held-out
  * sources over the training stream they came from, and exited 0). */
 static int holdout_out_check(const train_job *j, lc_err *err)
 {
 	for (int side = 0; side < 2; side++) {
 		char path[4096];
+		const char *in;
+
 		snprintf(path, sizeof path, "%s.%s.lc", j->holdout_out, side ? "tgt" : "src");
-		for (int i = 0; i < (j->ninputs ? j->ninputs : 1); i++) {
-			const char *in = j->ninputs ? j->inputs[i] : "-";
-			if (strcmp(in, "-") ? lc_same_file(path, in) : lc_path_is_fd(path, STDIN_FILENO))
-				return lc_fail(err, "--holdout-out %s: %s is the training input %s",
-				               j->holdout_out, path, strcmp(in, "-") ? in : "(standard input)");
-		}
+		if ((in = lc_input_at(path, j->ninputs, j->inputs)))
+			return lc_fail(err, "--holdout-out %s: %s is the training input %s",
+			               j->holdout_out, path, strcmp(in, "-") ? in : "(standard input)");
 		if (j->eval && lc_same_file(path, j->eval))
 			return lc_fail(err, "--holdout-out %s: %s is the --eval input", j->holdout_out,
 			               path);
@@ -531,6 +525,7 @@ static int holdout_out_check(const train_job *j, lc_err *err)
 	return 0;
 }
 
+/* The training and evaluation pairs, checked against the model. */
 static int load_data(struct run *r, lc_err *err)
 {
 	train_job *j = r->j;
@@ -788,7 +783,7 @@ int train_job_run(train_job *j, lc_err *err)
 		    start_step);
 	if (!(logf = train_log_open(j->outdir, start_step, err)))
 		goto out;
-	r.begun = j->began = 1;
+	j->began = 1;
 	if (train_loop(&r, logf, err) < 0)
 		goto out;
 	rc = train_log_close(logf, j->outdir, err);
@@ -808,7 +803,7 @@ out:
 	trainer_free(r.tr);
 	model_free(r.m);
 	tok_free(r.tk);
-	if (rc < 0 && !r.begun)
+	if (rc < 0 && !j->began)
 		undo_start(&r);
 	train_data_free(&r.td);
 	train_data_free(&r.ed);
