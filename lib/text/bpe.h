@@ -7,6 +7,9 @@
  * model.vocab, model.merges, added_tokens); tokenizer_config.json
  * (add_prefix_space, added_tokens_decoder, tokenizer_class,
  * clean_up_tokenization_spaces) and special_tokens_map.json when present;
+ * a slow tokenizer saved before transformers 4.34 (no added_tokens_decoder)
+ * takes its added tokens from added_tokens.json, then from tokenizer.json's
+ * added_tokens where there is one, as 4.36 does;
  * a role neither names (bos_token, ...) takes the class's default, as its
  * constructor does: BART's <s> </s> <unk> <pad> <mask> where the
  * vocabulary has them, else GPT-2's <|endoftext|> for bos, eos and unk.
@@ -59,10 +62,15 @@ typedef struct bpe_model bpe_model;
 typedef struct bpe_files {
 	const char *vocab, *merges;            /* vocab.json, merges.txt */
 	size_t vocab_len, merges_len;
-	const char *tokenizer;                 /* tokenizer.json (used when vocab is absent) */
+	const char *tokenizer;                 /* tokenizer.json: the model when vocab is
+	                                          absent; with it, only its added_tokens,
+	                                          where config has no added_tokens_decoder */
 	size_t tokenizer_len;
 	const char *config, *special;          /* tokenizer_config.json, special_tokens_map.json */
 	size_t config_len, special_len;
+	const char *added;                     /* added_tokens.json (with vocab, when config
+	                                          has no added_tokens_decoder) */
+	size_t added_len;
 	const char *dict;                      /* fairseq's dict.txt: then vocab, merges are
 	                                          encoder.json, vocab.bpe, nothing else is read */
 	size_t dict_len;

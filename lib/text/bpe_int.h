@@ -59,6 +59,7 @@ typedef struct added {
 	size_t len;
 	int32_t id;
 	int lstrip, rstrip, special;
+	int legacy;                 /* from added_tokens.json: a role's flags replace its own */
 } added;
 
 struct bpe_model {

@@ -351,6 +351,7 @@ static int add_token(bpe_model *m, const char *content, int32_t id, int lstrip, 
 	a->lstrip = lstrip;
 	a->rstrip = rstrip;
 	a->special = special;
+	a->legacy = 0;
 	if (!m->tok[id]) {
 		/* an added token outside vocab.json gets its content as its token */
 		if (!(m->tok[id] = strdup(content)))
@@ -392,9 +393,19 @@ static int32_t role(bpe_model *m, const json_t *cfg, const char *key, int dflt_l
 		*fail = 1;
 		return -1;
 	}
+	/* an added token keeps its flags (transformers gives the role the
+	 * added token's object), but for added_tokens.json's: the constructor
+	 * adds the role again with its own (4.36 maps those by the wrong name) */
 	for (int i = 0; i < m->nadd; i++)
-		if (!strcmp(m->add[i].content, content))
+		if (!strcmp(m->add[i].content, content)) {
+			if (m->add[i].legacy) {
+				m->add[i].lstrip = lstrip;
+				m->add[i].rstrip = rstrip;
+				m->add[i].special = 1;
+				m->add[i].legacy = 0;
+			}
 			return m->add[i].id;
+		}
 	if ((id = smap_get(&m->vocab, content, strlen(content))) < 0)
 		return -1;
 	if (add_token(m, content, (int32_t)id, lstrip, rstrip, 1, err) < 0)
@@ -502,6 +513,70 @@ static void fingerprint(bpe_model *m, const bpe_files *f)
 	snprintf(m->fp, sizeof m->fp, "%016llx", (unsigned long long)h);
 }
 
+/* tokenizer.json's "added_tokens": {id, content, lstrip, rstrip, special}. */
+static int tokjson_added(bpe_model *m, const json_t *tj, lc_err *err)
+{
+	const json_t *list = json_object_get(tj, "added_tokens"), *x;
+	size_t i;
+
+	if (!list || json_is_null(list))
+		return 0;
+	if (!json_is_array(list))
+		return fail_label(m, err, "tokenizer.json: \"added_tokens\" is not a list"), -1;
+	json_array_foreach(list, i, x) {
+		const json_t *id = json_object_get(x, "id"), *c = json_object_get(x, "content");
+		if (!json_is_integer(id) || !json_is_string(c))
+			return fail_label(m, err, "tokenizer.json: added token %zu has no id or content",
+			                  i + 1), -1;
+		if (json_integer_value(id) < 0 || json_integer_value(id) >= MAX_ID)
+			return fail_label(m, err, "tokenizer.json: added token %zu: id %lld is not one "
+			                  "(0 to %d)", i + 1, (long long)json_integer_value(id),
+			                  MAX_ID - 1), -1;
+		if (add_token(m, json_string_value(c), (int32_t)json_integer_value(id),
+		              flag(x, "lstrip"), flag(x, "rstrip"), flag(x, "special"), err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A slow tokenizer saved before transformers 4.34 (no added_tokens_decoder
+ * in its config), as 4.36 reads it: added_tokens.json's {"text": id}, none
+ * stripping (a role's text then takes the role's flags: role), then
+ * tokenizer.json's added tokens with their flags where the directory has
+ * one. (added_tokens.json's "special", whether a role names the text,
+ * decides nothing in the slow tokenizer's encoding or decoding:
+ * slow_specials.) */
+static int legacy_added(bpe_model *m, const bpe_files *f, lc_err *err)
+{
+	json_t *at = NULL, *tj = NULL, *x;
+	const char *k;
+	int rc = -1;
+
+	if (f->added && !(at = parse_json(m, f->added, f->added_len, "added_tokens.json", err)))
+		return -1;
+	if (at)
+		json_object_foreach(at, k, x) {
+			if (!json_is_integer(x) || json_integer_value(x) < 0 ||
+			    json_integer_value(x) > INT32_MAX) {
+				fail_label(m, err, "added_tokens.json: \"%.40s\" is not given an id", k);
+				goto out;
+			}
+			if (add_token(m, k, (int32_t)json_integer_value(x), 0, 0, 0, err) < 0)
+				goto out;
+			for (int i = 0; i < m->nadd; i++)
+				if (!strcmp(m->add[i].content, k))
+					m->add[i].legacy = 1;
+		}
+	if (f->tokenizer && !(tj = parse_json(m, f->tokenizer, f->tokenizer_len, "tokenizer.json",
+	                                      err)))
+		goto out;
+	rc = tj ? tokjson_added(m, tj, err) : 0;
+out:
+	json_decref(at);
+	json_decref(tj);
+	return rc;
+}
+
 bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 {
 	bpe_model *m = calloc(1, sizeof *m);
@@ -520,7 +595,8 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 	m->bos = m->eos = m->pad = m->unk = m->cls = m->mask = -1;
 	if (f->vocab_len > BPE_MAX_FILE || f->merges_len > BPE_MAX_FILE ||
 	    f->tokenizer_len > BPE_MAX_FILE || f->config_len > BPE_MAX_FILE ||
-	    f->special_len > BPE_MAX_FILE || f->dict_len > BPE_MAX_FILE) {
+	    f->special_len > BPE_MAX_FILE || f->dict_len > BPE_MAX_FILE ||
+	    f->added_len > BPE_MAX_FILE) {
 		fail_label(m, err, "a tokenizer file is larger than %u MiB", BPE_MAX_FILE >> 20);
 		goto fail;
 	}
@@ -528,7 +604,7 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 		fail_label(m, err, "vocab.json without merges.txt");
 		goto fail;
 	}
-	if (f->dict && (!f->vocab || f->config || f->special)) {
+	if (f->dict && (!f->vocab || f->config || f->special || f->added)) {
 		fail_label(m, err, "dict.txt goes with encoder.json and vocab.bpe only");
 		goto fail;
 	}
@@ -580,11 +656,12 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 	if (f->special && !(sm = parse_json(m, f->special, f->special_len,
 	                                    "special_tokens_map.json", err)))
 		goto fail;
-	/* added tokens: tokenizer_config.json's added_tokens_decoder, or tokenizer.json's */
+	/* added tokens: tokenizer_config.json's added_tokens_decoder; without
+	 * it, the slow tokenizer's legacy files (legacy_added), or the fast
+	 * tokenizer's tokenizer.json */
 	{
 		const json_t *ad = cfg ? json_object_get(cfg, "added_tokens_decoder") : NULL, *x;
 		const char *k;
-		size_t i;
 		if (ad && json_is_object(ad)) {
 			json_object_foreach((json_t *)ad, k, x) {
 				char *end;
@@ -599,24 +676,11 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 				              flag(x, "lstrip"), flag(x, "rstrip"), flag(x, "special"), err) < 0)
 					goto fail;
 			}
-		} else if (tj && json_is_array(json_object_get(tj, "added_tokens"))) {
-			json_array_foreach(json_object_get(tj, "added_tokens"), i, x) {
-				const json_t *id = json_object_get(x, "id"), *c = json_object_get(x, "content");
-				if (!json_is_integer(id) || !json_is_string(c)) {
-					fail_label(m, err, "tokenizer.json: added token %zu has no id or content",
-					           i + 1);
-					goto fail;
-				}
-				if (json_integer_value(id) < 0 || json_integer_value(id) >= MAX_ID) {
-					fail_label(m, err, "tokenizer.json: added token %zu: id %lld is not one "
-					           "(0 to %d)", i + 1, (long long)json_integer_value(id),
-					           MAX_ID - 1);
-					goto fail;
-				}
-				if (add_token(m, json_string_value(c), (int32_t)json_integer_value(id),
-				              flag(x, "lstrip"), flag(x, "rstrip"), flag(x, "special"), err) < 0)
-					goto fail;
-			}
+		} else if (f->vocab) {
+			if (legacy_added(m, f, err) < 0)
+				goto fail;
+		} else if (tj && tokjson_added(m, tj, err) < 0) {
+			goto fail;
 		}
 	}
 	/* the roles, from special_tokens_map.json, else tokenizer_config.json,
@@ -775,22 +839,22 @@ int bpe_dir_has(const char *dir)
 bpe_model *bpe_load_dir(const char *dir, lc_err *err)
 {
 	bpe_files f;
-	char *buf[6] = { NULL };
-	int miss[6], bad = 0, fs = fairseq_dir(dir);
-	static const char *const names[6] = { "vocab.json", "merges.txt", "tokenizer.json",
+	char *buf[7] = { NULL };
+	int miss[7], bad = 0, fs = fairseq_dir(dir);
+	static const char *const names[7] = { "vocab.json", "merges.txt", "tokenizer.json",
 	                                      "tokenizer_config.json", "special_tokens_map.json",
-	                                      "dict.txt" };
+	                                      "dict.txt", "added_tokens.json" };
 	bpe_model *m = NULL;
-	size_t len[6] = { 0 };
+	size_t len[7] = { 0 };
 
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < 7; i++) {
 		const char *name = names[i];
-		if (fs && i >= 2 && i <= 4)
+		if (fs && i != 0 && i != 1 && i != 5)
 			continue;   /* fairseq's: the three files and nothing else */
 		if (!fs && i == 5)
 			continue;
-		if (i == 2 && buf[0])
-			continue;   /* the slow tokenizer's files win */
+		if (i == 6 && !buf[0])
+			continue;   /* the slow tokenizer's legacy file */
 		if (fs && i < 2)
 			name = i == 0 ? "encoder.json" : "vocab.bpe";
 		buf[i] = slurp(dir, name, &len[i], &miss[i], err);
@@ -813,10 +877,12 @@ bpe_model *bpe_load_dir(const char *dir, lc_err *err)
 		f.special_len = len[4];
 		f.dict = buf[5];
 		f.dict_len = len[5];
+		f.added = buf[6];
+		f.added_len = len[6];
 		f.label = dir;
 		m = bpe_load(&f, err);
 	}
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < 7; i++)
 		free(buf[i]);
 	return m;
 }

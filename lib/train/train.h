@@ -153,9 +153,9 @@ typedef struct train_file {
 	const char *from, *name;
 } train_file;
 #define TRAIN_CKPT_COPIES "spiece.model", "vocab.json", "merges.txt", "tokenizer.json", \
-	"tokenizer_config.json", "special_tokens_map.json", "generation_config.json", \
-	"dict.txt", "encoder.json", "vocab.bpe"
-#define TRAIN_CKPT_MAXCOPY 10
+	"tokenizer_config.json", "special_tokens_map.json", "added_tokens.json", \
+	"generation_config.json", "dict.txt", "encoder.json", "vocab.bpe"
+#define TRAIN_CKPT_MAXCOPY 11
 int trainer_save_files(trainer *t, const char *dir, const char *config_path,
                        const train_file *copy, int ncopy, int optimizer, lc_err *err);
 

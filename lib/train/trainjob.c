@@ -191,7 +191,8 @@ static void tok_files(struct run *r)
 	 * three alone when all three are there: a copy of both reads the same) */
 	static const char *const bpe[] = { "vocab.json", "merges.txt", "tokenizer.json",
 	                                   "tokenizer_config.json", "special_tokens_map.json",
-	                                   "dict.txt", "encoder.json", "vocab.bpe" };
+	                                   "added_tokens.json", "dict.txt", "encoder.json",
+	                                   "vocab.bpe" };
 	char dir[4096], path[4200];
 	const char *slash;
 	size_t n;

@@ -41,12 +41,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		f.config_len = 0;
 		f.dict = rest;
 		f.dict_len = n;
-	} else switch (data[0] % 4) {
+	} else switch (data[0] % 6) {
 	case 0: f.vocab = rest; f.vocab_len = n; break;
 	case 1: f.merges = rest; f.merges_len = n; break;
 	case 2: f.vocab = f.merges = NULL; f.vocab_len = f.merges_len = 0;
 	        f.tokenizer = rest; f.tokenizer_len = n; break;
 	case 3: f.config = rest; f.config_len = n; break;
+	/* a config without added_tokens_decoder: the legacy files */
+	case 4: f.config = NULL; f.config_len = 0; f.added = rest; f.added_len = n; break;
+	case 5: f.config = NULL; f.config_len = 0; f.tokenizer = rest; f.tokenizer_len = n; break;
 	}
 	if ((m = bpe_load(&f, &err))) {
 		static const char text[] = "ab a <mask> \xff\xfe b\xc3\xa9 <s>";

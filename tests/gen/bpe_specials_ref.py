@@ -34,6 +34,8 @@ import warnings
 import oracle_compat  # noqa: F401 (patches transformers' AddedToken)
 from transformers import BartTokenizer
 
+from decodes import write_decodes
+
 warnings.simplefilter("ignore")
 tokdir, out = sys.argv[1], sys.argv[2]
 small, added = os.path.join(tokdir, "bart_small"), os.path.join(tokdir, "bart_added")
@@ -78,11 +80,6 @@ dirs["saved"] = saved
 ids = [list(map(int, line.split())) for line in open(os.path.join(out, "ids.txt"))]
 for name, d in dirs.items():
     t = BartTokenizer.from_pretrained(d)
-    with open(os.path.join(out, name + ".decoded"), "w") as f1, \
-            open(os.path.join(out, name + ".decoded_keep"), "w") as f2:
-        for x in ids:
-            f1.write(t.decode(x, skip_special_tokens=True) + "\n")
-            f2.write(t.decode(x, skip_special_tokens=False, clean_up_tokenization_spaces=False)
-                     + "\n")
+    write_decodes(t, ids, os.path.join(out, name))
     if d != saved:
         shutil.rmtree(d)

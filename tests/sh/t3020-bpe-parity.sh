@@ -132,6 +132,36 @@ for v in special_unnamed pad_notspecial additional beyond saved; do
 		sh -c "lc-detokenize -m $T/v_$v -f ids --keep-special --no-clean-up <$V/ids.txt >$T/v.keep"
 	same "$v: decode(skip_special_tokens=False, no clean-up)" "$T/v.keep" "$V/$v.decoded_keep"
 done
+# a tokenizer saved before transformers 4.34 (no added_tokens_decoder):
+# added_tokens.json, and tokenizer.json's added tokens, as 4.36's slow
+# tokenizer reads them (tests/gen/bpe_legacy_ref.py, 5 tokenizers, 11
+# texts encoded, 6 to 9 id lines decoded both ways)
+G=$A/legacy
+for v in plain tokjson cfgroles maskjson masknamed; do
+	rm -rf "$T/l_$v"
+	cp -r "$G/$v" "$T/l_$v"
+	cp "$V/saved/vocab.json" "$V/saved/merges.txt" "$T/l_$v/"
+	ok "legacy $v: encode" sh -c "lc-tokenize -m $T/l_$v -d nul -f ids <$G/cases.nul >$T/l.ids"
+	same "legacy $v: the ids of BartTokenizer" "$T/l.ids" "$G/$v.ids"
+	ok "legacy $v: decode" sh -c "lc-detokenize -m $T/l_$v -f ids <$G/$v.in >$T/l.dec"
+	same "legacy $v: decode(skip_special_tokens=True)" "$T/l.dec" "$G/$v.decoded"
+	ok "legacy $v: decode, specials kept" \
+		sh -c "lc-detokenize -m $T/l_$v -f ids --keep-special --no-clean-up <$G/$v.in >$T/l.keep"
+	same "legacy $v: decode(skip_special_tokens=False, no clean-up)" "$T/l.keep" \
+		"$G/$v.decoded_keep"
+done
+# ... and refused with a message when it is not a {"text": id} object
+for bad in '[1, 2]' '{"<z>": "1000"}' '{"<z>": -1}' '{"<z>": 1000' '{"": 1000}' \
+	'{"<z>": 2000000000}'; do
+	printf '%s' "$bad" >"$T/l_plain/added_tokens.json"
+	fails 1 "added_tokens.json $bad" sh -c "printf x | lc-tokenize -m $T/l_plain"
+	grep -q -e 'added_tokens.json' -e 'added token' "$T/err"
+	_res $? "is refused, naming the file or the token"
+done
+printf '{"added_tokens": 3}' >"$T/l_tokjson/tokenizer.json"
+fails 1 "a legacy tokenizer.json's added_tokens not a list" \
+	sh -c "printf x | lc-tokenize -m $T/l_tokjson"
+grep -q 'tokenizer.json: "added_tokens" is not a list' "$T/err"; _res $? "is refused"
 sed 's/"1002": {/"2000000000": {/' "$A/bart_added/tokenizer_config.json" >"$T/beyond/tokenizer_config.json"
 fails 1 "an added token's absurd id" sh -c "printf x | lc-tokenize -m $T/beyond"
 grep -q 'added token "<L>": id 2000000000 outside \[0, 66536) (the vocabulary and 65536 ids after it)' \

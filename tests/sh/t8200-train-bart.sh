@@ -62,6 +62,14 @@ _res $r "the weights moved"
 for f in vocab.json merges.txt tokenizer_config.json special_tokens_map.json generation_config.json; do
 	same "the checkpoint carries the model's $f" "$T/ref/$f" "$BART/$f"
 done
+# ... and added_tokens.json, an older transformers' file of added tokens
+mkdir "$T/leg"
+cp -r "$BART"/* "$T/leg/"
+printf '{"<zz>": 1000}\n' >"$T/leg/added_tokens.json"
+ok "fine-tunes a tokenizer with added_tokens.json" lc-train -m "$T/leg" -o "$T/legout" --steps 1 \
+	--batch-tokens 800 --no-rouge -j 2 -q "$T/pairs.lc"
+same "the checkpoint carries added_tokens.json" "$T/legout/added_tokens.json" \
+	"$T/leg/added_tokens.json"
 # transformers' names: the same tensors as save_pretrained wrote, same shapes
 names() {
 	python3 -c 'import json, struct, sys

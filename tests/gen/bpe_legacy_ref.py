@@ -1,0 +1,107 @@
+#!/usr/bin/python3
+"""Goldens for tokenizers saved before transformers 4.34, whose
+tokenizer_config.json has no added_tokens_decoder: Hugging Face
+transformers 4.36.2's slow BartTokenizer then takes the added tokens from
+added_tokens.json (each special only where its text is one of the roles or
+additional_special_tokens that tokenizer_config.json and
+special_tokens_map.json name, never stripping), and then, where the
+directory has one, from tokenizer.json's "added_tokens" (with their own
+flags; an id both files give takes tokenizer.json's).
+
+usage: PYTHONPATH=<stubs>:<transformers 4.36.2 src> bpe_legacy_ref.py SAVED OUT
+  SAVED  tests/data/bart/tokenizer/specials/saved (made by transformers:
+         bart_small with <z> 1000, <q> 1001 additional special, <w> 1002)
+  OUT    tests/data/bart/tokenizer/legacy: writes NAME/ (every file of the
+         tokenizer but vocab.json and merges.txt, which are SAVED's),
+         NAME.ids (the ids of cases.nul's texts, with <s> and </s>),
+         NAME.in (id lines: ids.txt's, and for tokjson lines with <t>),
+         NAME.decoded and NAME.decoded_keep (their decodes,
+         skip_special_tokens=True with clean-up, and False without)
+(the stubs as tests/gen/t5_extra_ref.py says.)
+
+Variants of SAVED with added_tokens_decoder taken out of its config:
+  plain      added_tokens.json and special_tokens_map.json as saved: <q>
+             named in additional_special_tokens, <z> and <w> not special
+  tokjson    and a tokenizer.json whose added_tokens (read for nothing
+             else) make <z> lstrip and special, and add <t> 1003 rstrip
+  cfgroles   no special_tokens_map.json; the config names <w> in
+             additional_special_tokens and its mask_token is an
+             {"__type": "AddedToken", ...} object, as older versions wrote
+  maskjson   added_tokens.json also lists <mask> 999, and no file names a
+             mask_token: the constructor adds the class's default role
+             again, lstrip, over added_tokens.json's flags (none)
+  masknamed  the same with special_tokens_map.json's mask_token (lstrip)
+             kept: again the role's flags"""
+import json
+import os
+import shutil
+import sys
+import warnings
+
+import oracle_compat  # noqa: F401 (patches transformers' AddedToken)
+from transformers import BartTokenizer
+
+from decodes import write_decodes
+
+warnings.simplefilter("ignore")
+saved, out = sys.argv[1], sys.argv[2]
+CASES = ["x<z>y", "a <q> b", "c<w>d", "<z> <w> <q>", " <t>  x", "q<t>r <z>",
+         "<s>in</s> <w> <mask> x", "<z><z>", "  <w>  ", "\u00e9<q>\u00fc", "a  <z>  b <t> c"]
+IDS = [[0, 91, 1000, 92, 2], [0, 1000, 1001, 1002, 2], [1000, 1000, 91, 1002, 1002],
+       [0, 91, 1, 1001, 92, 2], [3, 999, 1000, 1001, 1002, 4], [68, 1002, 69, 1000, 70]]
+IDS_T = [[0, 91, 1003, 92, 2], [3, 999, 1000, 1003, 1003, 1001, 4], [1003, 68, 1000, 69, 1003]]
+TOKJSON_ADDED = [
+    {"id": 1000, "content": "<z>", "single_word": False, "lstrip": True, "rstrip": False,
+     "normalized": False, "special": True},
+    {"id": 1003, "content": "<t>", "single_word": False, "lstrip": False, "rstrip": True,
+     "normalized": True, "special": False}]
+
+
+def variant(name):
+    d = os.path.join(out, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    cfg = json.load(open(os.path.join(saved, "tokenizer_config.json")))
+    del cfg["added_tokens_decoder"]
+    for fn in ("added_tokens.json", "special_tokens_map.json"):
+        shutil.copy(os.path.join(saved, fn), d)
+    if name == "tokjson":
+        json.dump({"version": "1.0", "added_tokens": TOKJSON_ADDED},
+                  open(os.path.join(d, "tokenizer.json"), "w"), indent=1)
+    if name == "cfgroles":
+        os.remove(os.path.join(d, "special_tokens_map.json"))
+        cfg["additional_special_tokens"] = ["<w>"]
+        cfg["mask_token"] = {"__type": "AddedToken", "content": "<mask>", "lstrip": True,
+                             "normalized": True, "rstrip": False, "single_word": False}
+    if name in ("maskjson", "masknamed"):
+        at = json.load(open(os.path.join(d, "added_tokens.json")))
+        at["<mask>"] = 999
+        json.dump(at, open(os.path.join(d, "added_tokens.json"), "w"), indent=1)
+        del cfg["mask_token"]
+    if name == "maskjson":
+        sm = json.load(open(os.path.join(d, "special_tokens_map.json")))
+        del sm["mask_token"]
+        json.dump(sm, open(os.path.join(d, "special_tokens_map.json"), "w"), indent=1)
+    json.dump(cfg, open(os.path.join(d, "tokenizer_config.json"), "w"), indent=1)
+    return d
+
+
+with open(os.path.join(out, "cases.nul"), "w", encoding="utf-8", newline="") as f:
+    f.write("\0".join(CASES))
+for name in ("plain", "tokjson", "cfgroles", "maskjson", "masknamed"):
+    d = variant(name)
+    work = os.path.join(out, "_work")
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(d, work)
+    for fn in ("vocab.json", "merges.txt"):
+        shutil.copy(os.path.join(saved, fn), work)
+    t = BartTokenizer.from_pretrained(work)
+    shutil.rmtree(work)
+    with open(os.path.join(out, name + ".ids"), "w") as f:
+        for c in CASES:
+            f.write(" ".join(map(str, t(c)["input_ids"])) + "\n")
+    ids = IDS + (IDS_T if name == "tokjson" else [])
+    with open(os.path.join(out, name + ".in"), "w") as f:
+        for x in ids:
+            f.write(" ".join(map(str, x)) + "\n")
+    write_decodes(t, ids, os.path.join(out, name))
