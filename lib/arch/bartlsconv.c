@@ -29,6 +29,7 @@ static json_t *new_config(const convdir *cv, const bartlsconv_opts *o, lc_err *e
 
 	if (!root)
 		return NULL;
+	convdir_bart_generation(cv, root);
 	json_object_set_new(root, "model_type", json_string("bart_ls"));
 	json_object_set_new(root, "max_decoder_position_embeddings",
 	                    json_integer(cv->sc.max_positions));

@@ -63,6 +63,14 @@ int convdir_open(convdir *cv, const char *src, const char *dst, int max_len,
  * max_len: the start of every converted config.json. */
 json_t *convdir_config(const convdir *cv, const char *cls, const char *name, lc_err *err);
 
+/* Into root, the config.json of a target not read as a BartConfig
+ * (BART-LS, top-down): the generation settings that a BART source's
+ * config.json leaves to BartConfig (forced_eos_token_id 2, and the
+ * forced_bos_token_id of force_bos_token_to_be_generated), written out so
+ * that the converted model generates as the source does. After
+ * convdir_read. */
+void convdir_bart_generation(const convdir *cv, json_t *root);
+
 /* The source model (m). */
 int convdir_read(convdir *cv, lc_err *err);
 

@@ -46,6 +46,23 @@ for L in len0001 len0100 len1000; do
 	same "$L: one block, no pooling: BART-LS generates as BART" "$L.ls0.ids" "$L.tiny_bart.ids"
 done
 
+# BartConfig's generation defaults that a BART config.json leaves unsaid
+# (forced_eos_token_id 2; force_bos_token_to_be_generated) are written out:
+# a BART-LS config.json is not read as a BartConfig
+mkdir implicit
+cp "$B"/config.json "$B"/model.safetensors "$B"/vocab.json "$B"/merges.txt implicit/
+sed -i -e '/"forced_eos_token_id"/d' -e 's/"forced_bos_token_id": 0,/"force_bos_token_to_be_generated": true,/' \
+	implicit/config.json
+ok "lc-convert a BART whose config.json leaves them to BartConfig" \
+	lc-convert -q --to bart_ls -n 2048 --pooling-layers 0 implicit lsi
+is "forced_eos_token_id written out" "$(key lsi/config.json forced_eos_token_id)" 2
+is "forced_bos_token_id written out" "$(key lsi/config.json forced_bos_token_id)" 0
+for m in implicit lsi; do
+	lc-encode -q -m "$m" len0100.lc | lc-decode -q -m "$m" -f ids --max-new 8 -b 2 >"len0100.$m.ids"
+done
+same "and BART-LS generates as that BART (the forced first and last ids)" "len0100.lsi.ids" \
+	"len0100.implicit.ids"
+
 ok "lc-convert --block-size 16 --pooling-layers 1 --seed 3" \
 	lc-convert -q --to bart_ls --max-length 2048 --block-size 16 --pooling-layers 1 --seed 3 \
 	"$B" ls1

@@ -35,6 +35,16 @@ is "tokenizer_config.json's model_max_length" \
 for f in vocab.json merges.txt special_tokens_map.json generation_config.json; do
 	same "$f copied" "td/$f" "$B/$f"
 done
+# BartConfig's forced_eos_token_id, which a BART config.json may leave
+# unsaid, written out (a top-down config.json is not read as a BartConfig)
+mkdir implicit
+cp "$B"/config.json "$B"/model.safetensors "$B"/vocab.json "$B"/merges.txt implicit/
+sed -i '/"forced_eos_token_id"/d' implicit/config.json
+ok "lc-convert a BART whose config.json leaves forced_eos_token_id to BartConfig" \
+	lc-convert -q --to topdown -n 2048 --block-size 16 implicit tdi
+is "forced_eos_token_id written out" "$(key tdi/config.json forced_eos_token_id)" 2
+ok "lc-decode --info" lc-decode -m tdi --info
+grep -q '^forced_eos_token_id	2	config.json$' out; _res $? "lc-decode forces it"
 ok "lc-encode --info" lc-encode -m td --info
 grep -q '^architecture	bart-topdown$' out && grep -q '^segment_layers	2$' out &&
 	grep -q '^pool_type	avg$' out
