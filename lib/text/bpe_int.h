@@ -49,6 +49,8 @@ int umap_get(const umap *m, uint64_t k, uint64_t *v);
 /* Sets k -> v; -1 when out of memory. */
 int umap_put(umap *m, uint64_t k, uint64_t v);
 
+#define BPE_MAX_ADDED (1 << 20)     /* added tokens accepted */
+
 /* What decoding does with a token (bpe_model.special): leaves it out
  * under skip_special_tokens; decodes it as a text of its own (the slow
  * tokenizer's legacy added tokens). */
@@ -78,6 +80,10 @@ struct bpe_model {
 	umap merge;                 /* (a << 32 | b) -> rank << 32 | result symbol */
 	added *add;                 /* [nadd], longest content first */
 	int nadd;
+	size_t addcap;
+	smap addmap;                /* content -> index in add (while loading) */
+	int32_t *lex;               /* [nadd]: indices in add, contents in byte order */
+	int32_t *addix;             /* [nid]: the first added token of each id, or -1 */
 	unsigned char *special;     /* [nid]: BPE_SP_* bits */
 	int32_t bos, eos, pad, unk, cls, mask;
 	int wrap, prefix, cleanup;
@@ -90,6 +96,10 @@ struct bpe_model {
 	int32_t *cids;
 	uint64_t ncids, ccap;
 };
+
+/* The lookups of the added tokens (lex, addix), once add is final;
+ * -1 when out of memory. */
+int bpe_index_added(bpe_model *m);
 
 /* fairseq's dict.txt p[len] over the loaded GPT-2 encoder: the ids become
  * fairseq's (bpe_dict.c). */

@@ -319,11 +319,19 @@ static int extend_ids(bpe_model *m, int32_t n)
 	return 0;
 }
 
+/* The index in add of the added token content, or -1 (before the sort
+ * that ends the loading). */
+static int added_index(const bpe_model *m, const char *content)
+{
+	return (int)smap_get(&m->addmap, content, strlen(content));
+}
+
 /* Adds or updates an added token. */
 static int add_token(bpe_model *m, const char *content, int32_t id, int lstrip, int rstrip,
                      int special, lc_err *err)
 {
 	added *a = NULL;
+	int i;
 
 	if (!*content)
 		return fail_label(m, err, "an added token is empty"), -1;
@@ -333,14 +341,14 @@ static int add_token(bpe_model *m, const char *content, int32_t id, int lstrip, 
 		                  (long)m->nvocab + BPE_ADDED_BEYOND, BPE_ADDED_BEYOND), -1;
 	if (id >= m->nid && extend_ids(m, id + 1) < 0)
 		return lc_fail(err, "out of memory");
-	for (int i = 0; i < m->nadd; i++)
-		if (!strcmp(m->add[i].content, content))
-			a = &m->add[i];
-	if (!a) {
-		added *n = realloc(m->add, (size_t)(m->nadd + 1) * sizeof *n);
-		if (!n)
+	if ((i = added_index(m, content)) >= 0) {
+		a = &m->add[i];
+	} else {
+		if (m->nadd >= BPE_MAX_ADDED)
+			return fail_label(m, err, "more than %d added tokens", BPE_MAX_ADDED), -1;
+		if (lc_grow(&m->add, &m->addcap, (size_t)m->nadd + 1, sizeof *m->add, 16) < 0 ||
+		    smap_put(&m->addmap, content, strlen(content), m->nadd) < 0)
 			return lc_fail(err, "out of memory");
-		m->add = n;
 		a = &m->add[m->nadd++];
 		memset(a, 0, sizeof *a);
 		if (!(a->content = strdup(content)))
@@ -375,7 +383,7 @@ static int32_t role(bpe_model *m, const json_t *cfg, const char *key, int dflt_l
 {
 	const json_t *v = cfg ? json_object_get(cfg, key) : NULL;
 	const char *content;
-	int lstrip = dflt_lstrip, rstrip = 0;
+	int lstrip = dflt_lstrip, rstrip = 0, i;
 	int64_t id;
 
 	if (v)
@@ -396,16 +404,16 @@ static int32_t role(bpe_model *m, const json_t *cfg, const char *key, int dflt_l
 	/* an added token keeps its flags (transformers gives the role the
 	 * added token's object), but for added_tokens.json's: the constructor
 	 * adds the role again with its own (4.36 maps those by the wrong name) */
-	for (int i = 0; i < m->nadd; i++)
-		if (!strcmp(m->add[i].content, content)) {
-			if (m->add[i].legacy) {
-				m->add[i].lstrip = lstrip;
-				m->add[i].rstrip = rstrip;
-				m->add[i].special = 1;
-				m->add[i].legacy = 0;
-			}
-			return m->add[i].id;
+	if ((i = added_index(m, content)) >= 0) {
+		added *a = &m->add[i];
+		if (a->legacy) {
+			a->lstrip = lstrip;
+			a->rstrip = rstrip;
+			a->special = 1;
+			a->legacy = 0;
 		}
+		return a->id;
+	}
 	if ((id = smap_get(&m->vocab, content, strlen(content))) < 0)
 		return -1;
 	if (add_token(m, content, (int32_t)id, lstrip, rstrip, 1, err) < 0)
@@ -415,10 +423,9 @@ static int32_t role(bpe_model *m, const json_t *cfg, const char *key, int dflt_l
 
 static int32_t by_content(const bpe_model *m, const char *s)
 {
-	for (int i = 0; i < m->nadd; i++)
-		if (!strcmp(m->add[i].content, s))
-			return m->add[i].id;
-	return (int32_t)smap_get(&m->vocab, s, strlen(s));
+	int i = added_index(m, s);
+
+	return i >= 0 ? m->add[i].id : (int32_t)smap_get(&m->vocab, s, strlen(s));
 }
 
 /* transformers' slow tokenizer (vocab.json and merges.txt), as its
@@ -563,9 +570,7 @@ static int legacy_added(bpe_model *m, const bpe_files *f, lc_err *err)
 			}
 			if (add_token(m, k, (int32_t)json_integer_value(x), 0, 0, 0, err) < 0)
 				goto out;
-			for (int i = 0; i < m->nadd; i++)
-				if (!strcmp(m->add[i].content, k))
-					m->add[i].legacy = 1;
+			m->add[added_index(m, k)].legacy = 1;
 		}
 	if (f->tokenizer && !(tj = parse_json(m, f->tokenizer, f->tokenizer_len, "tokenizer.json",
 	                                      err)))
@@ -730,6 +735,7 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 	}
 	if (m->nadd > 1)	/* qsort(NULL, 0, ...) is undefined */
 		qsort(m->add, (size_t)m->nadd, sizeof *m->add, cmp_added);
+	smap_free(&m->addmap);  /* its indices are the unsorted ones */
 	/* wrapping, add_prefix_space, clean-up */
 	if (cfg && json_is_string(json_object_get(cfg, "tokenizer_class")))
 		cls = json_string_value(json_object_get(cfg, "tokenizer_class"));
@@ -752,6 +758,10 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 		m->prefix = flag(json_object_get(tj, "pre_tokenizer"), "add_prefix_space");
 	m->cleanup = !(cfg && json_is_false(json_object_get(cfg, "clean_up_tokenization_spaces")));
 pattern:
+	if (bpe_index_added(m) < 0) {
+		lc_fail(err, "out of memory");
+		goto fail;
+	}
 	fingerprint(m, f);
 	m->re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, PCRE2_UTF, &ec, &eo, NULL);
 	if (!m->re) {

@@ -31,7 +31,10 @@ Variants of SAVED with added_tokens_decoder taken out of its config:
              mask_token: the constructor adds the class's default role
              again, lstrip, over added_tokens.json's flags (none)
   masknamed  the same with special_tokens_map.json's mask_token (lstrip)
-             kept: again the role's flags"""
+             kept: again the role's flags
+  overlap    added_tokens.json also lists tokens that overlap or are each
+             other's prefixes (<a, <ab, <abc>, ab, b<, \u00e9, \u00e9a, <, zz):
+             the longest at the leftmost place is taken"""
 import json
 import os
 import shutil
@@ -46,7 +49,8 @@ from decodes import write_decodes
 warnings.simplefilter("ignore")
 saved, out = sys.argv[1], sys.argv[2]
 CASES = ["x<z>y", "a <q> b", "c<w>d", "<z> <w> <q>", " <t>  x", "q<t>r <z>",
-         "<s>in</s> <w> <mask> x", "<z><z>", "  <w>  ", "\u00e9<q>\u00fc", "a  <z>  b <t> c"]
+         "<s>in</s> <w> <mask> x", "<z><z>", "  <w>  ", "\u00e9<q>\u00fc", "a  <z>  b <t> c",
+         "<abc><ab<a<", "xab<abc>ab", "\u00e9a\u00e9\u00e9ab", "zzz<zz>", "b<b<<abcd"]
 IDS = [[0, 91, 1000, 92, 2], [0, 1000, 1001, 1002, 2], [1000, 1000, 91, 1002, 1002],
        [0, 91, 1, 1001, 92, 2], [3, 999, 1000, 1001, 1002, 4], [68, 1002, 69, 1000, 70]]
 IDS_T = [[0, 91, 1003, 92, 2], [3, 999, 1000, 1003, 1003, 1001, 4], [1003, 68, 1000, 69, 1003]]
@@ -73,6 +77,11 @@ def variant(name):
         cfg["additional_special_tokens"] = ["<w>"]
         cfg["mask_token"] = {"__type": "AddedToken", "content": "<mask>", "lstrip": True,
                              "normalized": True, "rstrip": False, "single_word": False}
+    if name == "overlap":
+        at = json.load(open(os.path.join(d, "added_tokens.json")))
+        for i, t in enumerate(["<a", "<ab", "<abc>", "ab", "b<", "\u00e9", "\u00e9a", "<", "zz"]):
+            at[t] = 1003 + i
+        json.dump(at, open(os.path.join(d, "added_tokens.json"), "w"), indent=1)
     if name in ("maskjson", "masknamed"):
         at = json.load(open(os.path.join(d, "added_tokens.json")))
         at["<mask>"] = 999
@@ -88,7 +97,7 @@ def variant(name):
 
 with open(os.path.join(out, "cases.nul"), "w", encoding="utf-8", newline="") as f:
     f.write("\0".join(CASES))
-for name in ("plain", "tokjson", "cfgroles", "maskjson", "masknamed"):
+for name in ("plain", "tokjson", "cfgroles", "maskjson", "masknamed", "overlap"):
     d = variant(name)
     work = os.path.join(out, "_work")
     shutil.rmtree(work, ignore_errors=True)

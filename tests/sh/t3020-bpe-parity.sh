@@ -134,10 +134,10 @@ for v in special_unnamed pad_notspecial additional beyond saved; do
 done
 # a tokenizer saved before transformers 4.34 (no added_tokens_decoder):
 # added_tokens.json, and tokenizer.json's added tokens, as 4.36's slow
-# tokenizer reads them (tests/gen/bpe_legacy_ref.py, 5 tokenizers, 11
+# tokenizer reads them (tests/gen/bpe_legacy_ref.py, 6 tokenizers, 16
 # texts encoded, 6 to 9 id lines decoded both ways)
 G=$A/legacy
-for v in plain tokjson cfgroles maskjson masknamed; do
+for v in plain tokjson cfgroles maskjson masknamed overlap; do
 	rm -rf "$T/l_$v"
 	cp -r "$G/$v" "$T/l_$v"
 	cp "$V/saved/vocab.json" "$V/saved/merges.txt" "$T/l_$v/"
