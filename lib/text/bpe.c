@@ -400,7 +400,7 @@ static const added *added_at(const bpe_model *m, const char *s, size_t n)
 
 	for (size_t k = 0; k < n && lo < hi; k++) {
 		unsigned char c = (unsigned char)s[k];
-		size_t a = lo, b = hi;
+		size_t a, b;
 
 		if (m->add[m->lex[lo]].len == k)   /* s[0..k) itself, met already */
 			lo++;
