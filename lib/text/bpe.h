@@ -6,10 +6,11 @@
  * tokenizer's files; preferred) or tokenizer.json (the fast tokenizer's:
  * model.vocab, model.merges, added_tokens); tokenizer_config.json
  * (add_prefix_space, added_tokens_decoder, tokenizer_class,
- * clean_up_tokenization_spaces) and special_tokens_map.json when present;
- * a slow tokenizer saved before transformers 4.34 (no added_tokens_decoder)
- * takes its added tokens from added_tokens.json, then from tokenizer.json's
- * added_tokens where there is one, as 4.36 does;
+ * clean_up_tokenization_spaces) when present; a tokenizer saved before
+ * transformers 4.34 (no added_tokens_decoder) also has its roles in
+ * special_tokens_map.json, which 4.36 reads only then, and a slow one takes
+ * its added tokens from added_tokens.json, then from tokenizer.json's
+ * added_tokens where there is one, merged by id, as 4.36 does;
  * a role neither names (bos_token, ...) takes the class's default, as its
  * constructor does: BART's <s> </s> <unk> <pad> <mask> where the
  * vocabulary has them, else GPT-2's <|endoftext|> for bos, eos and unk.
@@ -71,6 +72,9 @@ typedef struct bpe_files {
 	const char *added;                     /* added_tokens.json (with vocab, when config
 	                                          has no added_tokens_decoder) */
 	size_t added_len;
+	const char *unread;                    /* why tokenizer.json or added_tokens.json
+	                                          beside vocab could not be read: an error
+	                                          only when they are needed, or NULL */
 	const char *dict;                      /* fairseq's dict.txt: then vocab, merges are
 	                                          encoder.json, vocab.bpe, nothing else is read */
 	size_t dict_len;

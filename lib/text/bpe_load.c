@@ -429,35 +429,47 @@ static int32_t by_content(const bpe_model *m, const char *s)
 }
 
 /* transformers' slow tokenizer (vocab.json and merges.txt), as its
- * _decode reads them: skip_special_tokens leaves out all_special_ids,
- * the named roles (role[7]) and "additional_special_tokens"
- * (special_tokens_map.json's, else tokenizer_config.json's), whatever
- * an added token's "special" flag says; the added tokens that are not
- * among them, and the additional special ones after the vocabulary, are
- * "legacy added tokens", decoded as texts of their own (bpe_decode). */
-static int slow_specials(bpe_model *m, const json_t *sm, const json_t *cfg, const int32_t role[7],
-                         lc_err *err)
+ * constructor and _decode read them. additional_special_tokens: the
+ * config's, and for a legacy tokenizer (no added_tokens_decoder) then
+ * special_tokens_map.json's. The constructor adds each again (an object
+ * with its flags; a text only when it is no added token yet, stripping
+ * nothing), so one that vocab.json holds is split out of texts as the
+ * roles are. skip_special_tokens leaves out all_special_ids, the named
+ * roles (role[7]) and the additional special tokens, whatever an added
+ * token's "special" flag says; the added tokens that are not among them,
+ * and the additional special ones after the vocabulary, are "legacy added
+ * tokens", decoded as texts of their own (bpe_decode). */
+static int slow_specials(bpe_model *m, const json_t *sm, const json_t *cfg, int legacy,
+                         const int32_t role[7], lc_err *err)
 {
-	const json_t *extra = sm ? json_object_get(sm, "additional_special_tokens") : NULL, *x;
+	const json_t *lists[2] = { cfg ? json_object_get(cfg, "additional_special_tokens") : NULL,
+	                           legacy && sm ? json_object_get(sm, "additional_special_tokens")
+	                                        : NULL }, *x;
 	size_t i;
 
-	if (!extra && cfg)
-		extra = json_object_get(cfg, "additional_special_tokens");
 	for (int k = 0; k < 7; k++)
 		if (role[k] >= 0)
 			m->special[role[k]] = BPE_SP_SKIP;
-	if (extra && !json_is_null(extra) && !json_is_array(extra))
-		return fail_label(m, err, "\"additional_special_tokens\" must be a list"), -1;
-	json_array_foreach(extra, i, x) {
-		const json_t *c = json_is_object(x) ? json_object_get(x, "content") : x;
-		int32_t id;
+	for (int l = 0; l < 2; l++) {
+		if (lists[l] && !json_is_null(lists[l]) && !json_is_array(lists[l]))
+			return fail_label(m, err, "\"additional_special_tokens\" must be a list"), -1;
+		json_array_foreach(lists[l], i, x) {
+			const json_t *c = json_is_object(x) ? json_object_get(x, "content") : x;
+			const char *t;
+			int32_t id;
 
-		if (!json_is_string(c))
-			return fail_label(m, err, "\"additional_special_tokens\": entry %zu is not a "
-			                  "token", i), -1;
-		if ((id = by_content(m, json_string_value(c))) < 0)
-			continue;   /* not in the vocabulary: never made, never read */
-		m->special[id] = BPE_SP_SKIP | (id >= m->nvocab ? BPE_SP_APART : 0);
+			if (!json_is_string(c))
+				return fail_label(m, err, "\"additional_special_tokens\": entry %zu is not "
+				                  "a token", i), -1;
+			t = json_string_value(c);
+			if ((id = by_content(m, t)) < 0)
+				continue;   /* not in the vocabulary: never made, never read */
+			if (json_is_object(x) ? add_token(m, t, id, flag(x, "lstrip"), flag(x, "rstrip"), 1,
+			                                  err) < 0
+			                      : added_index(m, t) < 0 && add_token(m, t, id, 0, 0, 1, err) < 0)
+				return -1;
+			m->special[id] = BPE_SP_SKIP | (id >= m->nvocab ? BPE_SP_APART : 0);
+		}
 	}
 	for (int k = 0; k < m->nadd; k++)
 		if (!m->special[m->add[k].id])
@@ -520,47 +532,65 @@ static void fingerprint(bpe_model *m, const bpe_files *f)
 	snprintf(m->fp, sizeof m->fp, "%016llx", (unsigned long long)h);
 }
 
-/* tokenizer.json's "added_tokens": {id, content, lstrip, rstrip, special}. */
-static int tokjson_added(bpe_model *m, const json_t *tj, lc_err *err)
+/* tokenizer.json's "added_tokens" ({id, content, lstrip, rstrip, special}
+ * each, checked), or NULL with *bad when it is not a list; NULL when absent. */
+static const json_t *tokjson_list(bpe_model *m, const json_t *tj, int *bad, lc_err *err)
 {
 	const json_t *list = json_object_get(tj, "added_tokens"), *x;
 	size_t i;
 
+	*bad = 0;
 	if (!list || json_is_null(list))
-		return 0;
+		return NULL;
+	*bad = 1;
 	if (!json_is_array(list))
-		return fail_label(m, err, "tokenizer.json: \"added_tokens\" is not a list"), -1;
+		return fail_label(m, err, "tokenizer.json: \"added_tokens\" is not a list"), NULL;
 	json_array_foreach(list, i, x) {
 		const json_t *id = json_object_get(x, "id"), *c = json_object_get(x, "content");
 		if (!json_is_integer(id) || !json_is_string(c))
 			return fail_label(m, err, "tokenizer.json: added token %zu has no id or content",
-			                  i + 1), -1;
+			                  i + 1), NULL;
 		if (json_integer_value(id) < 0 || json_integer_value(id) >= MAX_ID)
 			return fail_label(m, err, "tokenizer.json: added token %zu: id %lld is not one "
 			                  "(0 to %d)", i + 1, (long long)json_integer_value(id),
-			                  MAX_ID - 1), -1;
-		if (add_token(m, json_string_value(c), (int32_t)json_integer_value(id),
-		              flag(x, "lstrip"), flag(x, "rstrip"), flag(x, "special"), err) < 0)
-			return -1;
+			                  MAX_ID - 1), NULL;
 	}
-	return 0;
+	*bad = 0;
+	return list;
+}
+
+/* An added token from a JSON object: content, lstrip, rstrip, special. */
+static int add_object(bpe_model *m, const json_t *x, int32_t id, lc_err *err)
+{
+	return add_token(m, json_string_value(json_object_get(x, "content")), id, flag(x, "lstrip"),
+	                 flag(x, "rstrip"), flag(x, "special"), err);
 }
 
 /* A slow tokenizer saved before transformers 4.34 (no added_tokens_decoder
- * in its config), as 4.36 reads it: added_tokens.json's {"text": id}, none
- * stripping (a role's text then takes the role's flags: role), then
- * tokenizer.json's added tokens with their flags where the directory has
- * one. (added_tokens.json's "special", whether a role names the text,
- * decides nothing in the slow tokenizer's encoding or decoding:
- * slow_specials.) */
+ * in its config), as 4.36 reads it: by id, added_tokens.json's {"text":
+ * id}, none stripping (a role's text then takes the role's flags: role),
+ * then tokenizer.json's added tokens with their flags where the directory
+ * has one; an id given again takes the later token (transformers keeps
+ * them in a dict by id), in the place of the first. (added_tokens.json's
+ * "special", whether a role names the text, decides nothing in the slow
+ * tokenizer's encoding or decoding: slow_specials.) */
 static int legacy_added(bpe_model *m, const bpe_files *f, lc_err *err)
 {
-	json_t *at = NULL, *tj = NULL, *x;
+	json_t *at = NULL, *tj = NULL, *byid = json_object(), *x;
+	const json_t *list = NULL;
 	const char *k;
-	int rc = -1;
+	char key[16];
+	size_t i;
+	int rc = -1, bad;
 
+	if (!byid)
+		return lc_fail(err, "out of memory");
+	if (f->unread) {
+		lc_fail(err, "%s", f->unread);
+		goto out;
+	}
 	if (f->added && !(at = parse_json(m, f->added, f->added_len, "added_tokens.json", err)))
-		return -1;
+		goto out;
 	if (at)
 		json_object_foreach(at, k, x) {
 			if (!json_is_integer(x) || json_integer_value(x) < 0 ||
@@ -568,17 +598,37 @@ static int legacy_added(bpe_model *m, const bpe_files *f, lc_err *err)
 				fail_label(m, err, "added_tokens.json: \"%.40s\" is not given an id", k);
 				goto out;
 			}
-			if (add_token(m, k, (int32_t)json_integer_value(x), 0, 0, 0, err) < 0)
+			snprintf(key, sizeof key, "%lld", (long long)json_integer_value(x));
+			if (json_object_set_new(byid, key, json_pack("{s:s, s:b}", "content", k,
+			                                             "legacy", 1)) < 0) {
+				lc_fail(err, "out of memory");
 				goto out;
-			m->add[added_index(m, k)].legacy = 1;
+			}
 		}
 	if (f->tokenizer && !(tj = parse_json(m, f->tokenizer, f->tokenizer_len, "tokenizer.json",
 	                                      err)))
 		goto out;
-	rc = tj ? tokjson_added(m, tj, err) : 0;
+	if (tj && !(list = tokjson_list(m, tj, &bad, err)) && bad)
+		goto out;
+	json_array_foreach(list, i, x) {
+		snprintf(key, sizeof key, "%lld", (long long)json_integer_value(json_object_get(x, "id")));
+		if (json_object_set(byid, key, x) < 0) {
+			lc_fail(err, "out of memory");
+			goto out;
+		}
+	}
+	json_object_foreach(byid, k, x) {
+		int32_t id = (int32_t)strtol(k, NULL, 10);
+		if (add_object(m, x, id, err) < 0)
+			goto out;
+		m->add[added_index(m, json_string_value(json_object_get(x, "content")))].legacy =
+			flag(x, "legacy");
+	}
+	rc = 0;
 out:
 	json_decref(at);
 	json_decref(tj);
+	json_decref(byid);
 	return rc;
 }
 
@@ -587,7 +637,7 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 	bpe_model *m = calloc(1, sizeof *m);
 	json_t *voc = NULL, *tj = NULL, *cfg = NULL, *sm = NULL;
 	const json_t *merges_json = NULL, *vocab_json;
-	int fail = 0, ec;
+	int fail = 0, ec, modern;
 	PCRE2_SIZE eo;
 	const char *cls = NULL;
 
@@ -658,8 +708,12 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 	}
 	if (f->config && !(cfg = parse_json(m, f->config, f->config_len, "tokenizer_config.json", err)))
 		goto fail;
-	if (f->special && !(sm = parse_json(m, f->special, f->special_len,
-	                                    "special_tokens_map.json", err)))
+	/* transformers 4.36 reads special_tokens_map.json only for a tokenizer
+	 * saved before 4.34, whose config has no added_tokens_decoder; the
+	 * config names the roles of the others */
+	modern = cfg && json_is_object(json_object_get(cfg, "added_tokens_decoder"));
+	if (f->special && !modern && !(sm = parse_json(m, f->special, f->special_len,
+	                                               "special_tokens_map.json", err)))
 		goto fail;
 	/* added tokens: tokenizer_config.json's added_tokens_decoder; without
 	 * it, the slow tokenizer's legacy files (legacy_added), or the fast
@@ -667,7 +721,7 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 	{
 		const json_t *ad = cfg ? json_object_get(cfg, "added_tokens_decoder") : NULL, *x;
 		const char *k;
-		if (ad && json_is_object(ad)) {
+		if (modern) {
 			json_object_foreach((json_t *)ad, k, x) {
 				char *end;
 				long id = strtol(k, &end, 10);
@@ -684,8 +738,16 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 		} else if (f->vocab) {
 			if (legacy_added(m, f, err) < 0)
 				goto fail;
-		} else if (tj && tokjson_added(m, tj, err) < 0) {
-			goto fail;
+		} else if (tj) {
+			const json_t *list;
+			int bad;
+			size_t i;
+			if (!(list = tokjson_list(m, tj, &bad, err)) && bad)
+				goto fail;
+			json_array_foreach(list, i, x)
+				if (add_object(m, x, (int32_t)json_integer_value(json_object_get(x, "id")),
+				               err) < 0)
+					goto fail;
 		}
 	}
 	/* the roles, from special_tokens_map.json, else tokenizer_config.json,
@@ -722,7 +784,7 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 		m->cls = id[5];
 		m->mask = id[6];
 		if (f->vocab) {
-			if (slow_specials(m, sm, cfg, id, err) < 0)
+			if (slow_specials(m, sm, cfg, !modern, id, err) < 0)
 				goto fail;
 		} else {
 			/* tokenizer.json alone: the fast tokenizer, whose decode
@@ -849,7 +911,7 @@ int bpe_dir_has(const char *dir)
 bpe_model *bpe_load_dir(const char *dir, lc_err *err)
 {
 	bpe_files f;
-	char *buf[7] = { NULL };
+	char *buf[7] = { NULL }, unread[300] = "";
 	int miss[7], bad = 0, fs = fairseq_dir(dir);
 	static const char *const names[7] = { "vocab.json", "merges.txt", "tokenizer.json",
 	                                      "tokenizer_config.json", "special_tokens_map.json",
@@ -868,7 +930,10 @@ bpe_model *bpe_load_dir(const char *dir, lc_err *err)
 		if (fs && i < 2)
 			name = i == 0 ? "encoder.json" : "vocab.bpe";
 		buf[i] = slurp(dir, name, &len[i], &miss[i], err);
-		if (!buf[i] && !miss[i])
+		if (!buf[i] && !miss[i] && (i == 2 || i == 6) && buf[0] && !unread[0])
+			/* beside vocab.json, read only for a legacy tokenizer */
+			snprintf(unread, sizeof unread, "%s", err->msg);
+		else if (!buf[i] && !miss[i])
 			bad = 1;
 		if (!buf[i])
 			len[i] = 0;
@@ -889,6 +954,7 @@ bpe_model *bpe_load_dir(const char *dir, lc_err *err)
 		f.dict_len = len[5];
 		f.added = buf[6];
 		f.added_len = len[6];
+		f.unread = unread[0] ? unread : NULL;
 		f.label = dir;
 		m = bpe_load(&f, err);
 	}

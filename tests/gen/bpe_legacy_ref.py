@@ -14,7 +14,7 @@ usage: PYTHONPATH=<stubs>:<transformers 4.36.2 src> bpe_legacy_ref.py SAVED OUT
   OUT    tests/data/bart/tokenizer/legacy: writes NAME/ (every file of the
          tokenizer but vocab.json and merges.txt, which are SAVED's),
          NAME.ids (the ids of cases.nul's texts, with <s> and </s>),
-         NAME.in (id lines: ids.txt's, and for tokjson lines with <t>),
+         NAME.in (id lines, for tokjson also lines with <t>),
          NAME.decoded and NAME.decoded_keep (their decodes,
          skip_special_tokens=True with clean-up, and False without)
 (the stubs as tests/gen/t5_extra_ref.py says.)
@@ -34,7 +34,23 @@ Variants of SAVED with added_tokens_decoder taken out of its config:
              kept: again the role's flags
   overlap    added_tokens.json also lists tokens that overlap or are each
              other's prefixes (<a, <ab, <abc>, ab, b<, \u00e9, \u00e9a, <, zz):
-             the longest at the leftmost place is taken"""
+             the longest at the leftmost place is taken
+  dupid      added_tokens.json gives <w>'s id to <y> too, after it: by id,
+             the later wins (<w> is no added token then)
+  tokdup     tokenizer.json gives <w>'s id to <v>
+  addobj     special_tokens_map.json's additional <q> with lstrip
+  addvocab   special_tokens_map.json's additional tokens also name "ace",
+             a token of vocab.json in neither added file
+  union      tokenizer_config.json's additional_special_tokens name <w>,
+             special_tokens_map.json's <q>: the legacy files take both
+And with tokenizer_config.json's added_tokens_decoder kept (4.34 and on):
+  smignored  special_tokens_map.json's additional tokens name <w> (the
+             config's <q>): transformers reads no special_tokens_map.json
+             then
+  cfgvocab   tokenizer_config.json's additional_special_tokens also name
+             ace
+  smrole     special_tokens_map.json's eos_token is <w> (the config's
+             </s>)"""
 import json
 import os
 import shutil
@@ -50,10 +66,13 @@ warnings.simplefilter("ignore")
 saved, out = sys.argv[1], sys.argv[2]
 CASES = ["x<z>y", "a <q> b", "c<w>d", "<z> <w> <q>", " <t>  x", "q<t>r <z>",
          "<s>in</s> <w> <mask> x", "<z><z>", "  <w>  ", "\u00e9<q>\u00fc", "a  <z>  b <t> c",
-         "<abc><ab<a<", "xab<abc>ab", "\u00e9a\u00e9\u00e9ab", "zzz<zz>", "b<b<<abcd"]
+         "<abc><ab<a<", "xab<abc>ab", "\u00e9a\u00e9\u00e9ab", "zzz<zz>", "b<b<<abcd",
+         "face ace aces", "x <y> <v> y", "q  <q>  r"]
 IDS = [[0, 91, 1000, 92, 2], [0, 1000, 1001, 1002, 2], [1000, 1000, 91, 1002, 1002],
        [0, 91, 1, 1001, 92, 2], [3, 999, 1000, 1001, 1002, 4], [68, 1002, 69, 1000, 70]]
 IDS_T = [[0, 91, 1003, 92, 2], [3, 999, 1000, 1003, 1003, 1001, 4], [1003, 68, 1000, 69, 1003]]
+ACE = json.load(open(os.path.join(saved, "vocab.json")))["ace"]
+IDS_ACE = [[0, ACE, 91, ACE, 2], [ACE, 1001, ACE, 1002]]
 TOKJSON_ADDED = [
     {"id": 1000, "content": "<z>", "single_word": False, "lstrip": True, "rstrip": False,
      "normalized": False, "special": True},
@@ -61,12 +80,25 @@ TOKJSON_ADDED = [
      "normalized": True, "special": False}]
 
 
+def edit_json(d, fn, f):
+    x = json.load(open(os.path.join(d, fn)))
+    f(x)
+    json.dump(x, open(os.path.join(d, fn), "w"), indent=1)
+
+
+def add_special(name):
+    def f(sm):
+        sm["additional_special_tokens"].append(name)
+    return f
+
+
 def variant(name):
     d = os.path.join(out, name)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     cfg = json.load(open(os.path.join(saved, "tokenizer_config.json")))
-    del cfg["added_tokens_decoder"]
+    if name not in ("smignored", "cfgvocab", "smrole"):
+        del cfg["added_tokens_decoder"]
     for fn in ("added_tokens.json", "special_tokens_map.json"):
         shutil.copy(os.path.join(saved, fn), d)
     if name == "tokjson":
@@ -82,6 +114,27 @@ def variant(name):
         for i, t in enumerate(["<a", "<ab", "<abc>", "ab", "b<", "\u00e9", "\u00e9a", "<", "zz"]):
             at[t] = 1003 + i
         json.dump(at, open(os.path.join(d, "added_tokens.json"), "w"), indent=1)
+    if name == "dupid":
+        edit_json(d, "added_tokens.json", lambda at: at.update({"<y>": 1002}))
+    if name == "tokdup":
+        json.dump({"version": "1.0", "added_tokens": [
+            {"id": 1002, "content": "<v>", "single_word": False, "lstrip": False,
+             "rstrip": False, "normalized": True, "special": False}]},
+            open(os.path.join(d, "tokenizer.json"), "w"), indent=1)
+    if name == "addobj":
+        edit_json(d, "special_tokens_map.json",
+                  lambda sm: sm["additional_special_tokens"][0].update(lstrip=True))
+    if name == "addvocab":
+        edit_json(d, "special_tokens_map.json", add_special("ace"))
+    if name == "union":
+        cfg["additional_special_tokens"] = ["<w>"]
+    if name == "smignored":
+        edit_json(d, "special_tokens_map.json",
+                  lambda sm: sm.update(additional_special_tokens=["<w>"]))
+    if name == "smrole":
+        edit_json(d, "special_tokens_map.json", lambda sm: sm.update(eos_token="<w>"))
+    if name == "cfgvocab":
+        cfg["additional_special_tokens"] = ["<q>", "ace"]
     if name in ("maskjson", "masknamed"):
         at = json.load(open(os.path.join(d, "added_tokens.json")))
         at["<mask>"] = 999
@@ -97,7 +150,9 @@ def variant(name):
 
 with open(os.path.join(out, "cases.nul"), "w", encoding="utf-8", newline="") as f:
     f.write("\0".join(CASES))
-for name in ("plain", "tokjson", "cfgroles", "maskjson", "masknamed", "overlap"):
+NAMES = ("plain", "tokjson", "cfgroles", "maskjson", "masknamed", "overlap", "dupid", "tokdup",
+         "addobj", "addvocab", "union", "smignored", "cfgvocab", "smrole")
+for name in NAMES:
     d = variant(name)
     work = os.path.join(out, "_work")
     shutil.rmtree(work, ignore_errors=True)
@@ -109,7 +164,7 @@ for name in ("plain", "tokjson", "cfgroles", "maskjson", "masknamed", "overlap")
     with open(os.path.join(out, name + ".ids"), "w") as f:
         for c in CASES:
             f.write(" ".join(map(str, t(c)["input_ids"])) + "\n")
-    ids = IDS + (IDS_T if name == "tokjson" else [])
+    ids = IDS + (IDS_T if name == "tokjson" else []) + IDS_ACE
     with open(os.path.join(out, name + ".in"), "w") as f:
         for x in ids:
             f.write(" ".join(map(str, x)) + "\n")

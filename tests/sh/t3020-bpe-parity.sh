@@ -133,11 +133,14 @@ for v in special_unnamed pad_notspecial additional beyond saved; do
 	same "$v: decode(skip_special_tokens=False, no clean-up)" "$T/v.keep" "$V/$v.decoded_keep"
 done
 # a tokenizer saved before transformers 4.34 (no added_tokens_decoder):
-# added_tokens.json, and tokenizer.json's added tokens, as 4.36's slow
-# tokenizer reads them (tests/gen/bpe_legacy_ref.py, 6 tokenizers, 16
-# texts encoded, 6 to 9 id lines decoded both ways)
+# added_tokens.json, and tokenizer.json's added tokens, merged by id,
+# additional special tokens from both the config and
+# special_tokens_map.json; and after 4.34, no special_tokens_map.json;
+# as 4.36's slow tokenizer reads them (tests/gen/bpe_legacy_ref.py, 14
+# tokenizers, 19 texts encoded, 8 to 11 id lines decoded both ways)
 G=$A/legacy
-for v in plain tokjson cfgroles maskjson masknamed overlap; do
+for v in plain tokjson cfgroles maskjson masknamed overlap dupid tokdup addobj addvocab union \
+	smignored cfgvocab smrole; do
 	rm -rf "$T/l_$v"
 	cp -r "$G/$v" "$T/l_$v"
 	cp "$V/saved/vocab.json" "$V/saved/merges.txt" "$T/l_$v/"
@@ -158,6 +161,16 @@ for bad in '[1, 2]' '{"<z>": "1000"}' '{"<z>": -1}' '{"<z>": 1000' '{"": 1000}' 
 	grep -q -e 'added_tokens.json' -e 'added token' "$T/err"
 	_res $? "is refused, naming the file or the token"
 done
+# a tokenizer.json or added_tokens.json beside vocab.json that cannot be
+# read matters only to a tokenizer that needs it
+rm -f "$T/l_plain/added_tokens.json" "$T/l_smrole/tokenizer.json"
+mkfifo "$T/l_plain/added_tokens.json" "$T/l_smrole/tokenizer.json"
+fails 1 "a legacy tokenizer whose added_tokens.json is a pipe" \
+	sh -c "printf x | lc-tokenize -m $T/l_plain"
+grep -q 'added_tokens.json' "$T/err"; _res $? "is refused, naming it"
+ok "a later one with a tokenizer.json that is a pipe" \
+	sh -c "lc-tokenize -m $T/l_smrole -d nul -f ids <$G/cases.nul >$T/l.ids"
+same "its ids as before" "$T/l.ids" "$G/smrole.ids"
 printf '{"added_tokens": 3}' >"$T/l_tokjson/tokenizer.json"
 fails 1 "a legacy tokenizer.json's added_tokens not a list" \
 	sh -c "printf x | lc-tokenize -m $T/l_tokjson"

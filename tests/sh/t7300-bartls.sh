@@ -51,7 +51,8 @@ done
 # a BART-LS config.json is not read as a BartConfig
 mkdir implicit
 cp "$B"/config.json "$B"/model.safetensors "$B"/vocab.json "$B"/merges.txt implicit/
-sed -i -e '/"forced_eos_token_id"/d' -e 's/"forced_bos_token_id": 0,/"force_bos_token_to_be_generated": true,/' \
+sed -i -e '/"forced_eos_token_id"/d' \
+	-e 's/"forced_bos_token_id": 0,/"force_bos_token_to_be_generated": true, "forced_bos_token_id": null,/' \
 	implicit/config.json
 ok "lc-convert a BART whose config.json leaves them to BartConfig" \
 	lc-convert -q --to bart_ls -n 2048 --pooling-layers 0 implicit lsi
