@@ -930,11 +930,13 @@ bpe_model *bpe_load_dir(const char *dir, lc_err *err)
 		if (fs && i < 2)
 			name = i == 0 ? "encoder.json" : "vocab.bpe";
 		buf[i] = slurp(dir, name, &len[i], &miss[i], err);
-		if (!buf[i] && !miss[i] && (i == 2 || i == 6) && buf[0] && !unread[0])
+		if (!buf[i] && !miss[i] && (i == 2 || i == 6) && buf[0]) {
 			/* beside vocab.json, read only for a legacy tokenizer */
-			snprintf(unread, sizeof unread, "%s", err->msg);
-		else if (!buf[i] && !miss[i])
+			if (!unread[0])
+				snprintf(unread, sizeof unread, "%s", err->msg);
+		} else if (!buf[i] && !miss[i]) {
 			bad = 1;
+		}
 		if (!buf[i])
 			len[i] = 0;
 	}

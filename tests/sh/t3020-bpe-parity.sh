@@ -168,7 +168,8 @@ mkfifo "$T/l_plain/added_tokens.json" "$T/l_smrole/tokenizer.json"
 fails 1 "a legacy tokenizer whose added_tokens.json is a pipe" \
 	sh -c "printf x | lc-tokenize -m $T/l_plain"
 grep -q 'added_tokens.json' "$T/err"; _res $? "is refused, naming it"
-ok "a later one with a tokenizer.json that is a pipe" \
+mkfifo "$T/l_smrole/added_tokens.json"
+ok "a later one with a tokenizer.json and an added_tokens.json that are pipes" \
 	sh -c "lc-tokenize -m $T/l_smrole -d nul -f ids <$G/cases.nul >$T/l.ids"
 same "its ids as before" "$T/l.ids" "$G/smrole.ids"
 printf '{"added_tokens": 3}' >"$T/l_tokjson/tokenizer.json"
