@@ -15,6 +15,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const char vocab[] = "{\"<s>\": 0, \"<pad>\": 1, \"</s>\": 2, \"<unk>\": 3, \"a\": 4, "
                             "\"b\": 5, \"ab\": 6, \"\\u0120\": 7, \"\\u0120a\": 8, \"<mask>\": 9}";
 static const char merges[] = "#version: 0.2\na b\n\xc4\xa0 a\n";
+/* a legacy tokenizer's map: roles and additional special tokens, objects and texts */
+static const char special[] = "{\"mask_token\": {\"content\": \"<mask>\", \"lstrip\": true}, "
+                              "\"additional_special_tokens\": [\"ab\", {\"content\": \"<z>\", "
+                              "\"rstrip\": true}]}";
 static const char config[] = "{\"tokenizer_class\": \"BartTokenizer\", \"added_tokens_decoder\": "
                              "{\"9\": {\"content\": \"<mask>\", \"lstrip\": true, \"special\": true}}}";
 
@@ -48,8 +52,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	        f.tokenizer = rest; f.tokenizer_len = n; break;
 	case 3: f.config = rest; f.config_len = n; break;
 	/* a config without added_tokens_decoder: the legacy files */
-	case 4: f.config = NULL; f.config_len = 0; f.added = rest; f.added_len = n; break;
-	case 5: f.config = NULL; f.config_len = 0; f.tokenizer = rest; f.tokenizer_len = n; break;
+	case 4: f.config = NULL; f.config_len = 0; f.added = rest; f.added_len = n;
+	        f.special = special; f.special_len = sizeof special - 1; break;
+	case 5: f.config = NULL; f.config_len = 0; f.tokenizer = rest; f.tokenizer_len = n;
+	        f.special = special; f.special_len = sizeof special - 1; break;
 	}
 	if ((m = bpe_load(&f, &err))) {
 		static const char text[] = "ab a <mask> \xff\xfe b\xc3\xa9 <s>";
