@@ -546,8 +546,11 @@ static size_t cleanup(char *s, size_t n)
 	return n;
 }
 
-/* The added token of id (decoded apart: not special). */
-static const added *plain_added(const bpe_model *m, int32_t id)
+/* The added token of id, or NULL: decoding takes its text, as
+ * transformers' convert_ids_to_tokens does (apart, or in the run of
+ * byte-level tokens when kept), even where vocab.json has another token
+ * at its id. */
+static const added *added_of(const bpe_model *m, int32_t id)
 {
 	return m->addix && id >= 0 && id < m->nid && m->addix[id] >= 0 ? &m->add[m->addix[id]]
 	                                                                : NULL;
@@ -581,6 +584,7 @@ int bpe_decode(const bpe_model *m, const int32_t *ids, size_t n, unsigned flags,
 		return lc_fail(err, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		const unsigned char *t;
+		const added *a;
 		size_t tl, k;
 		if (ids[i] < 0 || ids[i] >= m->nid || !m->tok[ids[i]]) {
 			free(raw);
@@ -593,8 +597,7 @@ int bpe_decode(const bpe_model *m, const int32_t *ids, size_t n, unsigned flags,
 		if ((flags & BPE_DEC_SKIP_SPECIAL) && (m->special[ids[i]] & BPE_SP_SKIP))
 			continue;
 		if (m->special[ids[i]] & BPE_SP_APART) {
-			const added *a = plain_added(m, ids[i]);
-
+			a = added_of(m, ids[i]);
 			if ((run && rl > 0 && put_run(out, &o, cap, raw, rl, texts++ > 0) < 0) ||
 			    (a && put_run(out, &o, cap, a->content, a->len, texts++ > 0) < 0)) {
 				free(raw);
@@ -605,8 +608,9 @@ int bpe_decode(const bpe_model *m, const int32_t *ids, size_t n, unsigned flags,
 			continue;
 		}
 		run = 1;
-		t = (const unsigned char *)m->tok[ids[i]];
-		tl = m->toklen[ids[i]];
+		a = added_of(m, ids[i]);
+		t = (const unsigned char *)(a ? a->content : m->tok[ids[i]]);
+		tl = a ? a->len : m->toklen[ids[i]];
 		if (grow(&raw, &rc, rl + tl + 1) < 0) {
 			free(raw);
 			return lc_fail(err, "out of memory");

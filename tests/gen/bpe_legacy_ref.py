@@ -50,7 +50,10 @@ And with tokenizer_config.json's added_tokens_decoder kept (4.34 and on):
   cfgvocab   tokenizer_config.json's additional_special_tokens also name
              ace
   smrole     special_tokens_map.json's eos_token is <w> (the config's
-             </s>)"""
+             </s>)
+  invocab    (legacy) added_tokens.json gives <in> the id of vocab.json's
+             "x", 91, and special_tokens_map.json names it an additional
+             special token: kept, id 91 decodes as <in>"""
 import json
 import os
 import shutil
@@ -67,7 +70,7 @@ saved, out = sys.argv[1], sys.argv[2]
 CASES = ["x<z>y", "a <q> b", "c<w>d", "<z> <w> <q>", " <t>  x", "q<t>r <z>",
          "<s>in</s> <w> <mask> x", "<z><z>", "  <w>  ", "\u00e9<q>\u00fc", "a  <z>  b <t> c",
          "<abc><ab<a<", "xab<abc>ab", "\u00e9a\u00e9\u00e9ab", "zzz<zz>", "b<b<<abcd",
-         "face ace aces", "x <y> <v> y", "q  <q>  r"]
+         "face ace aces", "x <y> <v> y", "q  <q>  r", "a <in> b x"]
 IDS = [[0, 91, 1000, 92, 2], [0, 1000, 1001, 1002, 2], [1000, 1000, 91, 1002, 1002],
        [0, 91, 1, 1001, 92, 2], [3, 999, 1000, 1001, 1002, 4], [68, 1002, 69, 1000, 70]]
 IDS_T = [[0, 91, 1003, 92, 2], [3, 999, 1000, 1003, 1003, 1001, 4], [1003, 68, 1000, 69, 1003]]
@@ -131,6 +134,9 @@ def variant(name):
     if name == "smignored":
         edit_json(d, "special_tokens_map.json",
                   lambda sm: sm.update(additional_special_tokens=["<w>"]))
+    if name == "invocab":
+        edit_json(d, "added_tokens.json", lambda at: at.update({"<in>": 91}))
+        edit_json(d, "special_tokens_map.json", add_special("<in>"))
     if name == "smrole":
         edit_json(d, "special_tokens_map.json", lambda sm: sm.update(eos_token="<w>"))
     if name == "cfgvocab":
@@ -151,7 +157,7 @@ def variant(name):
 with open(os.path.join(out, "cases.nul"), "w", encoding="utf-8", newline="") as f:
     f.write("\0".join(CASES))
 NAMES = ("plain", "tokjson", "cfgroles", "maskjson", "masknamed", "overlap", "dupid", "tokdup",
-         "addobj", "addvocab", "union", "smignored", "cfgvocab", "smrole")
+         "addobj", "addvocab", "union", "smignored", "cfgvocab", "smrole", "invocab")
 for name in NAMES:
     d = variant(name)
     work = os.path.join(out, "_work")

@@ -136,11 +136,12 @@ done
 # added_tokens.json, and tokenizer.json's added tokens, merged by id,
 # additional special tokens from both the config and
 # special_tokens_map.json; and after 4.34, no special_tokens_map.json;
-# as 4.36's slow tokenizer reads them (tests/gen/bpe_legacy_ref.py, 14
-# tokenizers, 19 texts encoded, 8 to 11 id lines decoded both ways)
+# an added token's text decoded where vocab.json has another token at its
+# id; as 4.36's slow tokenizer reads them (tests/gen/bpe_legacy_ref.py, 15
+# tokenizers, 20 texts encoded, 8 to 11 id lines decoded both ways)
 G=$A/legacy
 for v in plain tokjson cfgroles maskjson masknamed overlap dupid tokdup addobj addvocab union \
-	smignored cfgvocab smrole; do
+	smignored cfgvocab smrole invocab; do
 	rm -rf "$T/l_$v"
 	cp -r "$G/$v" "$T/l_$v"
 	cp "$V/saved/vocab.json" "$V/saved/merges.txt" "$T/l_$v/"
