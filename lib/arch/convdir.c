@@ -217,16 +217,14 @@ json_t *convdir_config(const convdir *cv, const char *cls, const char *name, lc_
 void convdir_bart_generation(const convdir *cv, json_t *root)
 {
 	const lc_gencfg *g = model_generation(cv->m);
-	const json_t *fb;
 
-	if (!cv->sc.arch || !cv->sc.arch->hf_bart)
+	/* where config.json gives the settings, the source model read them
+	 * with BartConfig's rules (model.c's bart_defaults) */
+	if (!cv->sc.arch || !cv->sc.arch->hf_bart || !g->source || strcmp(g->source, "config.json"))
 		return;
-	if (g->forced_eos_default)
+	if (g->forced_eos >= 0)
 		json_object_set_new(root, "forced_eos_token_id", json_integer(g->forced_eos));
-	/* null is no id (cfg_int): bart_defaults puts bos there too */
-	fb = json_object_get(cv->scfg, "forced_bos_token_id");
-	if (json_object_get(cv->scfg, "force_bos_token_to_be_generated") &&
-	    (!fb || json_is_null(fb)) && g->forced_bos >= 0)
+	if (g->forced_bos >= 0)
 		json_object_set_new(root, "forced_bos_token_id", json_integer(g->forced_bos));
 }
 

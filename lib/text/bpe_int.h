@@ -78,7 +78,9 @@ struct bpe_model {
 	int32_t *sym_id;            /* [nsym]: vocabulary id, or -1 */
 	uint64_t nsym, symcap;
 	umap merge;                 /* (a << 32 | b) -> rank << 32 | result symbol */
-	added *add;                 /* [nadd], longest content first */
+	added *add;                 /* [nadd], longest content first: the order the
+	                               fingerprint hashes them in, kept so that the
+	                               streams made before still match */
 	int nadd;
 	size_t addcap;
 	smap addmap;                /* content -> index in add (while loading) */

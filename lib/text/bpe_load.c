@@ -599,8 +599,7 @@ static int legacy_added(bpe_model *m, const bpe_files *f, lc_err *err)
 				goto out;
 			}
 			snprintf(key, sizeof key, "%lld", (long long)json_integer_value(x));
-			if (json_object_set_new(byid, key, json_pack("{s:s, s:b}", "content", k,
-			                                             "legacy", 1)) < 0) {
+			if (json_object_set_new(byid, key, json_string(k)) < 0) {
 				lc_fail(err, "out of memory");
 				goto out;
 			}
@@ -617,12 +616,14 @@ static int legacy_added(bpe_model *m, const bpe_files *f, lc_err *err)
 			goto out;
 		}
 	}
+	/* added_tokens.json's are texts, tokenizer.json's objects */
 	json_object_foreach(byid, k, x) {
 		int32_t id = (int32_t)strtol(k, NULL, 10);
-		if (add_object(m, x, id, err) < 0)
+		if (json_is_string(x) ? add_token(m, json_string_value(x), id, 0, 0, 0, err) < 0
+		                      : add_object(m, x, id, err) < 0)
 			goto out;
-		m->add[added_index(m, json_string_value(json_object_get(x, "content")))].legacy =
-			flag(x, "legacy");
+		if (json_is_string(x))
+			m->add[added_index(m, json_string_value(x))].legacy = 1;
 	}
 	rc = 0;
 out:
@@ -731,8 +732,7 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 					           "is not an id with a content", k);
 					goto fail;
 				}
-				if (add_token(m, json_string_value(json_object_get(x, "content")), (int32_t)id,
-				              flag(x, "lstrip"), flag(x, "rstrip"), flag(x, "special"), err) < 0)
+				if (add_object(m, x, (int32_t)id, err) < 0)
 					goto fail;
 			}
 		} else if (f->vocab) {
