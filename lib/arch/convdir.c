@@ -17,6 +17,10 @@
 #include "base/sigclean.h"
 #include "weights/config.h"
 
+/* Files a conversion writes itself. */
+static const char *const written[] = { "config.json", "model.safetensors",
+                                        "tokenizer_config.json" };
+
 /* Files copied unchanged when present. */
 static const char *const copied[] = {
 	"vocab.json", "merges.txt", "tokenizer.json", "special_tokens_map.json",
@@ -91,8 +95,6 @@ int convdir_tokenizer(const char *src, const char *dir, int max_len, lc_err *err
 /* What a failed conversion wrote into dir, then dir. */
 static void remove_partial(const char *dir)
 {
-	static const char *const written[] = { "config.json", "model.safetensors",
-	                                        "tokenizer_config.json" };
 	char p[PATH_MAX];
 
 	for (size_t i = 0; i < sizeof written / sizeof *written; i++) {
@@ -109,17 +111,16 @@ static void remove_partial(const char *dir)
 /* A conversion interrupted (SIGINT, SIGTERM, SIGHUP) while it writes
  * removes what it wrote (gigabytes, for a large model) and dies of the
  * signal (base/sigclean.h): the paths are made before it is armed. */
-enum { NPARTIAL = 3 + sizeof copied / sizeof *copied };
+enum { NWRITTEN = sizeof written / sizeof *written,
+       NPARTIAL = NWRITTEN + sizeof copied / sizeof *copied };
 static char partial[NPARTIAL + 1][PATH_MAX];       /* the files, then the directory */
 static const char *partial_p[NPARTIAL];
 
 static void guard(const char *dir)
 {
-	static const char *const written[] = { "config.json", "model.safetensors",
-	                                        "tokenizer_config.json" };
-
 	for (int i = 0; i < NPARTIAL; i++) {
-		snprintf(partial[i], PATH_MAX, "%s/%s", dir, i < 3 ? written[i] : copied[i - 3]);
+		snprintf(partial[i], PATH_MAX, "%s/%s", dir,
+		         i < NWRITTEN ? written[i] : copied[i - NWRITTEN]);
 		partial_p[i] = partial[i];
 	}
 	snprintf(partial[NPARTIAL], PATH_MAX, "%s", dir);

@@ -59,6 +59,12 @@
 
 typedef struct bpe_model bpe_model;
 
+/* The files of a byte-level BPE tokenizer in a model directory, which a
+ * copy of the tokenizer carries: transformers', then fairseq's. */
+#define BPE_HF_FILES "vocab.json", "merges.txt", "tokenizer.json", "tokenizer_config.json", \
+	"special_tokens_map.json", "added_tokens.json"
+#define BPE_FAIRSEQ_FILES "dict.txt", "encoder.json", "vocab.bpe"
+
 /* The files of a tokenizer, held in memory; a NULL buffer is absent. */
 typedef struct bpe_files {
 	const char *vocab, *merges;            /* vocab.json, merges.txt */

@@ -31,6 +31,7 @@
 #include "base/err.h"
 #include "arch/model.h"
 #include "stream/jsonl.h"
+#include "text/bpe.h"
 #include "text/tokenizer.h"
 
 typedef struct train_pair {
@@ -152,9 +153,7 @@ int trainer_save(trainer *t, const char *dir, const char *config_path, const cha
 typedef struct train_file {
 	const char *from, *name;
 } train_file;
-#define TRAIN_CKPT_COPIES "spiece.model", "vocab.json", "merges.txt", "tokenizer.json", \
-	"tokenizer_config.json", "special_tokens_map.json", "added_tokens.json", \
-	"generation_config.json", "dict.txt", "encoder.json", "vocab.bpe"
+#define TRAIN_CKPT_COPIES "spiece.model", BPE_HF_FILES, "generation_config.json", BPE_FAIRSEQ_FILES
 #define TRAIN_CKPT_MAXCOPY 11
 int trainer_save_files(trainer *t, const char *dir, const char *config_path,
                        const train_file *copy, int ncopy, int optimizer, lc_err *err);

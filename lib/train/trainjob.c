@@ -189,10 +189,7 @@ static void tok_files(struct run *r)
 {
 	/* transformers' files, then fairseq's (the tokenizer reads fairseq's
 	 * three alone when all three are there: a copy of both reads the same) */
-	static const char *const bpe[] = { "vocab.json", "merges.txt", "tokenizer.json",
-	                                   "tokenizer_config.json", "special_tokens_map.json",
-	                                   "added_tokens.json", "dict.txt", "encoder.json",
-	                                   "vocab.bpe" };
+	static const char *const bpe[] = { BPE_HF_FILES, BPE_FAIRSEQ_FILES };
 	char dir[4096], path[4200];
 	const char *slash;
 	size_t n;
