@@ -168,6 +168,13 @@ void cmp_dev_rmsnorm(const float *x, int64_t R, int d, const float *w, float eps
 		cu(cudak_rmsnorm(x, R, d, w, eps, y), "rmsnorm");
 }
 
+void cmp_dev_add_layernorm(float *x, const float *t, int64_t R, int d, const float *w,
+                           const float *b, float eps)
+{
+	if (!bad())
+		cu(cudak_addln(x, t, R, d, w, b, eps), "a layer norm");
+}
+
 void cmp_dev_bias_cols(float *x, int64_t R, int64_t C, int64_t ld, const float *b)
 {
 	if (!bad())
@@ -361,6 +368,12 @@ void cmp_dev_gemm_w(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha
 void cmp_dev_rmsnorm(const float *x, int64_t R, int d, const float *w, float eps, float *y)
 {
 	(void)x, (void)R, (void)d, (void)w, (void)eps, (void)y;
+}
+
+void cmp_dev_add_layernorm(float *x, const float *t, int64_t R, int d, const float *w,
+                           const float *b, float eps)
+{
+	(void)x, (void)t, (void)R, (void)d, (void)w, (void)b, (void)eps;
 }
 
 void cmp_dev_bias_cols(float *x, int64_t R, int64_t C, int64_t ld, const float *b)

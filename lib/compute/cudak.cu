@@ -65,6 +65,64 @@ extern "C" int cudak_rmsnorm(const float *x, int64_t R, int d, const float *w, f
 	return (int)cudaGetLastError();
 }
 
+/* -------------------------------------------------------- LayerNorm */
+
+/* The sum of v over the block's threads, for every thread; part
+ * [blockDim.x] is free again when it returns. */
+__device__ static double block_sum(double v, double *part)
+{
+	part[threadIdx.x] = v;
+	__syncthreads();
+	for (int h = blockDim.x / 2; h > 0; h /= 2) {
+		if ((int)threadIdx.x < h)
+			part[threadIdx.x] += part[threadIdx.x + h];
+		__syncthreads();
+	}
+	v = part[0];
+	__syncthreads();
+	return v;
+}
+
+/* x = LN(x + t) (t NULL: LN(x)) in place, one block per row (grid-stride
+ * over rows): mean and variance in double, the rest as ops/norm.c's
+ * layernorm_fw. Each thread reads back only the columns it wrote. */
+__global__ static void k_addln(float *x, const float *t, int64_t R, int d, const float *w,
+                               const float *b, float eps)
+{
+	__shared__ double part[THREADS];
+
+	for (int64_t r = blockIdx.x; r < R; r += gridDim.x) {
+		float *xr = x + r * d;
+		const float *tr = t ? t + r * d : NULL;
+		double s = 0, m, v;
+		float mf, k;
+
+		for (int i = threadIdx.x; i < d; i += blockDim.x) {
+			if (tr)
+				xr[i] = xr[i] + tr[i];
+			s += xr[i];
+		}
+		m = block_sum(s, part) / d;
+		s = 0;
+		for (int i = threadIdx.x; i < d; i += blockDim.x) {
+			double c = xr[i] - m;
+			s += c * c;
+		}
+		v = block_sum(s, part) / d;
+		mf = (float)m;
+		k = (float)(1.0 / sqrt(v + (double)eps));
+		for (int i = threadIdx.x; i < d; i += blockDim.x)
+			xr[i] = (xr[i] - mf) * k * w[i] + b[i];
+	}
+}
+
+extern "C" int cudak_addln(float *x, const float *t, int64_t R, int d, const float *w,
+                           const float *b, float eps)
+{
+	k_addln<<<(unsigned)(R < 65536 ? R : 65536), THREADS>>>(x, t, R, d, w, b, eps);
+	return (int)cudaGetLastError();
+}
+
 /* ------------------------------------------------------------ biases */
 
 __global__ static void k_bias(float *x, int64_t R, int64_t C, int64_t ld, const float *b,

@@ -17,6 +17,9 @@ extern "C" {
 #endif
 
 int cudak_rmsnorm(const float *x, int64_t R, int d, const float *w, float eps, float *y);
+/* x = LN(x + t) rowwise (t NULL: LN(x)) */
+int cudak_addln(float *x, const float *t, int64_t R, int d, const float *w, const float *b,
+                float eps);
 /* x[r, c] += b[by_row ? r : c] */
 int cudak_bias(float *x, int64_t R, int64_t C, int64_t ld, const float *b, int by_row);
 int cudak_act(int k, const float *a, const float *b, int64_t n, float *out);

@@ -1,6 +1,6 @@
 /*
  * dev.h: work kept on the GPU, for model layers that run whole layers
- * there (arch/locost_gpu.c): buffers in the GPU's memory, products of
+ * there (arch/locost_gpu.c, arch/bart_gpu.c): buffers in the GPU's memory, products of
  * such buffers, and the element-wise, normalisation and FFT steps an
  * encoder needs, each a CUDA kernel of lc's own (compute/cudak.cu) or a
  * cuBLAS / cuFFT call (compute/cudadev.c). Built without CUDA (or with
@@ -82,6 +82,12 @@ void cmp_dev_gemm_w(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha
 /* y[r] = x[r] / sqrt(mean(x[r]^2) + eps) * w (T5's RMSNorm; y may be x):
  * x, y [R, d]. */
 void cmp_dev_rmsnorm(const float *x, int64_t R, int d, const float *w, float eps, float *y);
+
+/* x = LayerNorm(x + t) * w + b row by row, in place (t NULL: of x
+ * alone): x, t [R, d]; mean and variance in double (ops/norm.c's
+ * layernorm_fw after residual_add; BART's post-LN sublayers). */
+void cmp_dev_add_layernorm(float *x, const float *t, int64_t R, int d, const float *w,
+                           const float *b, float eps);
 
 /* x[r, c] += b[c] (by column) or b[r] (by row), x [R, C] with row stride
  * ld. */

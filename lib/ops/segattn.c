@@ -16,6 +16,7 @@
 typedef struct buf {
 	const float *x;
 	int64_t n;
+	int dev;                        /* x is the GPU's: used where it is */
 } buf;
 
 /* An operand: buffer b (-1: none) at float offset off. */
@@ -100,14 +101,24 @@ static int room(sa_plan *p, void **a, int64_t n, int64_t *c, size_t sz)
 	return 1;
 }
 
-void sa_buf(sa_plan *p, const float *x, int64_t n)
+static void add_buf(sa_plan *p, const float *x, int64_t n, int dev)
 {
 	void *a = p->buf;
 
 	if (!room(p, &a, p->nbuf, &p->cbuf, sizeof *p->buf))
 		return;
 	p->buf = a;
-	p->buf[p->nbuf++] = (buf){ x, n };
+	p->buf[p->nbuf++] = (buf){ x, n, dev };
+}
+
+void sa_buf(sa_plan *p, const float *x, int64_t n)
+{
+	add_buf(p, x, n, 0);
+}
+
+void sa_buf_dev(sa_plan *p, const float *x, int64_t n)
+{
+	add_buf(p, x, n, 1);
 }
 
 /* x as a buffer and offset ({ -1, 0 } for NULL) */
@@ -188,25 +199,20 @@ static const float *at(float *const *dbuf, at_t a)
 	return a.b < 0 ? NULL : dbuf[a.b] + a.off;
 }
 
-int sa_run(sa_plan *p, float *out, int64_t rows, int64_t cols, int64_t ldo, lc_err *err)
+/* The plan on the GPU, under the device's lock (the caller's): the host
+ * buffers, the output when it is the CPU's (out; else dout, the GPU's)
+ * and the tables in one allocation, one kernel, the output copied back
+ * when it is the CPU's. 0 done, 1 not run (said once), -1 err. */
+static int launch(sa_plan *p, float *out, float *dout, int64_t rows, int64_t cols, int64_t ldo,
+                  lc_err *err)
 {
 	int64_t total, fo, fg, fs;
-	float *base, **dbuf = NULL;
+	float *base, **dbuf = NULL, *o;
 	cmp_dev_group *hg = NULL;
 	cmp_dev_seg *hs = NULL;
 	lc_err e;
 	int rc = 1;
 
-	if (p->oom)
-		return lc_fail(err, "out of memory (an attention's plan)");
-	if (p->stray)
-		return lc_fail(err, "an attention's plan points outside its buffers");
-	if (!sa_takes(p->dk) || p->nseg > INT32_MAX || p->nbuf > INT32_MAX)
-		return 1;
-	if (rows < 1 || cols < 1 || p->ngrp == 0)
-		return 0;
-	if (!cmp_dev_worth(macs(p)))
-		return 1;               /* small: the CPU computes it sooner */
 	dbuf = malloc((size_t)(p->nbuf ? p->nbuf : 1) * sizeof *dbuf);
 	hg = malloc((size_t)p->ngrp * sizeof *hg);
 	hs = malloc((size_t)(p->nseg ? p->nseg : 1) * sizeof *hs);
@@ -216,19 +222,24 @@ int sa_run(sa_plan *p, float *out, int64_t rows, int64_t cols, int64_t ldo, lc_e
 	}
 	total = 0;
 	for (int64_t i = 0; i < p->nbuf; i++)
-		total += up(p->buf[i].n);
+		total += p->buf[i].dev ? 0 : up(p->buf[i].n);
 	fo = total;
-	fg = fo + up((rows - 1) * ldo + cols);
+	fg = fo + (dout ? 0 : up((rows - 1) * ldo + cols));
 	fs = fg + up(floats_of((size_t)p->ngrp * sizeof *hg));
 	total = fs + floats_of((size_t)p->nseg * sizeof *hs);
-	cmp_dev_lock();
 	if (!(base = cmp_dev_alloc(total))) {
 		cmp_dev_say("an attention", "out of GPU memory; such attentions run on the CPU");
 		goto out;
 	}
-	for (int64_t i = 0, off = 0; i < p->nbuf; off += up(p->buf[i].n), i++) {
+	o = dout ? dout : base + fo;
+	for (int64_t i = 0, off = 0; i < p->nbuf; i++) {
+		if (p->buf[i].dev) {
+			dbuf[i] = (float *)p->buf[i].x;
+			continue;
+		}
 		dbuf[i] = base + off;
 		cmp_dev_put(dbuf[i], p->buf[i].x, p->buf[i].n);
+		off += up(p->buf[i].n);
 	}
 	for (int64_t i = 0; i < p->nseg; i++) {
 		const seg *s = &p->seg[i];
@@ -237,7 +248,7 @@ int sa_run(sa_plan *p, float *out, int64_t rows, int64_t cols, int64_t ldo, lc_e
 	}
 	for (int64_t i = 0; i < p->ngrp; i++) {
 		const grp *g = &p->grp[i];
-		hg[i] = (cmp_dev_group){ at(dbuf, g->q), base + fo + g->o, at(dbuf, g->pad), g->ldq,
+		hg[i] = (cmp_dev_group){ at(dbuf, g->q), o + g->o, at(dbuf, g->pad), g->ldq,
 		                         g->ldo, g->m, (int)g->seg0, (int)g->nseg };
 	}
 	cmp_dev_put_bytes(base + fg, hg, (int64_t)((size_t)p->ngrp * sizeof *hg));
@@ -245,23 +256,68 @@ int sa_run(sa_plan *p, float *out, int64_t rows, int64_t cols, int64_t ldo, lc_e
 		cmp_dev_put_bytes(base + fs, hs, (int64_t)((size_t)p->nseg * sizeof *hs));
 	cmp_dev_segattn((const cmp_dev_group *)(base + fg), p->ngrp,
 	                (const cmp_dev_seg *)(base + fs), p->dk, p->scale);
-	cmp_dev_get_rows(out, ldo, base + fo, ldo, rows, cols);
+	if (!dout)
+		cmp_dev_get_rows(out, ldo, o, ldo, rows, cols);
+	/* waits for the kernel before its tables are freed */
 	if (cmp_dev_check(&e) < 0) {
-		cmp_dev_say("an attention", e.msg);     /* the CPU computes it */
+		if (dout)
+			rc = lc_fail(err, "%s", e.msg);
+		else
+			cmp_dev_say("an attention", e.msg);     /* the CPU computes it */
 	} else {
 		rc = 0;
 		atomic_fetch_add(&runs, 1);
 	}
 	cmp_dev_free(base);
 out:
-	cmp_dev_unlock();
 	free(dbuf), free(hg), free(hs);
 	return rc;
 }
 
-int sa_dense(int heads, int dk, float scale, const float *q, int64_t ldq, int64_t T,
-             const float *k, const float *v, int64_t ldk, int64_t Tk, const float *mask,
-             float *out, int64_t ldo, lc_err *err)
+/* The checks before a plan runs: 0 to run it, else what sa_run returns. */
+static int runnable(const sa_plan *p, lc_err *err)
+{
+	if (p->oom)
+		return lc_fail(err, "out of memory (an attention's plan)");
+	if (p->stray)
+		return lc_fail(err, "an attention's plan points outside its buffers");
+	if (!sa_takes(p->dk) || p->nseg > INT32_MAX || p->nbuf > INT32_MAX)
+		return 1;
+	return 0;
+}
+
+int sa_run(sa_plan *p, float *out, int64_t rows, int64_t cols, int64_t ldo, lc_err *err)
+{
+	int rc = runnable(p, err);
+
+	if (rc)
+		return rc;
+	if (rows < 1 || cols < 1 || p->ngrp == 0)
+		return 0;
+	if (!cmp_dev_worth(macs(p)))
+		return 1;               /* small: the CPU computes it sooner */
+	cmp_dev_lock();
+	rc = launch(p, out, NULL, rows, cols, ldo, err);
+	cmp_dev_unlock();
+	return rc;
+}
+
+int sa_run_dev(sa_plan *p, float *out, lc_err *err)
+{
+	int rc = runnable(p, err);
+
+	if (rc)
+		return rc;
+	if (p->ngrp == 0)
+		return 0;
+	return launch(p, NULL, out, 0, 0, 0, err);
+}
+
+/* The dense attention (sa_dense), its operands the CPU's or (dev) the
+ * GPU's; the mask is the CPU's either way. */
+static int dense(int heads, int dk, float scale, const float *q, int64_t ldq, int64_t T,
+                 const float *k, const float *v, int64_t ldk, int64_t Tk, const float *mask,
+                 float *out, int64_t ldo, int dev, lc_err *err)
 {
 	sa_plan *p = sa_new(dk, scale);
 	int64_t w = (int64_t)heads * dk;
@@ -269,9 +325,9 @@ int sa_dense(int heads, int dk, float scale, const float *q, int64_t ldq, int64_
 
 	if (!p)
 		return lc_fail(err, "out of memory (an attention's plan)");
-	sa_buf(p, q, sa_span(T, ldq, w));
-	sa_buf(p, k, sa_span(Tk, ldk, w));
-	sa_buf(p, v, sa_span(Tk, ldk, w));
+	add_buf(p, q, sa_span(T, ldq, w), dev);
+	add_buf(p, k, sa_span(Tk, ldk, w), dev);
+	add_buf(p, v, sa_span(Tk, ldk, w), dev);
 	if (mask)
 		sa_buf(p, mask, Tk);
 	for (int h = 0; h < heads; h++) {
@@ -279,7 +335,24 @@ int sa_dense(int heads, int dk, float scale, const float *q, int64_t ldq, int64_
 		sa_seg(p, k + off, v + off, ldk, Tk, mask, NULL);
 		sa_rows(p, q + off, ldq, T, off, ldo, NULL);
 	}
-	rc = sa_run(p, out, T, w, ldo, err);
+	if (dev)
+		rc = T < 1 ? 0 : sa_run_dev(p, out, err);
+	else
+		rc = sa_run(p, out, T, w, ldo, err);
 	sa_free(p);
 	return rc;
+}
+
+int sa_dense(int heads, int dk, float scale, const float *q, int64_t ldq, int64_t T,
+             const float *k, const float *v, int64_t ldk, int64_t Tk, const float *mask,
+             float *out, int64_t ldo, lc_err *err)
+{
+	return dense(heads, dk, scale, q, ldq, T, k, v, ldk, Tk, mask, out, ldo, 0, err);
+}
+
+int sa_dense_dev(int heads, int dk, float scale, const float *q, int64_t ldq, int64_t T,
+                 const float *k, const float *v, int64_t ldk, int64_t Tk, const float *mask,
+                 float *out, int64_t ldo, lc_err *err)
+{
+	return dense(heads, dk, scale, q, ldq, T, k, v, ldk, Tk, mask, out, ldo, 1, err);
 }

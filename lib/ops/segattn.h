@@ -13,6 +13,8 @@
  * Operands are the caller's arrays, registered as buffers; a segment or
  * a row range points into them, and the plan keeps each pointer as its
  * buffer and offset, so it reads the same on both sides of the bus. A
+ * buffer may also be one already on the GPU (an encoder whose layers run
+ * there, arch/bart_gpu.c), used in place. A
  * row range's rows attend to the segments added since the previous row
  * range (one head each: dk floats of each row, from the pointers given).
  *
@@ -45,6 +47,9 @@ void sa_free(sa_plan *p);
 
 /* Registers the n floats at x (read on the GPU; not changed). */
 void sa_buf(sa_plan *p, const float *x, int64_t n);
+/* The same for n floats already in the GPU's memory (x the GPU's pointer:
+ * read where it is, not copied). */
+void sa_buf_dev(sa_plan *p, const float *x, int64_t n);
 
 /* n keys and values (rows of stride ld) for the next row range; mask
  * additive [n] or pad flags [n] (at most one of them), or NULL. n < 1
@@ -67,6 +72,14 @@ void sa_rows(sa_plan *p, const float *q, int64_t ldq, int64_t m, int64_t o, int6
  * registered buffers (err). */
 int sa_run(sa_plan *p, float *out, int64_t rows, int64_t cols, int64_t ldo, lc_err *err);
 
+/* Runs the plan into out, an array in the GPU's memory (the output
+ * offsets of sa_rows from it), for a caller that holds the device's lock
+ * (compute/dev.h) and has decided the GPU is worth it: no copy back. 0:
+ * done; 1: not run (!sa_takes(dk), or no GPU memory for the plan's tables
+ * and host buffers: said once); -1: err (out of memory here, a stray
+ * pointer, or the GPU failed). */
+int sa_run_dev(sa_plan *p, float *out, lc_err *err);
+
 /* The floats of R rows of stride ld whose last row holds w (a buffer's
  * length for sa_buf). */
 static inline int64_t sa_span(int64_t R, int64_t ld, int64_t w)
@@ -81,5 +94,10 @@ static inline int64_t sa_span(int64_t R, int64_t ld, int64_t w)
 int sa_dense(int heads, int dk, float scale, const float *q, int64_t ldq, int64_t T,
              const float *k, const float *v, int64_t ldk, int64_t Tk, const float *mask,
              float *out, int64_t ldo, lc_err *err);
+/* The same with q, k, v and out in the GPU's memory (mask, if any, the
+ * CPU's), run by sa_run_dev: the caller holds the device's lock. */
+int sa_dense_dev(int heads, int dk, float scale, const float *q, int64_t ldq, int64_t T,
+                 const float *k, const float *v, int64_t ldk, int64_t Tk, const float *mask,
+                 float *out, int64_t ldo, lc_err *err);
 
 #endif
