@@ -13,8 +13,10 @@
 #include "base/clock.h"
 #include "base/parallel.h"
 #include "compute/compute.h"
-#include "ops/lsgattn.h"
+#include "compute/dev.h"
 #include "ops/dropout.h"
+#include "ops/lsgattn.h"
+#include "ops/segattn.h"
 #include "ops/linear.h"
 #include "ops/norm.h"
 #include "weights/config.h"
@@ -338,6 +340,17 @@ static int full_attn_fw(void *ctx, int layer, float *q, const float *k, const fl
 	                    e->threads, err);
 }
 
+/* The same on the GPU (arch/bart_gpu.c): q, k, v, o there. */
+static int full_attn_dev(void *ctx, int layer, const float *q, const float *k, const float *v,
+                         int64_t R, float *o, lc_err *err)
+{
+	const benc *e = ctx;
+
+	(void)layer;
+	return sa_dense_dev(e->H, e->dk, 1.0f / sqrtf((float)e->dk), q, e->d, R, k, v, e->d, R,
+	                    NULL, o, e->d, err);
+}
+
 /* The row-wise steps of a layer, split over threads by blocks of rows:
  * x = LN(x + t) (ln_w set), or h = act(h). Each row as computed alone. */
 #define ROWS 64
@@ -373,14 +386,15 @@ static void rows_run(int nth, const lc_config *c, int64_t R, float *x, const flo
 }
 
 int bart_enc_layers(const lc_config *c, const bart_weights *W, float *x, int64_t R, int nl,
-                    int nth, int gemm_only, bart_attn_fn attn, void *ctx, lc_err *err)
+                    int nth, int gemm_only, bart_attn_fn attn, bart_attn_dev_fn attn_dev,
+                    void *ctx, lc_err *err)
 {
-	return bart_enc_layers_post(c, W, x, R, nl, nth, gemm_only, attn, NULL, ctx, err);
+	return bart_enc_layers_post(c, W, x, R, nl, nth, gemm_only, attn, attn_dev, NULL, ctx, err);
 }
 
 int bart_enc_layers_post(const lc_config *c, const bart_weights *W, float *x, int64_t R, int nl,
-                         int nth, int gemm_only, bart_attn_fn attn, bart_post_fn post, void *ctx,
-                         lc_err *err)
+                         int nth, int gemm_only, bart_attn_fn attn, bart_attn_dev_fn attn_dev,
+                         bart_post_fn post, void *ctx, lc_err *err)
 {
 	int d = c->d_model, ff = c->enc_ff;
 	float *q = NULL, *k = NULL, *v = NULL, *o = NULL, *t = NULL, *h = NULL;
@@ -392,6 +406,14 @@ int bart_enc_layers_post(const lc_config *c, const bart_weights *W, float *x, in
 		return 0;
 	if (cmp_init(err) < 0)
 		return -1;
+	/* on the GPU when a layer's products (q, k, v, out_proj, the
+	 * feed-forward) are worth it; 1: no memory there, the CPU's */
+	if (!gemm_only && cmp_dev_on() &&
+	    cmp_dev_worth(R * (4 * (int64_t)d * d + 2 * (int64_t)d * ff))) {
+		int g = bart_gpu_layers(c, W, x, R, nl, attn, attn_dev, post, ctx, err);
+		if (g <= 0)
+			return g;
+	}
 	q = malloc((size_t)(R * d) * sizeof *q);
 	k = malloc((size_t)(R * d) * sizeof *k);
 	v = malloc((size_t)(R * d) * sizeof *v);
@@ -457,7 +479,8 @@ static int encode(benc *e, const int32_t *ids, int64_t L, float *out, int nlayer
 		bart_embed_row(c, W->shared, W->enc_pos, ids[i], i, scale, out + i * d);
 	if (!gemm_only)
 		layernorm_fw(out, L, d, W->enc_ln_w, W->enc_ln_b, c->eps, out, NULL, NULL);
-	return bart_enc_layers(c, W, out, L, nlayers, e->threads, gemm_only, full_attn_fw, e, err);
+	return bart_enc_layers(c, W, out, L, nlayers, e->threads, gemm_only, full_attn_fw,
+	                       full_attn_dev, e, err);
 }
 
 static int enc_run(void *p, const int32_t *ids, int64_t L, float *out,

@@ -107,19 +107,44 @@ void bart_embed_row(const lc_config *c, const float *shared, const float *pos, i
 typedef int (*bart_attn_fn)(void *ctx, int layer, float *q, const float *k, const float *v,
                             int64_t R, float *o, lc_err *err);
 
+/* The same on the GPU, for an encoder whose layers run there
+ * (arch/bart_gpu.c): q, k, v and o [R, d] in the GPU's memory, the
+ * caller holding the device's lock (compute/dev.h). 0 done, 1 not
+ * taken (attn then runs on copies), -1 err. */
+typedef int (*bart_attn_dev_fn)(void *ctx, int layer, const float *q, const float *k,
+                                const float *v, int64_t R, float *o, lc_err *err);
+
 /* The first nl encoder layers (nl < 0: all) over x [R, d] in place, the
- * self-attention given by attn; nth threads. gemm_only: only the
- * projections' products (x is scratch), the benchmarks' floor. */
+ * self-attention given by attn (and attn_dev, or NULL, where the layers
+ * run on the GPU); nth threads. gemm_only: only the projections'
+ * products (x is scratch), the benchmarks' floor.
+ *
+ * With the device cuda and a layer's products worth the GPU
+ * (compute/dev.h's cmp_dev_worth), the layers run there whole
+ * (bart_gpu_layers), else, and where the GPU has no memory for them, on
+ * the CPU. */
 int bart_enc_layers(const lc_config *c, const bart_weights *W, float *x, int64_t R, int nl,
-                    int nth, int gemm_only, bart_attn_fn attn, void *ctx, lc_err *err);
+                    int nth, int gemm_only, bart_attn_fn attn, bart_attn_dev_fn attn_dev,
+                    void *ctx, lc_err *err);
 
 /* The same with a step after each self-attention's out_proj: post may
  * add to its output t [R, d] before the residual (BART-LS's pooled
  * attention: x = LN(x + t + cross)); it runs in gemm_only mode too. */
 typedef int (*bart_post_fn)(void *ctx, int layer, float *t, int64_t R, lc_err *err);
 int bart_enc_layers_post(const lc_config *c, const bart_weights *W, float *x, int64_t R, int nl,
-                         int nth, int gemm_only, bart_attn_fn attn, bart_post_fn post, void *ctx,
-                         lc_err *err);
+                         int nth, int gemm_only, bart_attn_fn attn, bart_attn_dev_fn attn_dev,
+                         bart_post_fn post, void *ctx, lc_err *err);
+
+/* nl layers of W over x [R, d] with every layer on the GPU
+ * (arch/bart_gpu.c): attn_dev (or NULL) there, else attn and post (or
+ * NULL) on the CPU over copies, the device unlocked meanwhile. 0 done
+ * (x holds the output), 1 the GPU has no memory for them (said once; x
+ * unchanged), -1 err. The device must be on (cmp_dev_on). */
+int bart_gpu_layers(const lc_config *c, const bart_weights *W, float *x, int64_t R, int nl,
+                    bart_attn_fn attn, bart_attn_dev_fn attn_dev, bart_post_fn post, void *ctx,
+                    lc_err *err);
+/* Encodes the GPU has run whole in this process (the tests count them). */
+long long bart_gpu_runs(void);
 
 /* The decoder (arch/bartdec.c): generation over encoder states; its
  * lc_dec_ops, shared by the architectures built on BART. */

@@ -194,6 +194,16 @@ static int block_attn(void *ctx, int layer, float *q, const float *k, const floa
 	return blkattn_fw(&e->bs, q, k, v, e->c->d_model, R, e->pad, o, e->threads, err);
 }
 
+/* The same on the GPU (arch/bart_gpu.c). */
+static int block_attn_dev(void *ctx, int layer, const float *q, const float *k, const float *v,
+                          int64_t R, float *o, lc_err *err)
+{
+	lsenc *e = ctx;
+
+	(void)layer;
+	return blkattn_fw_dev(&e->bs, q, k, v, e->c->d_model, R, e->pad, o, err);
+}
+
 /* After a layer's block attention: t = a (+ cross in a pooled layer). */
 static int pooled(void *ctx, int layer, float *t, int64_t R, lc_err *err)
 {
@@ -238,8 +248,8 @@ static int run_layers(lsenc *e, float *x, int64_t T, int layer0, int nl, lc_err 
 	W.enc += layer0;
 	e->layer0 = layer0;
 	e->T = T;
-	rc = bart_enc_layers_post(c, &W, x, T, nl, e->threads, e->gemm_only, block_attn, pooled, e,
-	                          err);
+	rc = bart_enc_layers_post(c, &W, x, T, nl, e->threads, e->gemm_only, block_attn,
+	                          block_attn_dev, pooled, e, err);
 	free(e->cross);
 	e->cross = NULL;
 	if (!e->keep_tape)

@@ -208,6 +208,19 @@ static int lsg_attn(void *ctx, int layer, float *q, const float *k, const float 
 	return lsg_attn_fw(&sp, q, k, v, e->c->d_model, e->T, e->kmask, o, e->threads, err);
 }
 
+/* The same with the rows on the GPU (arch/bart_gpu.c). */
+static int lsg_attn_dev(void *ctx, int layer, const float *q, const float *k, const float *v,
+                        int64_t R, float *o, lc_err *err)
+{
+	lenc *e = ctx;
+	lsg_spec sp = e->sp;
+
+	(void)R;
+	if (e->R)
+		sp.lsh_R = e->R + layer * e->Rlayer;
+	return lsg_attn_fw_dev(&sp, q, k, v, e->c->d_model, e->T, e->kmask, o, e->threads, err);
+}
+
 /* The padded length of an L-token input. */
 static int64_t padded(const lc_config *c, int64_t L)
 {
@@ -263,7 +276,8 @@ static int encode_rows(lenc *e, const int32_t *ids, int64_t L, int nlayers, int 
 	}
 	e->kmask = km;
 	e->T = T;
-	rc = bart_enc_layers(c, W, x, n, nlayers, e->threads, gemm_only, lsg_attn, e, err);
+	rc = bart_enc_layers(c, W, x, n, nlayers, e->threads, gemm_only, lsg_attn, lsg_attn_dev, e,
+	                     err);
 	free(km);
 	e->kmask = NULL;
 	if (rc < 0) {

@@ -47,6 +47,7 @@
 #include "ops/linear.h"
 #include "ops/lsgattn.h"
 #include "ops/norm.h"
+#include "ops/segattn.h"
 #include "weights/config.h"
 
 #define D1(a) ((const uint64_t[PARAM_RANK]){ (uint64_t)(a), 0, 0, 0 })
@@ -239,6 +240,27 @@ static int full_attn(void *ctx, int layer, float *q, const float *k, const float
 	                    e->c->d_model, R, NULL, o, e->threads, err);
 }
 
+/* The two on the GPU (arch/bart_gpu.c). */
+static int block_attn_dev(void *ctx, int layer, const float *q, const float *k, const float *v,
+                          int64_t R, float *o, lc_err *err)
+{
+	tdenc *e = ctx;
+
+	(void)layer;
+	return blkattn_fw_dev(&e->bs, q, k, v, e->c->d_model, R, e->pad, o, err);
+}
+
+static int full_attn_dev(void *ctx, int layer, const float *q, const float *k, const float *v,
+                         int64_t R, float *o, lc_err *err)
+{
+	tdenc *e = ctx;
+	int d = e->c->d_model;
+
+	(void)layer;
+	return sa_dense_dev(e->c->enc_heads, e->dk, 1.0f / sqrtf((float)e->dk), q, d, R, k, v, d, R,
+	                    NULL, o, d, err);
+}
+
 static void keep(float **dst, const float *src, int64_t n)
 {
 	if ((*dst = malloc((size_t)n * sizeof **dst)))
@@ -281,7 +303,8 @@ static int td_post(void *ctx, int layer, float *t, int64_t R, lc_err *err)
 /* Layers of W (nl from `first`) over x [R, d], one call, or one layer at a
  * time when the tests keep every output in out[]. */
 static int layers(tdenc *e, const bart_enc_layer *L0, int nl, float *x, int64_t R,
-                  bart_attn_fn attn, bart_post_fn post, float **out, lc_err *err)
+                  bart_attn_fn attn, bart_attn_dev_fn attn_dev, bart_post_fn post, float **out,
+                  lc_err *err)
 {
 	lc_config c = *e->c;
 	bart_weights W = e->W->b;
@@ -289,14 +312,15 @@ static int layers(tdenc *e, const bart_enc_layer *L0, int nl, float *x, int64_t 
 	c.num_layers = nl;
 	W.enc = (bart_enc_layer *)L0;
 	if (!out)
-		return bart_enc_layers_post(&c, &W, x, R, nl, e->threads, e->gemm_only, attn, post, e,
-		                            err);
+		return bart_enc_layers_post(&c, &W, x, R, nl, e->threads, e->gemm_only, attn,
+		                            attn_dev, post, e, err);
 	for (int i = 0; i < nl; i++) {
 		int rc;
 		W.enc = (bart_enc_layer *)L0 + i;
 		c.num_layers = 1;
 		e->layer0 = i;           /* post sees layer 0 each time */
-		rc = bart_enc_layers_post(&c, &W, x, R, 1, e->threads, e->gemm_only, attn, post, e, err);
+		rc = bart_enc_layers_post(&c, &W, x, R, 1, e->threads, e->gemm_only, attn, attn_dev,
+		                          post, e, err);
 		e->layer0 = 0;
 		if (rc < 0)
 			return -1;
@@ -368,7 +392,9 @@ static int encode(tdenc *e, const int32_t *ids, int64_t L, float **rows, lc_err 
 		st->td = calloc((size_t)st->ntd + 1, sizeof *st->td);
 		keep(&st->emb, x, T * d);
 	}
-	if (layers(e, W->b.enc, n1, x, T, block_attn, bu_post, st ? st->bu : NULL, err) < 0)
+	/* bu_post keeps what the tests look at (st) */
+	if (layers(e, W->b.enc, n1, x, T, block_attn, block_attn_dev, st ? bu_post : NULL,
+	           st ? st->bu : NULL, err) < 0)
 		goto out;
 	if (!e->gemm_only) {
 		if (c->td_adapool)
@@ -378,12 +404,12 @@ static int encode(tdenc *e, const int32_t *ids, int64_t L, float **rows, lc_err 
 	}
 	if (st)
 		keep(&st->seg_pool, seg, S * d);
-	if (layers(e, W->seg, c->td_segment_layers, seg, S, full_attn, NULL, st ? st->seg : NULL,
-	           err) < 0)
+	if (layers(e, W->seg, c->td_segment_layers, seg, S, full_attn, full_attn_dev, NULL,
+	           st ? st->seg : NULL, err) < 0)
 		goto out;
 	e->segs = seg;
-	if (layers(e, W->b.enc + n1, n_td(c), x, T, block_attn, td_post, st ? st->td : NULL,
-	           err) < 0)
+	if (layers(e, W->b.enc + n1, n_td(c), x, T, block_attn, block_attn_dev, td_post,
+	           st ? st->td : NULL, err) < 0)
 		goto out;
 	*rows = x;
 	x = NULL;

@@ -314,8 +314,10 @@ void cmp_info(FILE *f)
 	pthread_once(&cs.once, settings_init);
 	if (cs.dev == DEV_CUDA && cmp_cuda_open(gpu, sizeof gpu))   /* opened once: its name */
 		fprintf(f, "device\tcuda: %s: LOCOST's encoder whole, the other encoders' "
-		        "attention (forward, heads of up to 128, from 2^26 multiply-adds) and the "
-		        "decoders' cross-attention "
+		        "layers whole from 2^26 multiply-adds a layer (their self-attention there, "
+		        "heads of up to 128; LSG's sparse keys, BART-LS's pooled and the top-down "
+		        "segment attention on the CPU), a smaller one's attention from 2^26 "
+		        "multiply-adds, and the decoders' cross-attention "
 		        "over the states (cuBLAS, cuFFT, lc's kernels); every other "
 		        "matrix product with a weight of %d multiply-adds or more (under bf16 any), "
 		        "or any of %d or more (LC_CUDA_ALL=1: every one), on cuBLAS (the weights "

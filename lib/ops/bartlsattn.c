@@ -231,14 +231,18 @@ static float *pad_floats(const unsigned char *pad, int64_t n)
 	return f;
 }
 
-/* blkattn_fw on the GPU (ops/segattn.h): 0 done, 1 the CPU's to do.
+/* blkattn_fw on the GPU (ops/segattn.h), q, k, v and out the CPU's or
+ * (dev) already the GPU's (the caller holding the device's lock): 0 done,
+ * 1 the CPU's to do.
  * Every masked score is assigned, so a pad flag on the segment (and on
  * the rows) is the CPU's blk_masked; with global0, key 0 is a segment of
  * its own, never masked, and is left out of block 0's keys (which mask
  * it), and row 0 attends to every key with only the keys' pads masked. */
 static int blk_dev(const blkattn_spec *s, const float *q, const float *k, const float *v,
-                   int64_t ld, int64_t T, const unsigned char *pad, float *out, lc_err *err)
+                   int64_t ld, int64_t T, const unsigned char *pad, float *out, int dev,
+                   lc_err *err)
 {
+	void (*rows)(sa_plan *, const float *, int64_t) = dev ? sa_buf_dev : sa_buf;
 	sa_plan *p = sa_new(s->dk, s->scale);
 	int64_t w = (int64_t)s->heads * s->dk, n = (T - 1) * ld + w, bs = s->bs;
 	float *pf = pad ? pad_floats(pad, T) : NULL;
@@ -249,9 +253,9 @@ static int blk_dev(const blkattn_spec *s, const float *q, const float *k, const 
 		free(pf);
 		return lc_fail(err, "out of memory (an attention's plan)");
 	}
-	sa_buf(p, q, n);
-	sa_buf(p, k, n);
-	sa_buf(p, v, n);
+	rows(p, q, n);
+	rows(p, k, n);
+	rows(p, v, n);
 	if (pf)
 		sa_buf(p, pf, T);
 	for (int h = 0; h < s->heads; h++) {
@@ -270,7 +274,7 @@ static int blk_dev(const blkattn_spec *s, const float *q, const float *k, const 
 			sa_rows(p, q + off, ld, 1, off, ld, NULL);
 		}
 	}
-	rc = sa_run(p, out, T, w, ld, err);
+	rc = dev ? sa_run_dev(p, out, err) : sa_run(p, out, T, w, ld, err);
 	sa_free(p);
 	free(pf);
 	return rc;
@@ -286,7 +290,7 @@ int blkattn_fw(const blkattn_spec *s, const float *q, const float *k, const floa
 		return -1;
 	if (T == 0)
 		return 0;
-	if (sa_takes(s->dk) && (rc = blk_dev(s, q, k, v, ld, T, pad, out, err)) <= 0)
+	if (sa_takes(s->dk) && (rc = blk_dev(s, q, k, v, ld, T, pad, out, 0, err)) <= 0)
 		return rc;
 	if (nth < 1)
 		nth = 1;
@@ -297,6 +301,18 @@ int blkattn_fw(const blkattn_spec *s, const float *q, const float *k, const floa
 		par_for(nth, s->heads, blk_row0_fw_job, &r);
 	free(r.scratch);
 	return 0;
+}
+
+int blkattn_fw_dev(const blkattn_spec *s, const float *q, const float *k, const float *v,
+                   int64_t ld, int64_t T, const unsigned char *pad, float *out, lc_err *err)
+{
+	if (blk_check(s, T, err) < 0)
+		return -1;
+	if (T == 0)
+		return 0;
+	if (!sa_takes(s->dk))
+		return 1;
+	return blk_dev(s, q, k, v, ld, T, pad, out, 1, err);
 }
 
 int blkattn_bw(const blkattn_spec *s, const float *q, const float *k, const float *v, int64_t ld,

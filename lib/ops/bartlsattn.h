@@ -68,6 +68,12 @@ typedef struct blkattn_spec {
 /* out [T, ld] (the heads' columns) from q, k, v [T, ld]. */
 int blkattn_fw(const blkattn_spec *s, const float *q, const float *k, const float *v, int64_t ld,
                int64_t T, const unsigned char *pad, float *out, int nth, lc_err *err);
+/* The same with q, k, v and out in the GPU's memory (pad the CPU's), for
+ * an encoder whose layers run there (arch/bart_gpu.c; the caller holds
+ * the device's lock): one plan of ops/segattn.h. 0 done, 1 not taken
+ * (heads over 128 values, or no GPU memory for the plan), -1 err. */
+int blkattn_fw_dev(const blkattn_spec *s, const float *q, const float *k, const float *v,
+                   int64_t ld, int64_t T, const unsigned char *pad, float *out, lc_err *err);
 
 /* Given dout [T, ld]: dq, dk, dv [T, ld] += (row stride ld). */
 int blkattn_bw(const blkattn_spec *s, const float *q, const float *k, const float *v, int64_t ld,

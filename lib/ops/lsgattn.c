@@ -14,6 +14,7 @@
 
 #include "base/parallel.h"
 #include "compute/compute.h"
+#include "compute/dev.h"
 #include "ops/segattn.h"
 #include "ops/softmax.h"
 
@@ -465,20 +466,23 @@ static void block_job(void *ctx, int64_t j, int tid)
 }
 
 /* block_job's attentions as one plan on the GPU (ops/segattn.h), the
- * sparse slots computed before on the CPU: 0 done, 1 the CPU's to do. */
-static int lsg_dev(const lsg_run *r, lc_err *err)
+ * sparse slots computed before on the CPU. The rows are the CPU's (dev
+ * 0) or already the GPU's (dev 1: out too; the caller holds the device's
+ * lock), the mask and the slots the CPU's. 0 done, 1 the CPU's to do. */
+static int lsg_dev(const lsg_run *r, int dev, lc_err *err)
 {
 	const lsg_spec *s = r->s;
 	sa_plan *p = sa_new(s->dk, s->scale);
 	int64_t R = s->ng + r->T, w = (int64_t)s->heads * s->dk;
+	void (*rows)(sa_plan *, const float *, int64_t) = dev ? sa_buf_dev : sa_buf;
 	int rc;
 
 	if (!p)
 		return lc_fail(err, "out of memory (an attention's plan)");
 	/* the rows as lsg_attn_fw was given them: globals first */
-	sa_buf(p, r->q - s->ng * r->ld, sa_span(R, r->ld, w));
-	sa_buf(p, r->gk, sa_span(R, r->ld, w));
-	sa_buf(p, r->gv, sa_span(R, r->ld, w));
+	rows(p, r->q - s->ng * r->ld, sa_span(R, r->ld, w));
+	rows(p, r->gk, sa_span(R, r->ld, w));
+	rows(p, r->gv, sa_span(R, r->ld, w));
 	sa_buf(p, r->kmask - s->ng, R);
 	if (r->S > 0) {
 		sa_buf(p, r->sk, s->heads * r->S * s->dk);
@@ -495,7 +499,7 @@ static int lsg_dev(const lsg_run *r, lc_err *err)
 			sa_seg(p, g[i].k, g[i].v, g[i].ld, g[i].n, g[i].mask, NULL);
 		sa_rows(p, q, r->ld, m, o - r->out, r->ld, NULL);
 	}
-	rc = sa_run(p, r->out, R, w, r->ld, err);
+	rc = dev ? sa_run_dev(p, r->out, err) : sa_run(p, r->out, R, w, r->ld, err);
 	sa_free(p);
 	return rc;
 }
@@ -547,78 +551,151 @@ int attn_full_fw(int heads, int dk, float scale, const float *q, const float *k,
 	return 0;
 }
 
-int lsg_attn_fw(const lsg_spec *s, const float *q, const float *k, const float *v, int64_t ld,
-                int64_t T, const float *kmask, float *out, int nth, lc_err *err)
+/* Why s cannot attend over T tokens (err), or 0; *dense: T is short
+ * enough for every query to see every key. */
+static int lsg_check(const lsg_spec *s, int64_t T, int *dense, lc_err *err)
 {
 	enum lsg_sparsity type = effective(s->sbs, s->sf, s->type);
 	const char *why = lsg_spec_invalid(s->bs, s->sbs, s->sf, s->type);
-	lsg_run r;
-	int rc = -1;
 
-	if (nth < 1)
-		nth = 1;
+	*dense = 0;
 	if (why)
 		return lc_fail(err, "LSG attention: %s (block_size %d, sparse_block_size %d, "
 		               "sparsity_factor %d)", why, s->bs, s->sbs, s->sf);
-	if (T <= 2 * (int64_t)s->bs)
-		return attn_full_fw(s->heads, s->dk, s->scale, q, k, v, ld, s->ng + T, kmask, out, nth,
-		                    err);
+	if (T <= 2 * (int64_t)s->bs) {
+		*dense = 1;
+		return 0;
+	}
 	if (T % s->bs)
 		return lc_fail(err, "LSG attention: %lld tokens are not a multiple of block_size %d "
 		               "(adaptive padding is off)", (long long)T, s->bs);
 	if ((type == LSG_NORM || type == LSG_LSH) && T % chunk_of(s))
 		return lc_fail(err, "LSG attention: %lld tokens are not a multiple of the sparse "
 		               "chunk %d", (long long)T, chunk_of(s));
-	memset(&r, 0, sizeof r);
-	r.s = s;
-	r.type = type;
-	r.q = q + (int64_t)s->ng * ld;
-	r.k = k + (int64_t)s->ng * ld;
-	r.v = v + (int64_t)s->ng * ld;
-	r.kmask = kmask + s->ng;
-	r.gk = k;
-	r.gv = v;
-	r.ld = ld;
-	r.T = T;
-	r.S = type == LSG_NONE ? 0 : T / s->sf;
-	r.out = out;
-	sparse_offsets(s->bs, s->sbs, s->sf, &r.before, &r.after);
+	if (type == LSG_LSH && s->sf > 1 && !s->lsh_R)      /* (factor 1: the keys as they are) */
+		return lc_fail(err, "LSG attention: lsh without its random projections");
+	return 0;
+}
+
+/* r for the rows q, k, v (ng + T of them), with its scratch for nth
+ * threads and its sparse slots; 0, or -1 out of memory (run_free
+ * either way). */
+static int run_init(lsg_run *r, const lsg_spec *s, const float *q, const float *k,
+                    const float *v, int64_t ld, int64_t T, const float *kmask, float *out,
+                    int nth, lc_err *err)
+{
+	enum lsg_sparsity type = effective(s->sbs, s->sf, s->type);
+
+	memset(r, 0, sizeof *r);
+	r->s = s;
+	r->type = type;
+	r->q = q + (int64_t)s->ng * ld;
+	r->k = k + (int64_t)s->ng * ld;
+	r->v = v + (int64_t)s->ng * ld;
+	r->kmask = kmask + s->ng;
+	r->gk = k;
+	r->gv = v;
+	r->ld = ld;
+	r->T = T;
+	r->S = type == LSG_NONE ? 0 : T / s->sf;
+	r->out = out;
+	sparse_offsets(s->bs, s->sbs, s->sf, &r->before, &r->after);
 	{
 		int64_t nk = (int64_t)s->ng + 2 * s->sbs + 3 * s->bs, c = chunk_of(s);
 		int64_t need = (int64_t)s->bs * nk, gl = (int64_t)s->ng * (s->ng + T);
 		int64_t lsh = type == LSG_LSH ? 2 * (2 * c * s->dk + c) + c * s->dk + c * (c / 2) : 0;
-		r.scratch_n = need > gl ? need : gl;
-		if (r.scratch_n < lsh)
-			r.scratch_n = lsh;
-		if (r.scratch_n < 2 * c)       /* sparse_norm */
-			r.scratch_n = 2 * c;
-		if (r.scratch_n < s->sf)       /* sparse_bos_pooling */
-			r.scratch_n = s->sf;
+		r->scratch_n = need > gl ? need : gl;
+		if (r->scratch_n < lsh)
+			r->scratch_n = lsh;
+		if (r->scratch_n < 2 * c)       /* sparse_norm */
+			r->scratch_n = 2 * c;
+		if (r->scratch_n < s->sf)       /* sparse_bos_pooling */
+			r->scratch_n = s->sf;
 	}
-	r.scratch = malloc((size_t)(nth * r.scratch_n) * sizeof(float));
-	if (r.S > 0) {
-		r.sk = malloc((size_t)(s->heads * r.S * s->dk) * sizeof(float));
-		r.sv = malloc((size_t)(s->heads * r.S * s->dk) * sizeof(float));
-		r.sm = malloc((size_t)(s->heads * r.S) * sizeof(float));
+	r->scratch = malloc((size_t)(nth * r->scratch_n) * sizeof(float));
+	if (r->S > 0) {
+		r->sk = malloc((size_t)(s->heads * r->S * s->dk) * sizeof(float));
+		r->sv = malloc((size_t)(s->heads * r->S * s->dk) * sizeof(float));
+		r->sm = malloc((size_t)(s->heads * r->S) * sizeof(float));
 	}
-	if (!r.scratch || (r.S > 0 && (!r.sk || !r.sv || !r.sm))) {
-		lc_fail(err, "out of memory (LSG attention, %lld tokens)", (long long)T);
+	if (!r->scratch || (r->S > 0 && (!r->sk || !r->sv || !r->sm)))
+		return lc_fail(err, "out of memory (LSG attention, %lld tokens)", (long long)T);
+	return 0;
+}
+
+static void run_free(lsg_run *r)
+{
+	free(r->scratch);
+	free(r->sk);
+	free(r->sv);
+	free(r->sm);
+}
+
+int lsg_attn_fw(const lsg_spec *s, const float *q, const float *k, const float *v, int64_t ld,
+                int64_t T, const float *kmask, float *out, int nth, lc_err *err)
+{
+	lsg_run r;
+	int rc = -1, dense;
+
+	if (nth < 1)
+		nth = 1;
+	if (lsg_check(s, T, &dense, err) < 0)
+		return -1;
+	if (dense)
+		return attn_full_fw(s->heads, s->dk, s->scale, q, k, v, ld, s->ng + T, kmask, out, nth,
+		                    err);
+	if (run_init(&r, s, q, k, v, ld, T, kmask, out, nth, err) < 0)
 		goto out;
-	}
-	if (type == LSG_LSH && s->sf > 1 && !s->lsh_R) {   /* (factor 1: the keys as they are) */
-		lc_fail(err, "LSG attention: lsh without its random projections");
-		goto out;
-	}
 	if (r.S > 0)
 		par_for(nth, s->heads, sparse_head, &r);
-	if (!sa_takes(s->dk) || (rc = lsg_dev(&r, err)) > 0) {
+	if (!sa_takes(s->dk) || (rc = lsg_dev(&r, 0, err)) > 0) {
 		par_for(nth, (int64_t)s->heads * (T / s->bs + 1), block_job, &r);
 		rc = 0;
 	}
 out:
-	free(r.scratch);
-	free(r.sk);
-	free(r.sv);
-	free(r.sm);
+	run_free(&r);
+	return rc;
+}
+
+int lsg_attn_fw_dev(const lsg_spec *s, const float *q, const float *k, const float *v,
+                    int64_t ld, int64_t T, const float *kmask, float *out, int nth, lc_err *err)
+{
+	lsg_run r, h;
+	float *hq = NULL, *hk = NULL, *hv = NULL;
+	int rc = -1, dense;
+
+	if (nth < 1)
+		nth = 1;
+	if (lsg_check(s, T, &dense, err) < 0)
+		return -1;
+	if (!sa_takes(s->dk))
+		return 1;
+	if (dense)
+		return sa_dense_dev(s->heads, s->dk, s->scale, q, ld, s->ng + T, k, v, ld, s->ng + T,
+		                    kmask, out, ld, err);
+	if (run_init(&r, s, q, k, v, ld, T, kmask, out, nth, err) < 0)
+		goto out;
+	if (r.S > 0) {
+		/* the slots from copies of the token rows' keys and values (and
+		 * the first token's query, for bos_pooling) */
+		int64_t n = T * ld;
+		if (!(hk = malloc((size_t)n * sizeof *hk)) || !(hv = malloc((size_t)n * sizeof *hv)) ||
+		    !(hq = malloc((size_t)ld * sizeof *hq))) {
+			lc_fail(err, "out of memory (LSG attention, %lld tokens)", (long long)T);
+			goto out;
+		}
+		cmp_dev_get(hk, r.k, n);
+		cmp_dev_get(hv, r.v, n);
+		cmp_dev_get(hq, r.q, ld);
+		if (cmp_dev_check(err) < 0)
+			goto out;
+		h = r;
+		h.q = hq, h.k = hk, h.v = hv;
+		par_for(nth, s->heads, sparse_head, &h);
+	}
+	rc = lsg_dev(&r, 1, err);
+out:
+	run_free(&r);
+	free(hq), free(hk), free(hv);
 	return rc;
 }

@@ -75,4 +75,13 @@ int attn_full_fw(int heads, int dk, float scale, const float *q, const float *k,
 int lsg_attn_fw(const lsg_spec *s, const float *q, const float *k, const float *v, int64_t ld,
                 int64_t T, const float *kmask, float *out, int nth, lc_err *err);
 
+/* The same with q, k, v and out in the GPU's memory (kmask the CPU's),
+ * for an encoder whose layers run there (arch/bart_gpu.c; the caller
+ * holds the device's lock): one plan of ops/segattn.h, the sparse slots
+ * picked or pooled on the CPU from copies of the token rows' keys and
+ * values. 0 done, 1 not taken (heads over 128 values, or no GPU memory
+ * for the plan: the caller attends on the CPU), -1 err. */
+int lsg_attn_fw_dev(const lsg_spec *s, const float *q, const float *k, const float *v,
+                    int64_t ld, int64_t T, const float *kmask, float *out, int nth, lc_err *err);
+
 #endif
