@@ -4,7 +4,10 @@
  * states kept on the GPU (ops/xattn.h's xattn_fw_any), then LOCOST's whole
  * encoder on the GPU (arch/locost_gpu.c) against the CPU's for model
  * shapes the oracle's tiny model does not have (one direction, no
- * gating, an ungated relu feed-forward) and for a long input. The oracle
+ * gating, an ungated relu feed-forward) and for a long input, and the
+ * BART family's encoders with their layers whole on the GPU
+ * (arch/bart_gpu.c: BART, LSG of every sparsity, BART-LS, top-down) against
+ * the CPU's on random models. The oracle
  * goldens themselves run on the GPU through test_locost under make
  * check-cuda. Without a GPU (or a build without CUDA), only that the
  * device says it is absent.
@@ -15,6 +18,7 @@
 #include "t_dec.h"
 #include "t_oracle.h"
 
+#include "arch/bart.h"
 #include "arch/encoder.h"
 #include "arch/locost.h"
 #include "arch/model.h"
@@ -794,6 +798,97 @@ static void test_encoder(void)
 	encoder_case(t_data("locost"), 20000, 1e-5, 1);
 }
 
+/* A random model of config cfg (JSON) in a scratch directory, its
+ * encoder states for L random ids on the GPU against the CPU's within
+ * tol, and on the GPU with its layers whole there (arch/bart_gpu.c:
+ * bart_gpu_runs counts the encodes). */
+static void bart_family_case(const char *what, const char *cfg, int64_t L, double tol)
+{
+	char dir[] = "/tmp/lc-test-dev.XXXXXX", path[4096];
+	lc_err err;
+	lc_model *m;
+	int32_t *ids;
+	float *a, *b;
+	long long g0;
+	int64_t n;
+
+	if (!mkdtemp(dir))
+		return;
+	snprintf(path, sizeof path, "%s/config.json", dir);
+	if (!T_OK(t_write_file(path, cfg, strlen(cfg)) == 0, "%s: config", what) ||
+	    !T_OK(model_write_random(dir, 11, &err) == 0, "%s: %s", what, err.msg) ||
+	    !T_OK((m = model_open(dir, 0, &err)) != NULL, "%s: %s", what, err.msg)) {
+		t_rm_dir(dir);
+		return;
+	}
+	ids = malloc((size_t)L * sizeof *ids);
+	for (int64_t t = 0; t < L; t++)
+		ids[t] = (int32_t)(4 + lc_rng_next(&rng) % (uint64_t)(model_config(m)->vocab_size - 4));
+	ids[0] = 0;
+	ids[L - 1] = 2;
+	n = L * model_config(m)->d_model;
+	a = encode_with(m, "cpu", "f32", ids, L);
+	g0 = bart_gpu_runs();
+	b = encode_with(m, "cuda", "f32", ids, L);
+	T_OK(bart_gpu_runs() > g0, "%s: the layers ran on the GPU", what);
+	T_OK(rel(b, a, n) < tol, "%s, %lld tokens: GPU against CPU %g", what, (long long)L,
+	     rel(b, a, n));
+	printf("# %s, %lld tokens: GPU against CPU %.3g\n", what, (long long)L, rel(b, a, n));
+	free(a), free(b), free(ids);
+	model_free(m);
+	t_rm_dir(dir);
+}
+
+#define BART_CFG(arch, type, extra) \
+	"{\"activation_function\": \"gelu\", \"architectures\": [\"" arch "\"], " \
+	"\"bos_token_id\": 0, \"d_model\": 128, \"decoder_attention_heads\": 4, " \
+	"\"decoder_ffn_dim\": 256, \"decoder_layers\": 1, \"decoder_start_token_id\": 2, " \
+	"\"encoder_attention_heads\": 4, \"encoder_ffn_dim\": 512, \"encoder_layers\": 2, " \
+	"\"eos_token_id\": 2, \"max_position_embeddings\": 4096, \"model_type\": \"" type "\", " \
+	"\"pad_token_id\": 1, \"scale_embedding\": false, \"vocab_size\": 300" extra "}"
+
+/* LSG's config as a format: block_size, sparse_block_size (%d),
+ * sparsity_factor (%s), sparsity_type (%s) */
+#define LSG_CFG \
+	BART_CFG("LSGBartForConditionalGeneration", "bart", \
+	         ", \"block_size\": %d, \"sparse_block_size\": %d, \"sparsity_factor\": %s" \
+	         ", \"sparsity_type\": \"%s\", \"num_global_tokens\": 2, " \
+	         "\"adaptive\": true, \"mask_first_token\": true, " \
+	         "\"pass_global_tokens_to_decoder\": false, \"pool_with_global\": true, " \
+	         "\"lsh_num_pre_rounds\": 1")
+
+/* The BART family's encoders with their layers on the GPU: BART and LSG
+ * with the attention there too, BART-LS and top-down with theirs on the
+ * CPU over copies; each layer's products past the GPU's threshold. */
+static void test_bart_layers(void)
+{
+	static const struct {
+		const char *type, *sf;
+	} lsg[] = { { "norm", "2" }, { "pooling", "4" }, { "stride", "2" },
+	            { "block_stride", "2" }, { "bos_pooling", "2" }, { "lsh", "2" },
+	            { "none", "2" } };
+	char cfg[2048], what[64];
+
+	bart_family_case("BART", BART_CFG("BartForConditionalGeneration", "bart", ""), 1000, 1e-5);
+	for (size_t i = 0; i < sizeof lsg / sizeof *lsg; i++) {
+		snprintf(cfg, sizeof cfg, LSG_CFG, 32, 32, lsg[i].sf, lsg[i].type);
+		snprintf(what, sizeof what, "LSG %s, factor %s", lsg[i].type, lsg[i].sf);
+		bart_family_case(what, cfg, 1000, 1e-5);
+	}
+	/* blocks of 512: 1000 tokens (padded to 1024) attend densely */
+	snprintf(cfg, sizeof cfg, LSG_CFG, 512, 256, "2", "norm");
+	bart_family_case("LSG short (dense)", cfg, 1000, 1e-5);
+	bart_family_case("BART-LS", BART_CFG("BartLSForConditionalGeneration", "bart_ls",
+	                 ", \"max_decoder_position_embeddings\": 256, \"block_size\": 256, "
+	                 "\"pooling_layers\": 1, \"pool_kernel\": 18, \"pool_stride\": 12, "
+	                 "\"pool_padding\": 9"), 1500, 1e-5);
+	bart_family_case("top-down", BART_CFG("BartTopDownForConditionalGeneration", "bart_topdown",
+	                 ", \"max_decoder_position_embeddings\": 256, \"window_size\": 256, "
+	                 "\"bottom_up_layers\": 1, \"top_down_layers\": 1, \"segment_layers\": 1, "
+	                 "\"pool_kernel\": 32, \"pool_stride\": 24, \"pool_type\": \"avg\""),
+	                 1500, 1e-5);
+}
+
 int main(void)
 {
 	lc_err err;
@@ -809,6 +904,7 @@ int main(void)
 		T_RUN(test_xattn);
 		T_RUN(test_attention);
 		T_RUN(test_encoder);
+		T_RUN(test_bart_layers);
 		T_OK(said == 0, "the GPU failed %d times (above): the CPU computed instead", said);
 	} else {
 		printf("# no GPU: the device's operations not run; bf16's checks on the CPU's "
