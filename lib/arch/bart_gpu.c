@@ -201,6 +201,10 @@ declined: {
 	rc = 1;
 }
 out:
+	if (rc < 0) {
+		lc_err e2;
+		cmp_dev_check(&e2);     /* drains what this run queued; its error is err's */
+	}
 	gbuf_free(&b);
 	return rc;
 }

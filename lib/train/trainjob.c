@@ -772,6 +772,15 @@ int train_job_run(train_job *j, lc_err *err)
 		rc = 0;
 		goto out;
 	}
+	if (stopped(j)) {
+		/* the signal came while it started or read its input (before the
+		 * read, so no read was interrupted; a GPU's start takes a while):
+		 * nothing trained, nothing to save. (One landing between here and
+		 * the loop's first look, while loss.tsv opens, still saves the
+		 * step it started at.) */
+		lc_fail(err, "interrupted before training began");
+		goto out;
+	}
 	if (!j->quiet)
 		say(j, TRAIN_NOTE, "%llu parameters, %zu training pairs%s%zu evaluation pairs, "
 		    "%s lr %g (warm-up %" PRId64 "), %d threads, %s at step %" PRId64,
@@ -779,13 +788,6 @@ int train_job_run(train_job *j, lc_err *err)
 		    r.td.skipped ? " (some skipped), " : ", ", r.ed.n, lr_sched_name(r.to.sched),
 		    r.to.lr, r.to.warmup, r.to.threads, start_step ? "resuming" : "starting",
 		    start_step);
-	if (stopped(j)) {
-		/* the signal came while it started or read its input (before the
-		 * read, so no read was interrupted; a GPU's start takes a while):
-		 * nothing trained, nothing to save */
-		lc_fail(err, "interrupted before training began");
-		goto out;
-	}
 	if (!(logf = train_log_open(j->outdir, start_step, err)))
 		goto out;
 	j->began = 1;

@@ -857,9 +857,11 @@ static void bart_family_case(const char *what, const char *cfg, int64_t L, doubl
 	         "\"pass_global_tokens_to_decoder\": false, \"pool_with_global\": true, " \
 	         "\"lsh_num_pre_rounds\": 1")
 
-/* The BART family's encoders with their layers on the GPU: BART and LSG
- * with the attention there too, BART-LS and top-down with theirs on the
- * CPU over copies; each layer's products past the GPU's threshold. */
+/* The BART family's encoders with their layers on the GPU, each layer's
+ * products past the GPU's threshold: the self-attention there too (BART,
+ * LSG, BART-LS's and top-down's blocks), LSG's sparse slots, BART-LS's
+ * pooled and top-down's segment attention on the CPU over copies, and a
+ * head of 256 values (over the kernel's 128) attended on the CPU. */
 static void test_bart_layers(void)
 {
 	static const struct {
@@ -870,6 +872,16 @@ static void test_bart_layers(void)
 	char cfg[2048], what[64];
 
 	bart_family_case("BART", BART_CFG("BartForConditionalGeneration", "bart", ""), 1000, 1e-5);
+	bart_family_case("BART, one head of 256",
+	                 "{\"activation_function\": \"gelu\", \"architectures\": "
+	                 "[\"BartForConditionalGeneration\"], \"bos_token_id\": 0, \"d_model\": 256, "
+	                 "\"decoder_attention_heads\": 1, \"decoder_ffn_dim\": 256, "
+	                 "\"decoder_layers\": 1, \"decoder_start_token_id\": 2, "
+	                 "\"encoder_attention_heads\": 1, \"encoder_ffn_dim\": 512, "
+	                 "\"encoder_layers\": 2, \"eos_token_id\": 2, "
+	                 "\"max_position_embeddings\": 1024, \"model_type\": \"bart\", "
+	                 "\"pad_token_id\": 1, \"scale_embedding\": false, \"vocab_size\": 300}",
+	                 1000, 1e-5);
 	for (size_t i = 0; i < sizeof lsg / sizeof *lsg; i++) {
 		snprintf(cfg, sizeof cfg, LSG_CFG, 32, 32, lsg[i].sf, lsg[i].type);
 		snprintf(what, sizeof what, "LSG %s, factor %s", lsg[i].type, lsg[i].sf);
