@@ -33,7 +33,7 @@ static void usage(void)
 	       "      --batch N      at most N short documents at a time (default 64;\n"
 	       "                     1: one at a time on all threads)\n"
 	       "      --dtype T      f32 (default) or bf16 output\n"
-	       "  -d, --device D     cpu, or cuda: the matrix products on the GPU (a build\n"
+	       "  -d, --device D     cpu, or cuda: the encoder's layers on the GPU (a build\n"
 	       "                     with CUDA=1; the default there when one answers)\n"
 	       "      --compute P    f32 (default) or bf16: the matrix products with bf16\n"
 	       "                     operands and fp32 accumulation (AVX512-BF16 or AMX;\n"
