@@ -145,13 +145,15 @@ static int run(const lc_config *c, const bart_weights *W, float *x, int64_t R, i
 {
 	int64_t d = c->d_model, ff = c->enc_ff, RB = R < FF_ROWS ? R : FF_ROWS;
 	gbuf b = { 0 };
-	struct dlayer w;
+	struct dlayer *w = malloc((size_t)nl * sizeof *w);
 	int rc = -1;
 
+	if (!w)
+		return lc_fail(err, "out of memory");
 	/* every layer's weights up first: a model too large for the GPU
 	 * stops here, before any work */
 	for (int li = 0; li < nl; li++)
-		if (layer_up(&W->enc[li], d, ff, &w))
+		if (layer_up(&W->enc[li], d, ff, &w[li]))
 			goto declined;
 	if (!(b.X = cmp_dev_alloc(R * d)) || !(b.Q = cmp_dev_alloc(R * d)) ||
 	    !(b.K = cmp_dev_alloc(R * d)) || !(b.V = cmp_dev_alloc(R * d)) ||
@@ -160,28 +162,27 @@ static int run(const lc_config *c, const bart_weights *W, float *x, int64_t R, i
 		goto declined;
 	cmp_dev_put(b.X, x, R * d);
 	for (int li = 0; li < nl; li++) {
+		const struct dlayer *l = &w[li];
 		int a = 1;
 
-		if (layer_up(&W->enc[li], d, ff, &w))
-			goto declined;
-		linear(b.Q, b.X, w.wq, w.bq, R, d, d);
-		linear(b.K, b.X, w.wk, w.bk, R, d, d);
-		linear(b.V, b.X, w.wv, w.bv, R, d, d);
+		linear(b.Q, b.X, l->wq, l->bq, R, d, d);
+		linear(b.K, b.X, l->wk, l->bk, R, d, d);
+		linear(b.V, b.X, l->wv, l->bv, R, d, d);
 		if (attn_dev && (a = attn_dev(ctx, li, b.Q, b.K, b.V, R, b.O, err)) < 0)
 			goto out;
 		if (a == 1 && attn_host(&b, R, d, li, attn, ctx, err) < 0)
 			goto out;
-		linear(b.T, b.O, w.wo, w.bo, R, d, d);
+		linear(b.T, b.O, l->wo, l->bo, R, d, d);
 		if (post && post_host(&b, R, d, li, post, ctx, err) < 0)
 			goto out;
-		cmp_dev_add_layernorm(b.X, b.T, R, (int)d, w.ln1w, w.ln1b, c->eps);
+		cmp_dev_add_layernorm(b.X, b.T, R, (int)d, l->ln1w, l->ln1b, c->eps);
 		for (int64_t r0 = 0; r0 < R; r0 += RB) {
 			int64_t m = R - r0 < RB ? R - r0 : RB;
-			linear(b.H, b.X + r0 * d, w.w1, w.b1, m, ff, d);
+			linear(b.H, b.X + r0 * d, l->w1, l->b1, m, ff, d);
 			cmp_dev_act((int)c->act, b.H, NULL, m * ff, b.H);
-			linear(b.T + r0 * d, b.H, w.w2, w.b2, m, d, ff);
+			linear(b.T + r0 * d, b.H, l->w2, l->b2, m, d, ff);
 		}
-		cmp_dev_add_layernorm(b.X, b.T, R, (int)d, w.ln2w, w.ln2b, c->eps);
+		cmp_dev_add_layernorm(b.X, b.T, R, (int)d, l->ln2w, l->ln2b, c->eps);
 		if (cmp_dev_check(err) < 0)
 			goto out;
 	}
@@ -193,19 +194,18 @@ static int run(const lc_config *c, const bart_weights *W, float *x, int64_t R, i
 	goto out;
 declined: {
 	char why[128];
-	lc_err e2;
-	cmp_dev_check(&e2);     /* clears what an unfinished layer may have queued */
 	snprintf(why, sizeof why, "no GPU memory for its weights or %lld rows; its layers run on "
 	         "the CPU", (long long)R);
 	cmp_dev_say("an encoder", why);
 	rc = 1;
 }
 out:
-	if (rc < 0) {
+	if (rc) {
 		lc_err e2;
-		cmp_dev_check(&e2);     /* drains what this run queued; its error is err's */
+		cmp_dev_check(&e2);     /* drains what this run queued (an error is err's) */
 	}
 	gbuf_free(&b);
+	free(w);
 	return rc;
 }
 

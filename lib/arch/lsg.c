@@ -196,15 +196,23 @@ static int64_t enc_max_len(const void *p)
 	return m > 2 * bs && m % bs ? m - m % bs : m;
 }
 
+/* Layer layer's spec: the model's, with that layer's lsh draws. */
+static lsg_spec layer_spec(const lenc *e, int layer)
+{
+	lsg_spec sp = e->sp;
+
+	if (e->R)
+		sp.lsh_R = e->R + layer * e->Rlayer;
+	return sp;
+}
+
 static int lsg_attn(void *ctx, int layer, float *q, const float *k, const float *v, int64_t R,
                     float *o, lc_err *err)
 {
 	lenc *e = ctx;
-	lsg_spec sp = e->sp;
+	lsg_spec sp = layer_spec(e, layer);
 
 	(void)R;
-	if (e->R)
-		sp.lsh_R = e->R + layer * e->Rlayer;
 	return lsg_attn_fw(&sp, q, k, v, e->c->d_model, e->T, e->kmask, o, e->threads, err);
 }
 
@@ -213,11 +221,9 @@ static int lsg_attn_dev(void *ctx, int layer, const float *q, const float *k, co
                         int64_t R, float *o, lc_err *err)
 {
 	lenc *e = ctx;
-	lsg_spec sp = e->sp;
+	lsg_spec sp = layer_spec(e, layer);
 
 	(void)R;
-	if (e->R)
-		sp.lsh_R = e->R + layer * e->Rlayer;
 	return lsg_attn_fw_dev(&sp, q, k, v, e->c->d_model, e->T, e->kmask, o, e->threads, err);
 }
 

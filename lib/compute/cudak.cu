@@ -27,6 +27,22 @@ static unsigned grid(int64_t n)
 	for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
 	     i += (int64_t)gridDim.x * blockDim.x)
 
+/* The sum of v over the block's threads (a power of two of them), for
+ * every thread; part [blockDim.x] is free again when it returns. */
+__device__ static double block_sum(double v, double *part)
+{
+	part[threadIdx.x] = v;
+	__syncthreads();
+	for (int h = blockDim.x / 2; h > 0; h /= 2) {
+		if ((int)threadIdx.x < h)
+			part[threadIdx.x] += part[threadIdx.x + h];
+		__syncthreads();
+	}
+	v = part[0];
+	__syncthreads();
+	return v;
+}
+
 /* ---------------------------------------------------------- RMSNorm */
 
 /* One block per row (grid-stride over rows); the sum of squares in double,
@@ -44,15 +60,7 @@ __global__ static void k_rmsnorm(const float *x, int64_t R, int d, const float *
 
 		for (int i = threadIdx.x; i < d; i += blockDim.x)
 			s += (double)xr[i] * xr[i];
-		part[threadIdx.x] = s;
-		__syncthreads();
-		for (int h = blockDim.x / 2; h > 0; h /= 2) {
-			if ((int)threadIdx.x < h)
-				part[threadIdx.x] += part[threadIdx.x + h];
-			__syncthreads();
-		}
-		k = (float)(1.0 / sqrt(part[0] / d + (double)eps));
-		__syncthreads();        /* part[0] read by all before the next row */
+		k = (float)(1.0 / sqrt(block_sum(s, part) / d + (double)eps));
 		for (int i = threadIdx.x; i < d; i += blockDim.x)
 			yr[i] = w[i] * (xr[i] * k);
 	}
@@ -66,22 +74,6 @@ extern "C" int cudak_rmsnorm(const float *x, int64_t R, int d, const float *w, f
 }
 
 /* -------------------------------------------------------- LayerNorm */
-
-/* The sum of v over the block's threads, for every thread; part
- * [blockDim.x] is free again when it returns. */
-__device__ static double block_sum(double v, double *part)
-{
-	part[threadIdx.x] = v;
-	__syncthreads();
-	for (int h = blockDim.x / 2; h > 0; h /= 2) {
-		if ((int)threadIdx.x < h)
-			part[threadIdx.x] += part[threadIdx.x + h];
-		__syncthreads();
-	}
-	v = part[0];
-	__syncthreads();
-	return v;
-}
 
 /* x = LN(x + t) (t NULL: LN(x)) in place, one block per row (grid-stride
  * over rows): mean and variance in double, the rest as ops/norm.c's
@@ -218,14 +210,7 @@ __global__ static void k_softmax(float *S, int64_t R, int64_t n, float *lse)
 		m = mx;
 		for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
 			z += (double)expf(s[i] - m);
-		part[threadIdx.x] = z;
-		__syncthreads();
-		for (int h = blockDim.x / 2; h > 0; h /= 2) {
-			if ((int)threadIdx.x < h)
-				part[threadIdx.x] += part[threadIdx.x + h];
-			__syncthreads();
-		}
-		z = part[0];
+		z = block_sum(z, part);
 		inv = (float)(1.0 / z);
 		if (lse && threadIdx.x == 0)
 			lse[r] = m + (float)log(z);

@@ -154,7 +154,9 @@ typedef struct train_file {
 	const char *from, *name;
 } train_file;
 #define TRAIN_CKPT_COPIES "spiece.model", BPE_HF_FILES, "generation_config.json", BPE_FAIRSEQ_FILES
-#define TRAIN_CKPT_MAXCOPY 11
+/* how many TRAIN_CKPT_COPIES names */
+#define TRAIN_CKPT_MAXCOPY \
+	((int)(sizeof (const char *[]){ TRAIN_CKPT_COPIES } / sizeof(const char *)))
 int trainer_save_files(trainer *t, const char *dir, const char *config_path,
                        const train_file *copy, int ncopy, int optimizer, lc_err *err);
 

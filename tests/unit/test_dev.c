@@ -734,24 +734,33 @@ static float *encode_with(lc_model *m, const char *dev, const char *prec, const 
 	return out;
 }
 
-static void encoder_case(const char *dir, int64_t L, double tol, int bf16)
+/* The encoder states of L ids on the GPU against the CPU's within tol;
+ * with bf16, --compute bf16's too. The ids: random, or (bart) BART's
+ * bos, ids past its four special tokens, eos, and then the layers must
+ * have run whole on the GPU (arch/bart_gpu.c: bart_gpu_runs counts the
+ * encodes). */
+static void devices_case(lc_model *m, const char *what, int64_t L, double tol, int bf16,
+                         int bart)
 {
-	lc_err err;
-	lc_model *m = model_open(dir, 0, &err);
-	int32_t *ids;
+	int d = model_config(m)->d_model;
+	uint64_t V = (uint64_t)model_config(m)->vocab_size;
+	int32_t *ids = malloc((size_t)L * sizeof *ids);
 	float *a, *b;
-	int d;
+	long long g0;
 
-	if (!T_OK(m != NULL, "%s: %s", dir, err.msg))
-		return;
-	d = model_config(m)->d_model;
-	ids = malloc((size_t)L * sizeof *ids);
 	for (int64_t t = 0; t < L; t++)
-		ids[t] = (int32_t)(lc_rng_next(&rng) % (uint64_t)model_config(m)->vocab_size);
+		ids[t] = bart ? (int32_t)(4 + lc_rng_next(&rng) % (V - 4))
+		              : (int32_t)(lc_rng_next(&rng) % V);
+	if (bart)
+		ids[0] = 0, ids[L - 1] = 2;
 	a = encode_with(m, "cpu", "f32", ids, L);
+	g0 = bart_gpu_runs();
 	b = encode_with(m, "cuda", "f32", ids, L);
-	T_OK(rel(b, a, L * d) < tol, "%s, %lld tokens: GPU against CPU %g", dir, (long long)L,
+	if (bart)
+		T_OK(bart_gpu_runs() > g0, "%s: the layers ran on the GPU", what);
+	T_OK(rel(b, a, L * d) < tol, "%s, %lld tokens: GPU against CPU %g", what, (long long)L,
 	     rel(b, a, L * d));
+	printf("# %s, %lld tokens: GPU against CPU %.3g\n", what, (long long)L, rel(b, a, L * d));
 	if (bf16) {
 		/* bf16 on the GPU: away from fp32 by bf16's rounding (more than
 		 * fp32's 1e-5 above, within t6030's 2e-2), as far as the CPU's
@@ -763,14 +772,39 @@ static void encoder_case(const char *dir, int64_t L, double tol, int bf16)
 		float *g16 = encode_with(m, "cuda", "bf16", ids, L);
 		double e_em = rel(em, a, L * d), e_g = rel(g16, a, L * d), e_x = rel(g16, em, L * d);
 		T_OK(e_g > 1e-4 && e_g < 2e-2 && e_g < 3 * e_em,
-		     "%s, %lld tokens, bf16: from fp32: GPU %g, the CPU's emulation %g", dir,
+		     "%s, %lld tokens, bf16: from fp32: GPU %g, the CPU's emulation %g", what,
 		     (long long)L, e_g, e_em);
 		printf("# %s, %lld tokens, bf16: GPU against the CPU's emulation %.3g; from fp32: "
-		       "GPU %.3g, emulated %.3g\n", dir, (long long)L, e_x, e_g, e_em);
+		       "GPU %.3g, emulated %.3g\n", what, (long long)L, e_x, e_g, e_em);
 		free(em), free(g16);
 	}
 	free(a), free(b), free(ids);
+}
+
+static void encoder_case(const char *dir, int64_t L, double tol, int bf16)
+{
+	lc_err err;
+	lc_model *m = model_open(dir, 0, &err);
+
+	if (!T_OK(m != NULL, "%s: %s", dir, err.msg))
+		return;
+	devices_case(m, dir, L, tol, bf16, 0);
 	model_free(m);
+}
+
+/* A model of config cfg with random weights (seed) in a new directory
+ * made from the template dir: 1, 0 when it failed (said; the directory
+ * is there), -1 when no directory could be made. */
+static int random_model(char *dir, const char *cfg, uint64_t seed)
+{
+	char path[4096];
+	lc_err err;
+
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(path, sizeof path, "%s/config.json", dir);
+	return T_OK(t_write_file(path, cfg, strlen(cfg)) == 0, "%s: config", dir) &&
+	       T_OK(model_write_random(dir, seed, &err) == 0, "%s: %s", dir, err.msg);
 }
 
 static void test_encoder(void)
@@ -783,60 +817,33 @@ static void test_encoder(void)
 		"\"dense_act_fn\": \"relu\", \"is_gated_act\": false, \"is_encoder_decoder\": true, "
 		"\"tie_word_embeddings\": true, \"pad_token_id\": 0, \"eos_token_id\": 1, "
 		"\"decoder_start_token_id\": 0, \"bidirectional\": false, \"gating\": false}";
-	char dir[] = "/tmp/lc-test-dev.XXXXXX", path[4096];
-	lc_err err;
+	char dir[] = "/tmp/lc-test-dev.XXXXXX";
+	int made = random_model(dir, cfg, 7);
 
-	if (!mkdtemp(dir))
-		return;
-	snprintf(path, sizeof path, "%s/config.json", dir);
-	if (T_OK(t_write_file(path, cfg, sizeof cfg - 1) == 0, "config") &&
-	    T_OK(model_write_random(dir, 7, &err) == 0, "%s", err.msg)) {
+	if (made > 0) {
 		encoder_case(dir, 1, 1e-5, 0);
 		encoder_case(dir, 777, 1e-5, 1);
 	}
-	t_rm_dir(dir);
+	if (made >= 0)
+		t_rm_dir(dir);
 	encoder_case(t_data("locost"), 20000, 1e-5, 1);
 }
 
-/* A random model of config cfg (JSON) in a scratch directory, its
- * encoder states for L random ids on the GPU against the CPU's within
- * tol, and on the GPU with its layers whole there (arch/bart_gpu.c:
- * bart_gpu_runs counts the encodes). */
+/* A random model of config cfg (JSON), its encoder states on the GPU,
+ * with its layers whole there, against the CPU's within tol. */
 static void bart_family_case(const char *what, const char *cfg, int64_t L, double tol)
 {
-	char dir[] = "/tmp/lc-test-dev.XXXXXX", path[4096];
+	char dir[] = "/tmp/lc-test-dev.XXXXXX";
+	int made = random_model(dir, cfg, 11);
 	lc_err err;
 	lc_model *m;
-	int32_t *ids;
-	float *a, *b;
-	long long g0;
-	int64_t n;
 
-	if (!mkdtemp(dir))
-		return;
-	snprintf(path, sizeof path, "%s/config.json", dir);
-	if (!T_OK(t_write_file(path, cfg, strlen(cfg)) == 0, "%s: config", what) ||
-	    !T_OK(model_write_random(dir, 11, &err) == 0, "%s: %s", what, err.msg) ||
-	    !T_OK((m = model_open(dir, 0, &err)) != NULL, "%s: %s", what, err.msg)) {
-		t_rm_dir(dir);
-		return;
+	if (made > 0 && T_OK((m = model_open(dir, 0, &err)) != NULL, "%s: %s", what, err.msg)) {
+		devices_case(m, what, L, tol, 0, 1);
+		model_free(m);
 	}
-	ids = malloc((size_t)L * sizeof *ids);
-	for (int64_t t = 0; t < L; t++)
-		ids[t] = (int32_t)(4 + lc_rng_next(&rng) % (uint64_t)(model_config(m)->vocab_size - 4));
-	ids[0] = 0;
-	ids[L - 1] = 2;
-	n = L * model_config(m)->d_model;
-	a = encode_with(m, "cpu", "f32", ids, L);
-	g0 = bart_gpu_runs();
-	b = encode_with(m, "cuda", "f32", ids, L);
-	T_OK(bart_gpu_runs() > g0, "%s: the layers ran on the GPU", what);
-	T_OK(rel(b, a, n) < tol, "%s, %lld tokens: GPU against CPU %g", what, (long long)L,
-	     rel(b, a, n));
-	printf("# %s, %lld tokens: GPU against CPU %.3g\n", what, (long long)L, rel(b, a, n));
-	free(a), free(b), free(ids);
-	model_free(m);
-	t_rm_dir(dir);
+	if (made >= 0)
+		t_rm_dir(dir);
 }
 
 #define BART_CFG(arch, type, extra) \
