@@ -99,28 +99,65 @@ int cmp_xk_allowed(void)
 #define PF_HINT _MM_HINT_T1
 #endif
 
-/* The next chunk's rows an accumulation brings into L2 as it goes
- * (cmp_xk_accum_ahead): rows j = first, first + step, ... below end, the
- * tile's columns of each (the bytes at p + j ld), as the tile passes row
- * j of E; p NULL: none. */
+/* What of the next chunk an accumulation brings into L2 as it goes
+ * (cmp_xk_accum_ahead): as the tile passes row j = first, first + step,
+ * ... below end of E, the bytes at q, q + ld, q + 2 ld, ... one after the
+ * other, from p on: there, `lines` consecutive cache lines (the AVX-512
+ * tiles: one a vector of columns); p NULL: none. */
 typedef struct {
 	const char *p;
 	int64_t ld, first, step, end;
+	int lines;
 } ahead;
 
 /* Row tile r (of 6 rows) of R: its share of the next chunk's rows, one
- * in every ceil(R / 6) (all tiles together cover them once); none past
- * AHEAD_ROWS rows, where the pass is long enough per byte of E for the
- * hardware's prefetcher (at R = 48, 4 beams, xattn_fw took 53.4 ms with
- * the prefetches against 51.9 without, medians of 8 alternating runs). */
+ * in every ceil(R / 6) (all tiles together cover them once), the tile's
+ * columns of each; none past AHEAD_ROWS rows, where the pass is long
+ * enough per byte of E for the hardware's prefetcher (at R = 48, 4 beams,
+ * xattn_fw took 53.4 ms with the prefetches against 51.9 without, medians
+ * of 8 alternating runs). */
 #define AHEAD_ROWS 12
 static inline ahead ahead_tile(const void *next, int64_t lde, size_t size, int64_t cn,
                                int64_t R, int64_t r, int64_t k0)
 {
 	int on = next && R <= AHEAD_ROWS;
-	ahead a = { on ? (const char *)next + (size_t)k0 * size : NULL, lde * (int64_t)size, r / 6,
-	            (R + 5) / 6, on ? cn : 0 };
+	int64_t ld = lde * (int64_t)size, step = (R + 5) / 6;
+	ahead a = { on ? (const char *)next + (size_t)k0 * size + (size_t)(r / 6 * ld) : NULL,
+	            ld * step, r / 6, step, on ? cn : 0, 1 };
 
+	return a;
+}
+
+/* The same where the next chunk's rows lie end to end (bytes of them),
+ * in address order: the accumulation's calls (one a strip and row tile,
+ * `calls` of them, this one number idx) each take the next stretch of
+ * bytes / calls, spread over their c rows. Row by row and a strip at a
+ * time (ahead_tile), every line came from another row 3 KiB on, and the
+ * reads of the next chunk took longer than the accumulation that
+ * overlaps them; in address order xattn_fw at R = 12, 2 threads, ran
+ * 1.10-1.16 x faster (Zen 3: medians of 11 runs alternating in one
+ * process, 600,000 states 321 -> 276 ms, 262,144 states 142 -> 129).
+ * Asking for a quarter or a half of it during the scores as well ran no
+ * faster there (131.4 and 132.9 against 131.0 ms at 262,144). */
+static inline ahead ahead_linear(const void *next, int64_t bytes, int64_t R, int64_t c,
+                                 int64_t calls, int64_t idx)
+{
+	ahead a = { NULL, 0, 0, 1, 0, 1 };
+	int64_t share = ((bytes + calls - 1) / calls + 63) / 64 * 64, lo = idx * share, nl;
+
+	if (!next || R > AHEAD_ROWS || lo >= bytes)
+		return a;
+	nl = ((bytes - lo < share ? bytes - lo : share) + 63) / 64;
+	a.p = (const char *)next + lo;
+	if (nl <= c) {          /* a line every step rows */
+		a.step = c / nl;
+		a.ld = 64;
+		a.end = nl * a.step;
+	} else {                /* a chunk much shorter than the next: lines a row */
+		a.lines = (int)((nl + c - 1) / c);
+		a.ld = 64 * (int64_t)a.lines;
+		a.end = (nl + a.lines - 1) / a.lines;
+	}
 	return a;
 }
 
@@ -223,6 +260,7 @@ TILE void accum_tile(int nr, int nv, int64_t t, int64_t c, const float *P, int64
                      const float *E, int64_t lde, float *C, int64_t ldc, ahead pf)
 {
 	int64_t jp = pf.first;
+	const char *q = pf.p;
 	__m256 a[6][2], e0, e1 = _mm256_setzero_ps(), p;
 	__m256i m = lanes(t);
 	int last_masked = t < 8;
@@ -243,7 +281,9 @@ TILE void accum_tile(int nr, int nv, int64_t t, int64_t c, const float *P, int64
 		const float *e = E + j * lde;
 
 		if (j == jp && j < pf.end) {
-			_mm_prefetch(pf.p + j * pf.ld, PF_HINT);
+			for (int l = 0; l < pf.lines; l++)
+				_mm_prefetch(q + 64 * l, PF_HINT);
+			q += pf.ld;
 			jp += pf.step;
 		}
 		if (nv > 1) {
@@ -279,8 +319,9 @@ TILE void accum_tile(int nr, int nv, int64_t t, int64_t c, const float *P, int64
 }
 
 /* Rows r.. of a column block [k0, k0 + nb) with nr-row tiles; each row
- * tile brings its share of the next chunk's rows (the same columns) into
- * L2 (ahead_tile), so that the whole next chunk comes from memory while
+ * tile brings its share of the next chunk into L2 (ahead_linear where
+ * its rows lie end to end, as the folded states do; else ahead_tile, the
+ * same columns of its rows), so that the whole next chunk comes from memory while
  * this one is accumulated, instead of the scores of the next chunk
  * waiting on it: with few query rows the scores need a byte of E per 6
  * flops, more than the hardware prefetcher keeps up with. Spread over all
@@ -295,22 +336,21 @@ TILE void accum_tile(int nr, int nv, int64_t t, int64_t c, const float *P, int64
 	do {                                                                             \
 		const float *Pr = P + r * ldp, *Ek = E + k0;                             \
 		float *Cr = C + r * ldc + k0;                                            \
-		int64_t k = 0;                                                           \
-		for (; k + 16 <= nb; k += 16)                                            \
-			accum_tile(nr, 2, 8, c, Pr, ldp, Ek + k, lde, Cr + k, ldc,       \
-			           ahead_tile(next, lde, sizeof *E, cn, R, r, k0 + k));  \
-		if (nb - k > 8)                                                          \
-			accum_tile(nr, 2, nb - k - 8, c, Pr, ldp, Ek + k, lde, Cr + k, ldc, \
-			           ahead_tile(next, lde, sizeof *E, cn, R, r, k0 + k));  \
-		else if (nb - k > 0)                                                     \
-			accum_tile(nr, 1, nb - k, c, Pr, ldp, Ek + k, lde, Cr + k, ldc,  \
-			           ahead_tile(next, lde, sizeof *E, cn, R, r, k0 + k));  \
+		ahead pf = lde == n ? ahead_linear(next, cn * n * (int64_t)sizeof *E, R, c, \
+		                                   calls, k0 / 16 * tiles + r / 6)       \
+		                    : ahead_tile(next, lde, sizeof *E, cn, R, r, k0);    \
+		if (nb > 8)                                                              \
+			accum_tile(nr, 2, nb - 8, c, Pr, ldp, Ek, lde, Cr, ldc, pf);     \
+		else                                                                     \
+			accum_tile(nr, 1, nb, c, Pr, ldp, Ek, lde, Cr, ldc, pf);         \
 	} while (0)
 
 AVX2 static void accum_avx2(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
                             const float *E, int64_t lde, float *C, int64_t ldc,
                             const float *next, int64_t cn)
 {
+	int64_t tiles = (R + 5) / 6, calls = (n + 15) / 16 * tiles;
+
 	/* a strip of E (c rows of 64 bytes, 16 KiB for c = 256) stays in L1
 	 * while every row tile passes over it */
 	BY_STRIPS(16, ACCUM_ROWS);
@@ -398,6 +438,7 @@ TILE512 void accum_tile512(int nr, int nv, int64_t t, int64_t c, const float *P,
 {
 	__m512 a[6][4], e[4], p;
 	int64_t jp = pf.first;
+	const char *q = pf.p;
 	__mmask16 m = t < 16 ? lanes16(t) : (__mmask16)0xffff;
 
 	_Pragma("GCC unroll 6")
@@ -411,13 +452,15 @@ TILE512 void accum_tile512(int nr, int nv, int64_t t, int64_t c, const float *P,
 	for (int64_t j = 0; j < c; j++) {
 		const float *ej = E + j * lde;
 		int now = j == jp && j < pf.end;
+		const char *qj = q;
 
 		jp += now ? pf.step : 0;
+		q += now ? pf.ld : 0;
 		_Pragma("GCC unroll 4")
 		for (int x = 0; x < 4; x++)
 			if (x < nv) {
 				if (now)
-					_mm_prefetch(pf.p + j * pf.ld + 64 * x, PF_HINT);
+					_mm_prefetch(qj + 64 * x, PF_HINT);
 				e[x] = x == nv - 1 ? _mm512_maskz_loadu_ps(m, ej + 16 * x)
 				                   : _mm512_loadu_ps(ej + 16 * x);
 			}

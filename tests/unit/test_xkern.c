@@ -140,6 +140,26 @@ static int check_accum(int64_t R, int64_t c, int64_t n)
 				snprintf(why, sizeof why, "with the next %lld rows ahead: not the same bits",
 				         (long long)cn);
 		}
+		/* rows end to end (lde = n: the folded states), where the next
+		 * chunk comes in address order (ahead_linear), also a next
+		 * chunk of up to 4 c rows, more lines than rows to pass */
+		if (C1 && !bad) {
+			float *Ec = malloc((size_t)(c * n + 1) * sizeof *Ec);
+			float *N = randm(4 * c + 1, n, 1.0);
+
+			for (int64_t j = 0; Ec && j < c; j++)
+				memcpy(Ec + j * n, E + j * lde, (size_t)n * sizeof *Ec);
+			for (int64_t cn = 4 * c + 1; Ec && N && cn >= 0 && !bad; cn -= c / 2 + 1) {
+				memcpy(C1, C0, (size_t)(R * ldc + 1) * sizeof *C1);
+				cmp_xk_accum_ahead(R, c, n, P, ldp, Ec, n, C1, ldc, N, cn);
+				if ((bad = memcmp(C1, C, (size_t)(R * ldc + 1) * sizeof *C1) != 0))
+					snprintf(why, sizeof why, "rows end to end, the next %lld rows "
+					         "ahead: not the same bits", (long long)cn);
+			}
+			bad |= !Ec || !N;
+			free(Ec);
+			free(N);
+		}
 		bad |= !C1;
 		free(C1);
 	}
@@ -190,6 +210,7 @@ static void sweep(void)
 	}
 	ok = ok && check_scores(50, 300, 770) && check_accum(50, 300, 770);
 	ok = ok && check_scores(48, 256, 768) && check_accum(48, 256, 768);
+	ok = ok && check_accum(12, 256, 768);   /* greedy's: the next chunk in address order */
 	/* the accumulation's column tails: n mod 16 and mod 32, all */
 	for (int64_t n = 1; n <= 72 && ok; n++)
 		ok = check_accum(7, 3, n);
