@@ -71,6 +71,7 @@ int32_t bpe_bos_id(const bpe_model *m) { return m->bos; }
 int32_t bpe_eos_id(const bpe_model *m) { return m->eos; }
 int32_t bpe_pad_id(const bpe_model *m) { return m->pad; }
 int32_t bpe_cls_id(const bpe_model *m) { return m->cls; }
+int32_t bpe_sep_id(const bpe_model *m) { return m->sep; }
 int32_t bpe_mask_id(const bpe_model *m) { return m->mask; }
 int bpe_wraps(const bpe_model *m) { return m->wrap; }
 int bpe_add_prefix_space(const bpe_model *m) { return m->prefix; }
@@ -462,8 +463,8 @@ int bpe_encode(bpe_model *m, const char *text, size_t len, unsigned flags, bpe_e
 		}
 	}
 	if (wrap) {
-		if (push_id(e, m->bos) < 0 ||
-		    ((flags & BPE_ENC_PIECES) && push_piece(e, m->tok[m->bos], m->toklen[m->bos]) < 0))
+		if (push_id(e, m->cls) < 0 ||
+		    ((flags & BPE_ENC_PIECES) && push_piece(e, m->tok[m->cls], m->toklen[m->cls]) < 0))
 			return lc_fail(err, "out of memory");
 	}
 	/* added tokens split the text; the segments between them are encoded */
@@ -488,8 +489,8 @@ int bpe_encode(bpe_model *m, const char *text, size_t len, unsigned flags, bpe_e
 	if (encode_text(m, s + seg, n - seg, flags, e, err) < 0)
 		return -1;
 	if (wrap && !(flags & BPE_ENC_NO_EOS)) {
-		if (push_id(e, m->eos) < 0 ||
-		    ((flags & BPE_ENC_PIECES) && push_piece(e, m->tok[m->eos], m->toklen[m->eos]) < 0))
+		if (push_id(e, m->sep) < 0 ||
+		    ((flags & BPE_ENC_PIECES) && push_piece(e, m->tok[m->sep], m->toklen[m->sep]) < 0))
 			return lc_fail(err, "out of memory");
 	}
 	if ((flags & BPE_ENC_PIECES) && !e->pieces && push_piece(e, "", 0) < 0)

@@ -102,8 +102,12 @@ int32_t bpe_bos_id(const bpe_model *m);       /* -1 when none */
 int32_t bpe_eos_id(const bpe_model *m);
 int32_t bpe_pad_id(const bpe_model *m);
 int32_t bpe_cls_id(const bpe_model *m);       /* cls_token */
+int32_t bpe_sep_id(const bpe_model *m);       /* sep_token */
 int32_t bpe_mask_id(const bpe_model *m);      /* mask_token (BART's <mask>) */
-int bpe_wraps(const bpe_model *m);            /* adds <s> ... </s> (BART, RoBERTa) */
+/* Whether encoding wraps a text in cls_token ... sep_token (<s> ... </s>),
+ * as BartTokenizer's and RobertaTokenizer's build_inputs_with_special_tokens
+ * do (and a tokenizer.json's RobertaProcessing, with its own cls and sep). */
+int bpe_wraps(const bpe_model *m);
 int bpe_add_prefix_space(const bpe_model *m);
 int bpe_cleans_up(const bpe_model *m);        /* clean_up_tokenization_spaces */
 const char *bpe_fingerprint(const bpe_model *m);

@@ -199,7 +199,7 @@ int bpe_use_dict(bpe_model *m, const char *p, size_t len, lc_err *err)
 	m->special[0] = m->special[1] = m->special[2] = BPE_SP_SKIP;
 	m->bos = m->cls = 0;
 	m->pad = 1;
-	m->eos = 2;
+	m->eos = m->sep = 2;
 	m->unk = 3;
 	m->mask = (int32_t)smap_get(&y.index, "<mask>", 6);
 	m->wrap = 1;

@@ -87,7 +87,7 @@ struct bpe_model {
 	int32_t *lex;               /* [nadd]: indices in add, contents in byte order */
 	int32_t *addix;             /* [nid]: the first added token of each id, or -1 */
 	unsigned char *special;     /* [nid]: BPE_SP_* bits */
-	int32_t bos, eos, pad, unk, cls, mask;
+	int32_t bos, eos, pad, unk, cls, sep, mask;
 	int wrap, prefix, cleanup;
 	uint32_t byte_enc[256];     /* byte -> code point of the byte-level alphabet */
 	int16_t byte_dec[324];      /* code point -> byte, -1 */

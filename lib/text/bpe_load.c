@@ -374,12 +374,20 @@ static int flag(const json_t *o, const char *key)
 	return json_is_true(json_object_get(o, key));
 }
 
+/* A special token a file names that neither the vocabulary nor the added
+ * tokens number: the slow tokenizer's constructor adds it after them
+ * (unnumbered_add). */
+typedef struct {
+	const char *content;
+	int lstrip, rstrip;
+} unnumbered;
+
 /* "name_token" of a config: a string or {"content": ..., "lstrip": ...}.
  * Registers it as a special added token (lstrip from the object, or the
- * given default) and returns its id, or -1 when absent or not in the
- * vocabulary. */
+ * given default) and returns its id, or -1 when absent (*miss then names
+ * it where the vocabulary lacks it). */
 static int32_t role(bpe_model *m, const json_t *cfg, const char *key, int dflt_lstrip,
-                    lc_err *err, int *fail, int *named)
+                    lc_err *err, int *fail, int *named, unnumbered *miss)
 {
 	const json_t *v = cfg ? json_object_get(cfg, key) : NULL;
 	const char *content;
@@ -414,8 +422,12 @@ static int32_t role(bpe_model *m, const json_t *cfg, const char *key, int dflt_l
 		}
 		return a->id;
 	}
-	if ((id = smap_get(&m->vocab, content, strlen(content))) < 0)
+	if ((id = smap_get(&m->vocab, content, strlen(content))) < 0) {
+		miss->content = content;
+		miss->lstrip = lstrip;
+		miss->rstrip = rstrip;
 		return -1;
+	}
 	if (add_token(m, content, (int32_t)id, lstrip, rstrip, 1, err) < 0)
 		*fail = 1;
 	return (int32_t)id;
@@ -426,6 +438,30 @@ static int32_t by_content(const bpe_model *m, const char *s)
 	int i = added_index(m, s);
 
 	return i >= 0 ? m->add[i].id : (int32_t)smap_get(&m->vocab, s, strlen(s));
+}
+
+/* The id of an unnumbered special token: as _add_tokens numbers them,
+ * the count of distinct tokens (the vocabulary's and the added ones')
+ * before the first, on up, one a text (a text met again keeps its id). */
+static int32_t unnumbered_add(bpe_model *m, const unnumbered *u, int32_t *next, lc_err *err)
+{
+	int32_t id = by_content(m, u->content);
+
+	if (id >= 0)
+		return id;
+	if (add_token(m, u->content, *next, u->lstrip, u->rstrip, 1, err) < 0)
+		return -1;
+	return (*next)++;
+}
+
+/* The count of distinct tokens: vocab.json's and the added ones it lacks. */
+static int32_t distinct_tokens(const bpe_model *m, const json_t *vocab)
+{
+	int32_t n = (int32_t)json_object_size(vocab);
+
+	for (int i = 0; i < m->nadd; i++)
+		n += smap_get(&m->vocab, m->add[i].content, m->add[i].len) < 0;
+	return n;
 }
 
 /* transformers' slow tokenizer (vocab.json and merges.txt), as its
@@ -440,7 +476,7 @@ static int32_t by_content(const bpe_model *m, const char *s)
  * and the additional special ones after the vocabulary, are "legacy added
  * tokens", decoded as texts of their own (bpe_decode). */
 static int slow_specials(bpe_model *m, const json_t *sm, const json_t *cfg, int legacy,
-                         const int32_t role[7], lc_err *err)
+                         const int32_t role[7], int32_t *next, lc_err *err)
 {
 	const json_t *lists[2] = { cfg ? json_object_get(cfg, "additional_special_tokens") : NULL,
 	                           legacy && sm ? json_object_get(sm, "additional_special_tokens")
@@ -462,12 +498,18 @@ static int slow_specials(bpe_model *m, const json_t *sm, const json_t *cfg, int 
 				return fail_label(m, err, "\"additional_special_tokens\": entry %zu is not "
 				                  "a token", i), -1;
 			t = json_string_value(c);
-			if ((id = by_content(m, t)) < 0)
-				continue;   /* not in the vocabulary: never made, never read */
-			if (json_is_object(x) ? add_token(m, t, id, flag(x, "lstrip"), flag(x, "rstrip"), 1,
-			                                  err) < 0
-			                      : added_index(m, t) < 0 && add_token(m, t, id, 0, 0, 1, err) < 0)
+			if ((id = by_content(m, t)) < 0) {
+				/* in no file's vocabulary: numbered after it */
+				unnumbered u = { t, json_is_object(x) && flag(x, "lstrip"),
+				                 json_is_object(x) && flag(x, "rstrip") };
+				if ((id = unnumbered_add(m, &u, next, err)) < 0)
+					return -1;
+			} else if (json_is_object(x) ? add_token(m, t, id, flag(x, "lstrip"),
+			                                         flag(x, "rstrip"), 1, err) < 0
+			                             : added_index(m, t) < 0 &&
+			                                   add_token(m, t, id, 0, 0, 1, err) < 0) {
 				return -1;
+			}
 			m->special[id] = BPE_SP_SKIP | (id >= m->nvocab ? BPE_SP_APART : 0);
 		}
 	}
@@ -524,6 +566,12 @@ static void fingerprint(bpe_model *m, const bpe_files *f)
 	snprintf(s, sizeof s, "prefix %d wrap %d roles %d %d %d %d %d %d", m->prefix, m->wrap, m->bos,
 	         m->eos, m->unk, m->pad, m->cls, m->mask);
 	h = fnv(h, s, strlen(s) + 1);
+	/* sep_token joined the roles later: named only where it is not the
+	 * eos, so that the streams made before still match */
+	if (m->sep != m->eos) {
+		snprintf(s, sizeof s, "sep %d", m->sep);
+		h = fnv(h, s, strlen(s) + 1);
+	}
 	for (int i = 0; i < m->nadd; i++) {
 		const added *a = &m->add[i];
 		snprintf(s, sizeof s, "%d %d %d %d ", (int)a->id, a->lstrip, a->rstrip, a->special);
@@ -557,6 +605,27 @@ static const json_t *tokjson_list(bpe_model *m, const json_t *tj, int *bad, lc_e
 	}
 	*bad = 0;
 	return list;
+}
+
+/* RobertaProcessing's "cls" and "sep" ([token, id] each) as m's cls and
+ * sep: the ids it puts around a text. Absent: the roles' stay. */
+static int tokjson_wrap(bpe_model *m, const json_t *pp, lc_err *err)
+{
+	static const char *const keys[2] = { "cls", "sep" };
+
+	for (int k = 0; k < 2; k++) {
+		const json_t *v = json_object_get(pp, keys[k]), *id = json_array_get(v, 1);
+
+		if (!v)
+			continue;
+		if (!json_is_array(v) || json_array_size(v) != 2 ||
+		    !json_is_string(json_array_get(v, 0)) || !json_is_integer(id) ||
+		    json_integer_value(id) < 0 || json_integer_value(id) >= m->nid)
+			return fail_label(m, err, "tokenizer.json: the post_processor's \"%s\" is not "
+			                  "[token, id] with an id of the vocabulary", keys[k]), -1;
+		*(k ? &m->sep : &m->cls) = (int32_t)json_integer_value(id);
+	}
+	return 0;
 }
 
 /* An added token from a JSON object: content, lstrip, rstrip, special. */
@@ -648,7 +717,7 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 	}
 	snprintf(m->label, sizeof m->label, "%s", f->label ? f->label : "tokenizer");
 	byte_maps(m);
-	m->bos = m->eos = m->pad = m->unk = m->cls = m->mask = -1;
+	m->bos = m->eos = m->pad = m->unk = m->cls = m->sep = m->mask = -1;
 	if (f->vocab_len > BPE_MAX_FILE || f->merges_len > BPE_MAX_FILE ||
 	    f->tokenizer_len > BPE_MAX_FILE || f->config_len > BPE_MAX_FILE ||
 	    f->special_len > BPE_MAX_FILE || f->dict_len > BPE_MAX_FILE ||
@@ -760,12 +829,18 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 		                                    "sep_token", "cls_token", "mask_token" };
 		static const char *const bart[] = { "<s>", "</s>", "<unk>", "<pad>", "</s>", "<s>",
 		                                    "<mask>" };
-		int32_t id[7], eot = by_content(m, "<|endoftext|>");
+		/* transformers numbers the unnumbered in this order of the roles */
+		static const int order[7] = { 0, 1, 2, 4, 3, 5, 6 };
+		int32_t id[7], eot = by_content(m, "<|endoftext|>"), next = 0;
+		unnumbered miss[7];
 		for (int k = 0; k < 7; k++) {
 			int named = 0;
-			id[k] = role(m, sm, keys[k], k == 6, err, &fail, &named);
-			if (id[k] < 0 && !fail)
-				id[k] = role(m, cfg, keys[k], k == 6, err, &fail, &named);
+			miss[k].content = NULL;
+			/* special_tokens_map.json's, where it names the role, even
+			 * one that no file numbers (it replaces the config's) */
+			id[k] = role(m, sm, keys[k], k == 6, err, &fail, &named, &miss[k]);
+			if (!named && !fail)
+				id[k] = role(m, cfg, keys[k], k == 6, err, &fail, &named, &miss[k]);
 			if (fail)
 				goto fail;
 			if (!named) {
@@ -777,14 +852,24 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 				id[k] = i;
 			}
 		}
+		/* the slow tokenizer's constructor numbers the special tokens
+		 * no file gives an id after the others, roles first */
+		if (f->vocab) {
+			next = distinct_tokens(m, vocab_json);
+			for (int o = 0; o < 7; o++)
+				if (miss[order[o]].content &&
+				    (id[order[o]] = unnumbered_add(m, &miss[order[o]], &next, err)) < 0)
+					goto fail;
+		}
 		m->bos = id[0];
 		m->eos = id[1];
 		m->unk = id[2];
 		m->pad = id[3];
+		m->sep = id[4];
 		m->cls = id[5];
 		m->mask = id[6];
 		if (f->vocab) {
-			if (slow_specials(m, sm, cfg, !modern, id, err) < 0)
+			if (slow_specials(m, sm, cfg, !modern, id, &next, err) < 0)
 				goto fail;
 		} else {
 			/* tokenizer.json alone: the fast tokenizer, whose decode
@@ -810,8 +895,14 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 		                                                    "type")), "RobertaProcessing");
 	else
 		m->wrap = m->bos >= 0 && m->eos >= 0 && m->bos != m->eos;
-	if (m->wrap && (m->bos < 0 || m->eos < 0)) {
-		fail_label(m, err, "a %s tokenizer needs <s> and </s>", cls ? cls : "BART");
+	/* a tokenizer.json alone wraps with its RobertaProcessing's own cls and
+	 * sep, each [token, id] */
+	if (m->wrap && !f->vocab && tj && tokjson_wrap(m, json_object_get(tj, "post_processor"),
+	                                               err) < 0)
+		goto fail;
+	if (m->wrap && (m->cls < 0 || m->sep < 0)) {
+		fail_label(m, err, "a %s tokenizer needs a cls_token and a sep_token (<s> and </s>)",
+		           cls ? cls : "BART");
 		goto fail;
 	}
 	if (cfg && json_is_boolean(json_object_get(cfg, "add_prefix_space")))

@@ -258,7 +258,9 @@ int32_t tok_vocab_size(const lc_tokenizer *t)
 
 int32_t tok_eos_id(const lc_tokenizer *t)
 {
-	return t->spm ? spm_eos_id(t->spm) : bpe_eos_id(t->bpe);
+	if (t->spm)
+		return spm_eos_id(t->spm);
+	return bpe_wraps(t->bpe) ? bpe_sep_id(t->bpe) : bpe_eos_id(t->bpe);
 }
 
 int tok_adds_eos(const lc_tokenizer *t, unsigned flags)

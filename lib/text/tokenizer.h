@@ -67,7 +67,9 @@ int tok_fits_model(const lc_tokenizer *t, int64_t vocab_size, lc_err *err);
  * are not one model's" (another model's tokenizer: 32K ids for 50K). */
 #define TOK_ROW_PAD 128
 int tok_spells_model(const lc_tokenizer *t, int64_t vocab_size, lc_err *err);
-int32_t tok_eos_id(const lc_tokenizer *t);          /* -1 if none */
+/* The id a document's ids end with (-1 if none): SentencePiece's </s>, a
+ * wrapping BPE tokenizer's sep_token (BART's </s>), else the eos_token. */
+int32_t tok_eos_id(const lc_tokenizer *t);
 /* Whether tok_encode with flags ends the ids with the eos id it adds. */
 int tok_adds_eos(const lc_tokenizer *t, unsigned flags);
 /* The token of an id as the tokenizer spells it; NULL if out of range. */

@@ -53,7 +53,21 @@ And with tokenizer_config.json's added_tokens_decoder kept (4.34 and on):
              </s>)
   invocab    (legacy) added_tokens.json gives <in> the id of vocab.json's
              "x", 91, and special_tokens_map.json names it an additional
-             special token: kept, id 91 decodes as <in>"""
+             special token: kept, id 91 decodes as <in>
+Special tokens that no file numbers (neither vocab.json nor an added
+token): the constructor adds them after the others (_add_tokens), the
+named roles first (bos, eos, unk, sep, pad, cls, mask), then the
+additional ones, a text once; BartTokenizer wraps a text in cls_token ...
+sep_token:
+  newadd     the config's additional_special_tokens also name <nw> and
+             <nx> (1003, 1004)
+  newrole    the config's cls_token <cl>, sep_token <sp>, additional <q>,
+             <nw> and <sp> again: <sp> 1003, <cl> 1004, <nw> 1005; texts
+             wrapped in <cl> ... <sp>
+  newlegacy  (legacy) special_tokens_map.json's sep_token <sp> (the
+             config's stays </s>: the map's replaces it) and additional
+             <nm>, the config's additional <nc>
+  newmask    (legacy) special_tokens_map.json's mask_token <mk>, lstrip"""
 import json
 import os
 import shutil
@@ -70,12 +84,21 @@ saved, out = sys.argv[1], sys.argv[2]
 CASES = ["x<z>y", "a <q> b", "c<w>d", "<z> <w> <q>", " <t>  x", "q<t>r <z>",
          "<s>in</s> <w> <mask> x", "<z><z>", "  <w>  ", "\u00e9<q>\u00fc", "a  <z>  b <t> c",
          "<abc><ab<a<", "xab<abc>ab", "\u00e9a\u00e9\u00e9ab", "zzz<zz>", "b<b<<abcd",
-         "face ace aces", "x <y> <v> y", "q  <q>  r", "a <in> b x"]
+         "face ace aces", "x <y> <v> y", "q  <q>  r", "a <in> b x",
+         "a<nw>b <nx> c<cl>", "x<sp>y <nc> <nm> z", "a <mk> b<mk>  <mk>", "<sp><cl><nw>"]
 IDS = [[0, 91, 1000, 92, 2], [0, 1000, 1001, 1002, 2], [1000, 1000, 91, 1002, 1002],
        [0, 91, 1, 1001, 92, 2], [3, 999, 1000, 1001, 1002, 4], [68, 1002, 69, 1000, 70]]
 IDS_T = [[0, 91, 1003, 92, 2], [3, 999, 1000, 1003, 1003, 1001, 4], [1003, 68, 1000, 69, 1003]]
 ACE = json.load(open(os.path.join(saved, "vocab.json")))["ace"]
 IDS_ACE = [[0, ACE, 91, ACE, 2], [ACE, 1001, ACE, 1002]]
+# the new ids each numbers (1003 on)
+NEW = {"newadd": 2, "newrole": 3, "newlegacy": 3, "newmask": 1}
+
+
+def ids_new(n):
+    """Id lines over the n new ids."""
+    top = 1003 + n - 1
+    return [[0, 1003, 68, top, 2], [top, 69, 1003, top, 70], [1003, 1003], list(range(1003, top + 1))]
 TOKJSON_ADDED = [
     {"id": 1000, "content": "<z>", "single_word": False, "lstrip": True, "rstrip": False,
      "normalized": False, "special": True},
@@ -100,7 +123,7 @@ def variant(name):
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     cfg = json.load(open(os.path.join(saved, "tokenizer_config.json")))
-    if name not in ("smignored", "cfgvocab", "smrole"):
+    if name not in ("smignored", "cfgvocab", "smrole", "newadd", "newrole"):
         del cfg["added_tokens_decoder"]
     for fn in ("added_tokens.json", "special_tokens_map.json"):
         shutil.copy(os.path.join(saved, fn), d)
@@ -150,6 +173,18 @@ def variant(name):
         sm = json.load(open(os.path.join(d, "special_tokens_map.json")))
         del sm["mask_token"]
         json.dump(sm, open(os.path.join(d, "special_tokens_map.json"), "w"), indent=1)
+    if name == "newadd":
+        cfg["additional_special_tokens"] = ["<q>", "<nw>", "<nx>"]
+    if name == "newrole":
+        cfg.update(cls_token="<cl>", sep_token="<sp>", additional_special_tokens=["<q>", "<nw>", "<sp>"])
+    if name == "newlegacy":
+        cfg["additional_special_tokens"] = ["<nc>"]
+        edit_json(d, "special_tokens_map.json", lambda sm: sm.update(sep_token="<sp>"))
+        edit_json(d, "special_tokens_map.json", add_special("<nm>"))
+    if name == "newmask":
+        edit_json(d, "special_tokens_map.json", lambda sm: sm.update(mask_token={
+            "content": "<mk>", "lstrip": True, "normalized": True, "rstrip": False,
+            "single_word": False}))
     json.dump(cfg, open(os.path.join(d, "tokenizer_config.json"), "w"), indent=1)
     return d
 
@@ -157,7 +192,7 @@ def variant(name):
 with open(os.path.join(out, "cases.nul"), "w", encoding="utf-8", newline="") as f:
     f.write("\0".join(CASES))
 NAMES = ("plain", "tokjson", "cfgroles", "maskjson", "masknamed", "overlap", "dupid", "tokdup",
-         "addobj", "addvocab", "union", "smignored", "cfgvocab", "smrole", "invocab")
+         "addobj", "addvocab", "union", "smignored", "cfgvocab", "smrole", "invocab") + tuple(NEW)
 for name in NAMES:
     d = variant(name)
     work = os.path.join(out, "_work")
@@ -170,7 +205,7 @@ for name in NAMES:
     with open(os.path.join(out, name + ".ids"), "w") as f:
         for c in CASES:
             f.write(" ".join(map(str, t(c)["input_ids"])) + "\n")
-    ids = IDS + (IDS_T if name == "tokjson" else []) + IDS_ACE
+    ids = IDS + (IDS_T if name == "tokjson" else []) + IDS_ACE + (ids_new(NEW[name]) if name in NEW else [])
     with open(os.path.join(out, name + ".in"), "w") as f:
         for x in ids:
             f.write(" ".join(map(str, x)) + "\n")

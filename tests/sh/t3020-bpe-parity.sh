@@ -137,11 +137,13 @@ done
 # additional special tokens from both the config and
 # special_tokens_map.json; and after 4.34, no special_tokens_map.json;
 # an added token's text decoded where vocab.json has another token at its
-# id; as 4.36's slow tokenizer reads them (tests/gen/bpe_legacy_ref.py, 15
-# tokenizers, 20 texts encoded, 8 to 11 id lines decoded both ways)
+# id; special tokens no file numbers, numbered after the others, and texts
+# wrapped in cls_token ... sep_token; as 4.36's slow tokenizer reads them
+# (tests/gen/bpe_legacy_ref.py, 19 tokenizers, 24 texts encoded, 8 to 15
+# id lines decoded both ways)
 G=$A/legacy
 for v in plain tokjson cfgroles maskjson masknamed overlap dupid tokdup addobj addvocab union \
-	smignored cfgvocab smrole invocab; do
+	smignored cfgvocab smrole invocab newadd newrole newlegacy newmask; do
 	rm -rf "$T/l_$v"
 	cp -r "$G/$v" "$T/l_$v"
 	cp "$V/saved/vocab.json" "$V/saved/merges.txt" "$T/l_$v/"

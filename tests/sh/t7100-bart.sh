@@ -125,6 +125,24 @@ is "one line per window" "$(wc -l <"$T/joined")" "$(wc -l <"$T/wsum")"
 rm "$D/vocab.json" "$D/merges.txt"
 is "tokenizer.json alone gives the same ids" "$(lc-tokenize -m "$D" -f ids "$T/doc.txt")" \
 	"$(lc-tokenize -m "$M" -f ids "$T/doc.txt")"
+# RobertaProcessing puts its own cls and sep ([token, id] each) around a
+# text (the tokenizers library's documented fields; bart-large-cnn's
+# tokenizer.json names <s> 0 and </s> 2)
+cp "$D/tokenizer.json" "$T/tj.json"
+sed 's/"post_processor": {"type": "RobertaProcessing"}/"post_processor": {"type": "RobertaProcessing", "sep": ["<\/s>", 2], "cls": ["<s>", 0]}/' \
+	"$T/tj.json" >"$D/tokenizer.json"
+is "RobertaProcessing's cls and sep as bart-large-cnn's: the same ids" \
+	"$(lc-tokenize -m "$D" -f ids "$T/doc.txt")" "$(lc-tokenize -m "$M" -f ids "$T/doc.txt")"
+sed 's/"post_processor": {"type": "RobertaProcessing"}/"post_processor": {"type": "RobertaProcessing", "sep": ["<unk>", 3], "cls": ["<pad>", 1]}/' \
+	"$T/tj.json" >"$D/tokenizer.json"
+is "other cls and sep: the text between them" "$(lc-tokenize -m "$D" -f ids "$T/doc.txt")" \
+	"$(lc-tokenize -m "$M" -f ids "$T/doc.txt" | sed 's/^0 /1 /; s/ 2$/ 3/')"
+sed 's/"post_processor": {"type": "RobertaProcessing"}/"post_processor": {"type": "RobertaProcessing", "sep": ["<\/s>"]}/' \
+	"$T/tj.json" >"$D/tokenizer.json"
+fails 1 "a sep without its id" lc-tokenize -m "$D" -f ids "$T/doc.txt"
+grep -q "tokenizer.json: the post_processor's \"sep\" is not \[token, id\]" "$T/err"
+_res $? "is refused, naming it"
+cp "$T/tj.json" "$D/tokenizer.json"
 
 # errors
 awk 'BEGIN { printf "0"; for (i = 0; i < 1100; i++) printf " %d", 4 + i % 900; print " 2" }' |

@@ -329,7 +329,7 @@ static void test_refusals(void)
 	refuse(v, "#v\na b\n",
 	       "{\"added_tokens_decoder\": {\"4294967296\": {\"content\": \"<x>\"}}}",
 	       "\"4294967296\" is not an id with a content");
-	refuse(v, "#v\na b\n", "{\"tokenizer_class\": \"BartTokenizer\"}", "needs <s> and </s>");
+	refuse(v, "#v\na b\n", "{\"tokenizer_class\": \"BartTokenizer\"}", "needs a cls_token and a sep_token");
 	refuse(v, "#v\na b\n", "{\"bos_token\": 5}", "must be a string");
 	{
 		/* an id inside the range that vocab.json skips */
