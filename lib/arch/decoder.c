@@ -114,7 +114,7 @@ int decoder_check_states(const lc_decoder *d, const float *enc, int64_t L, lc_er
 
 int decoder_reads_bf16(const lc_decoder *d)
 {
-	return d->ops->bf16_states && cmp_bf16_active();
+	return d->ops->bf16_states && (cmp_bf16_active() || cmp_xk_widens());
 }
 
 int decoder_check_states16(const lc_decoder *d, const uint16_t *enc, int64_t L, lc_err *err)

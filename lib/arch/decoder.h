@@ -42,8 +42,10 @@ int decoder_check_states(const lc_decoder *d, const float *enc, int64_t L, lc_er
 int decoder_check_states16(const lc_decoder *d, const uint16_t *enc, int64_t L, lc_err *err);
 
 /* 1 when the decoder takes bf16 states as such (dec_input.enc16): LOCOST's
- * under --compute bf16, whose cross-attention reads bf16; a bf16 stream
- * then needs no float32 copy. */
+ * under --compute bf16, whose cross-attention reads bf16, and in fp32
+ * where the cross-attention's kernels widen them as they read them
+ * (cmp_xk_widens: the bits of their float32 copy); a bf16 stream then
+ * needs no float32 copy. */
 int decoder_reads_bf16(const lc_decoder *d);
 
 /* One document of a batch (dec_input, arch/arch.h): its encoder states

@@ -230,8 +230,12 @@ static void cross_folded(const t5dec *t, fwd *f, const t5dec_layer *L, tape_laye
 			xattn_fw_any(f->xw, qp + r0 * d, nr, gr->E, gr->Edev, gr->L, d, ctx + r0 * d,
 			             tl ? tl->lse + r0 : NULL);
 		else if (xattn_fw_dev(f->xw, qp + r0 * d, nr, gr->Edev, gr->L, d, ctx + r0 * d,
-		                      NULL) < 0)        /* no states on the GPU, or it failed */
+		                      NULL) == 0)       /* on the GPU */
+			continue;
+		else if (cmp_bf16_active())
 			xattn_fw_bf16(f->xw, qp + r0 * d, nr, gr->E16, gr->L, d, ctx + r0 * d, NULL);
+		else    /* a bf16 stream in fp32 arithmetic */
+			xattn_fw_w16(f->xw, qp + r0 * d, nr, gr->E16, gr->L, d, ctx + r0 * d, NULL);
 	}
 	/* values: co[r, h dkv..] = W_v,h . ctx[r, h]: (N x d) . (d x dkv) per head */
 	cmp_gemm_batch_par(f->nth, CMP_N, CMP_T, N, dkv, d, 1.0f, ctx, (int64_t)nh * d, d,
@@ -408,13 +412,16 @@ void *t5dec_state_new(const void *dp, const dec_input *in, int n, int max_steps,
 	/* --compute bf16: the cross-attention reads a bf16 copy of the states
 	 * (half the bytes, AVX512-BF16's dot products); on the GPU their
 	 * values (dec_groups_to_device), so a bf16 stream and float32 states
-	 * rounded here decode alike on either device */
-	for (int i = 0; i < n && cmp_bf16_active(); i++) {
+	 * rounded here decode alike on either device. A bf16 stream is taken
+	 * as it is, also in fp32 arithmetic (decoder_reads_bf16) */
+	for (int i = 0; i < n; i++) {
 		dec_group *g = &s->gs.g[i];
-		if (in[i].enc16) {              /* a bf16 stream, taken as it is */
+		if (in[i].enc16) {
 			g->E16 = in[i].enc16;
 			continue;
 		}
+		if (!cmp_bf16_active())
+			continue;
 		if (!(g->own16 = malloc((size_t)g->L * dm * sizeof *g->own16 + 1))) {
 			lc_fail(err, "decoder: out of memory for bf16 states (%lld x %llu)",
 			        (long long)g->L, (unsigned long long)dm);

@@ -146,6 +146,18 @@ void cmp_xk_accum_ahead(int64_t R, int64_t c, int64_t n, const float *P, int64_t
                         const float *E, int64_t lde, float *C, int64_t ldc, const float *next,
                         int64_t cn);
 
+/* The same over bf16 states held as such, in fp32 arithmetic (each value
+ * of E widened, exactly, as it is loaded): where cmp_xk_widens(), the
+ * same bits as cmp_xk_scores and cmp_xk_accum_ahead on E's float32 copy,
+ * with half the bytes read (AVX2 and plain C; an AVX-512 path keeps its
+ * own order, and the caller makes the copy there). */
+int cmp_xk_widens(void);
+void cmp_xk_scores_w16(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
+                       const uint16_t *E, int64_t lde, float *S, int64_t lds);
+void cmp_xk_accum_w16(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
+                      const uint16_t *E, int64_t lde, float *C, int64_t ldc,
+                      const uint16_t *next, int64_t cn);
+
 /* The same in bf16 (--compute bf16, cmp_bf16_active): Q, E and the
  * accumulation's P in bf16, the products exact in fp32, fp32 sums. With
  * AVX512-BF16 both use its dot products (twice the multiply-adds of

@@ -24,34 +24,40 @@
 #include <string.h>
 
 #include "base/cpu.h"
+#include "base/dtype.h"
 #include "compute/xkern_int.h"
 
+/* Element i of E: float32, or with e16 bf16 widened (exactly). */
+static inline float elem(const void *E, int64_t i, int e16)
+{
+	return e16 ? lc_bf16_to_f32(((const uint16_t *)E)[i]) : ((const float *)E)[i];
+}
+
 static void scores_c(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
-                     const float *E, int64_t lde, float *S, int64_t lds)
+                     const void *E, int64_t lde, float *S, int64_t lds, int e16)
 {
 	for (int64_t r = 0; r < R; r++)
 		for (int64_t j = 0; j < c; j++) {
-			const float *q = Q + r * ldq, *e = E + j * lde;
+			const float *q = Q + r * ldq;
 			float v[8] = {0};
 
 			for (int64_t k = 0; k < d; k++)
-				v[k & 7] += q[k] * e[k];
+				v[k & 7] += q[k] * elem(E, j * lde + k, e16);
 			S[r * lds + j] = hsum8(v);
 		}
 }
 
 static void accum_c(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
-                    const float *E, int64_t lde, float *C, int64_t ldc)
+                    const void *E, int64_t lde, float *C, int64_t ldc, int e16)
 {
 	for (int64_t r = 0; r < R; r++) {
 		float *cr = C + r * ldc;
 
 		for (int64_t j = 0; j < c; j++) {
 			float p = P[r * ldp + j];
-			const float *e = E + j * lde;
 
 			for (int64_t k = 0; k < n; k++)
-				cr[k] += p * e[k];
+				cr[k] += p * elem(E, j * lde + k, e16);
 		}
 	}
 }
@@ -176,11 +182,36 @@ TILE float hsum256(__m256 v)
 	return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
 }
 
+/* The AVX2 tiles read E as float32 or, with e16 (a constant at every
+ * call, so each is compiled apart), as bf16 held as such and widened
+ * exactly as it is loaded (cmp_xk_scores_w16): the same multiply-adds in
+ * the same order either way. EL: element i of E. */
+#define EL(E, i, e16) ((const char *)(E) + ((int64_t)(i) << ((e16) ? 1 : 2)))
+
+TILE __m256 load8(const char *p, int e16)
+{
+	if (!e16)
+		return _mm256_loadu_ps((const float *)p);
+	return _mm256_castsi256_ps(_mm256_slli_epi32(
+		_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16));
+}
+
+/* The first t (< 8) of them, the others zero. */
+TILE __m256 load8_first(const char *p, int64_t t, int e16)
+{
+	uint16_t h[8] = { 0 };
+
+	if (!e16)
+		return _mm256_maskload_ps((const float *)p, lanes(t));
+	memcpy(h, p, (size_t)t * sizeof *h);
+	return load8((const char *)h, 1);
+}
+
 /* nr (<= 6) query rows against ne (<= 2) encoder rows: 12 accumulators,
  * each vector of E loaded once and used by every query row. With nr and
  * ne constants at the call, the compiler drops the unused ones. */
 TILE void scores_tile(int nr, int ne, int pf, int64_t d, const float *Q, int64_t ldq,
-                      const float *E, int64_t lde, float *S, int64_t lds, int add)
+                      const void *E, int64_t lde, float *S, int64_t lds, int add, int e16)
 {
 	__m256 a[6][2], e0, e1 = _mm256_setzero_ps(), q;
 	int64_t k = 0;
@@ -189,13 +220,14 @@ TILE void scores_tile(int nr, int ne, int pf, int64_t d, const float *Q, int64_t
 	for (int r = 0; r < 6; r++)
 		a[r][0] = a[r][1] = _mm256_setzero_ps();
 	for (; k + 8 <= d; k += 8) {
-		if (PF_ROWS && pf && !(k & 15)) {
-			_mm_prefetch((const char *)(E + PF_ROWS * lde + k), _MM_HINT_T0);
-			_mm_prefetch((const char *)(E + (PF_ROWS + 1) * lde + k), _MM_HINT_T0);
+		/* a cache line each: 16 floats, 32 bf16 */
+		if (PF_ROWS && pf && !(k & (e16 ? 31 : 15))) {
+			_mm_prefetch(EL(E, PF_ROWS * lde + k, e16), _MM_HINT_T0);
+			_mm_prefetch(EL(E, (PF_ROWS + 1) * lde + k, e16), _MM_HINT_T0);
 		}
-		e0 = _mm256_loadu_ps(E + k);
+		e0 = load8(EL(E, k, e16), e16);
 		if (ne > 1)
-			e1 = _mm256_loadu_ps(E + lde + k);
+			e1 = load8(EL(E, lde + k, e16), e16);
 		_Pragma("GCC unroll 6")
 		for (int r = 0; r < 6; r++)
 			if (r < nr) {
@@ -209,9 +241,9 @@ TILE void scores_tile(int nr, int ne, int pf, int64_t d, const float *Q, int64_t
 	if (k < d) {
 		__m256i m = lanes(d - k);
 
-		e0 = _mm256_maskload_ps(E + k, m);
+		e0 = load8_first(EL(E, k, e16), d - k, e16);
 		if (ne > 1)
-			e1 = _mm256_maskload_ps(E + lde + k, m);
+			e1 = load8_first(EL(E, lde + k, e16), d - k, e16);
 		_Pragma("GCC unroll 6")
 		for (int r = 0; r < 6; r++)
 			if (r < nr) {
@@ -240,24 +272,38 @@ TILE void scores_tile(int nr, int ne, int pf, int64_t d, const float *Q, int64_t
 		__typeof__(Q) Qr = Q + r * ldq;                                          \
 		float *Sr = S + r * lds;                                                 \
 		for (j = 0; j + 2 <= c; j += 2)                                          \
-			scores_tile(nr, 2, !r, d, Qr, ldq, E + j * lde, lde, Sr + j, lds, add); \
+			scores_tile(nr, 2, !r, d, Qr, ldq, EL(E, j * lde, e16), lde, Sr + j, \
+			            lds, add, e16);                                      \
 		if (j < c)                                                               \
-			scores_tile(nr, 1, !r, d, Qr, ldq, E + j * lde, lde, Sr + j, lds, add); \
+			scores_tile(nr, 1, !r, d, Qr, ldq, EL(E, j * lde, e16), lde, Sr + j, \
+			            lds, add, e16);                                      \
 	} while (0)
 
-AVX2 static void scores_avx2(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
-                             const float *E, int64_t lde, float *S, int64_t lds, int add)
+TILE void scores_any(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq, const void *E,
+                     int64_t lde, float *S, int64_t lds, int add, int e16)
 {
 	int64_t r = 0, j;
 
 	BY_SIX(SCORES_ROWS);
 }
 
+AVX2 static void scores_avx2(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
+                             const float *E, int64_t lde, float *S, int64_t lds, int add)
+{
+	scores_any(R, c, d, Q, ldq, E, lde, S, lds, add, 0);
+}
+
+AVX2 static void scores_avx2_w16(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
+                                 const uint16_t *E, int64_t lde, float *S, int64_t lds)
+{
+	scores_any(R, c, d, Q, ldq, E, lde, S, lds, 0, 1);
+}
+
 /* nr (<= 6) rows of C by nv (1 or 2) vectors of columns, the last one
  * masked to t lanes when t < 8: C held in registers over all c rows of E,
  * each P[r, j] broadcast once per row. */
 TILE void accum_tile(int nr, int nv, int64_t t, int64_t c, const float *P, int64_t ldp,
-                     const float *E, int64_t lde, float *C, int64_t ldc, ahead pf)
+                     const void *E, int64_t lde, float *C, int64_t ldc, ahead pf, int e16)
 {
 	int64_t jp = pf.first;
 	const char *q = pf.p;
@@ -278,7 +324,7 @@ TILE void accum_tile(int nr, int nv, int64_t t, int64_t c, const float *P, int64
 			}
 		}
 	for (int64_t j = 0; j < c; j++) {
-		const float *e = E + j * lde;
+		const char *e = EL(E, j * lde, e16);
 
 		if (j == jp && j < pf.end) {
 			for (int l = 0; l < pf.lines; l++)
@@ -287,10 +333,10 @@ TILE void accum_tile(int nr, int nv, int64_t t, int64_t c, const float *P, int64
 			jp += pf.step;
 		}
 		if (nv > 1) {
-			e0 = _mm256_loadu_ps(e);
-			e1 = last_masked ? _mm256_maskload_ps(e + 8, m) : _mm256_loadu_ps(e + 8);
+			e0 = load8(e, e16);
+			e1 = last_masked ? load8_first(EL(e, 8, e16), t, e16) : load8(EL(e, 8, e16), e16);
 		} else {
-			e0 = last_masked ? _mm256_maskload_ps(e, m) : _mm256_loadu_ps(e);
+			e0 = last_masked ? load8_first(e, t, e16) : load8(e, e16);
 		}
 		_Pragma("GCC unroll 6")
 		for (int r = 0; r < 6; r++)
@@ -334,26 +380,40 @@ TILE void accum_tile(int nr, int nv, int64_t t, int64_t c, const float *P, int64
  * and a half no longer fit in L2 beside each other. */
 #define ACCUM_ROWS(nr)                                                                   \
 	do {                                                                             \
-		const float *Pr = P + r * ldp, *Ek = E + k0;                             \
+		const float *Pr = P + r * ldp;                                           \
+		const char *Ek = EL(E, k0, e16);                                         \
 		float *Cr = C + r * ldc + k0;                                            \
-		ahead pf = lde == n ? ahead_linear(next, cn * n * (int64_t)sizeof *E, R, c, \
-		                                   calls, k0 / 16 * tiles + r / 6)       \
-		                    : ahead_tile(next, lde, sizeof *E, cn, R, r, k0);    \
+		ahead pf = lde == n ? ahead_linear(next, cn * n * esz, R, c, calls,      \
+		                                   k0 / 16 * tiles + r / 6)              \
+		                    : ahead_tile(next, lde, (size_t)esz, cn, R, r, k0);  \
 		if (nb > 8)                                                              \
-			accum_tile(nr, 2, nb - 8, c, Pr, ldp, Ek, lde, Cr, ldc, pf);     \
+			accum_tile(nr, 2, nb - 8, c, Pr, ldp, Ek, lde, Cr, ldc, pf, e16); \
 		else                                                                     \
-			accum_tile(nr, 1, nb, c, Pr, ldp, Ek, lde, Cr, ldc, pf);         \
+			accum_tile(nr, 1, nb, c, Pr, ldp, Ek, lde, Cr, ldc, pf, e16);    \
 	} while (0)
+
+TILE void accum_any(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp, const void *E,
+                    int64_t lde, float *C, int64_t ldc, const void *next, int64_t cn, int e16)
+{
+	int64_t tiles = (R + 5) / 6, calls = (n + 15) / 16 * tiles, esz = e16 ? 2 : 4;
+
+	/* a strip of E (c rows of 64 bytes, 16 KiB for c = 256) stays in L1
+	 * while every row tile passes over it */
+	BY_STRIPS(16, ACCUM_ROWS);
+}
 
 AVX2 static void accum_avx2(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
                             const float *E, int64_t lde, float *C, int64_t ldc,
                             const float *next, int64_t cn)
 {
-	int64_t tiles = (R + 5) / 6, calls = (n + 15) / 16 * tiles;
+	accum_any(R, c, n, P, ldp, E, lde, C, ldc, next, cn, 0);
+}
 
-	/* a strip of E (c rows of 64 bytes, 16 KiB for c = 256) stays in L1
-	 * while every row tile passes over it */
-	BY_STRIPS(16, ACCUM_ROWS);
+AVX2 static void accum_avx2_w16(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
+                                const uint16_t *E, int64_t lde, float *C, int64_t ldc,
+                                const uint16_t *next, int64_t cn)
+{
+	accum_any(R, c, n, P, ldp, E, lde, C, ldc, next, cn, 1);
 }
 
 /* The same tiles 16 lanes wide, where the processor has AVX-512: twice
@@ -545,7 +605,7 @@ void cmp_xk_scores(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
 		return;
 	}
 #endif
-	scores_c(R, c, d, Q, ldq, E, lde, S, lds);
+	scores_c(R, c, d, Q, ldq, E, lde, S, lds, 0);
 }
 
 void cmp_xk_accum_ahead(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
@@ -566,13 +626,49 @@ void cmp_xk_accum_ahead(int64_t R, int64_t c, int64_t n, const float *P, int64_t
 #else
 	(void)next, (void)cn;
 #endif
-	accum_c(R, c, n, P, ldp, E, lde, C, ldc);
+	accum_c(R, c, n, P, ldp, E, lde, C, ldc, 0);
 }
 
 void cmp_xk_accum(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
                   const float *E, int64_t lde, float *C, int64_t ldc)
 {
 	cmp_xk_accum_ahead(R, c, n, P, ldp, E, lde, C, ldc, NULL, 0);
+}
+
+int cmp_xk_widens(void)
+{
+	return !have_avx512();
+}
+
+void cmp_xk_scores_w16(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
+                       const uint16_t *E, int64_t lde, float *S, int64_t lds)
+{
+	if (R <= 0 || c <= 0)
+		return;
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (have_avx2()) {
+		scores_avx2_w16(R, c, d, Q, ldq, E, lde, S, lds);
+		return;
+	}
+#endif
+	scores_c(R, c, d, Q, ldq, E, lde, S, lds, 1);
+}
+
+void cmp_xk_accum_w16(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
+                      const uint16_t *E, int64_t lde, float *C, int64_t ldc,
+                      const uint16_t *next, int64_t cn)
+{
+	if (R <= 0 || c <= 0 || n <= 0)
+		return;
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (have_avx2()) {
+		accum_avx2_w16(R, c, n, P, ldp, E, lde, C, ldc, next, cn);
+		return;
+	}
+#else
+	(void)next, (void)cn;
+#endif
+	accum_c(R, c, n, P, ldp, E, lde, C, ldc, 1);
 }
 
 int cmp_xk_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,

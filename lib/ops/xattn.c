@@ -53,6 +53,7 @@ struct xattn_work {
 	 * its context row at ctx + r ldc + h wd; K == V == E folded */
 	const float *q, *K, *V;
 	const uint16_t *K16, *V16;  /* bf16 keys and values instead, or NULL */
+	int widen;                  /* 1: those in fp32 arithmetic (xattn_fw_w16) */
 	int64_t ldq, ldk, hs, ldc;
 	int nh, wd;
 	int64_t L, rows;            /* per head */
@@ -171,7 +172,7 @@ static void part_fw(void *ctx, int64_t i, int tid)
 	float *acc = w->pacc + (size_t)i * (size_t)rows * wd;
 	const float *q = w->q + (size_t)h * wd;
 	const uint16_t *q16 = w->q16 + (size_t)h * rows * wd;
-	uint16_t *p16 = w->K16 ? w->p16 + (size_t)tid * (size_t)rows * (size_t)ch : NULL;
+	uint16_t *p16 = w->K16 && !w->widen ? w->p16 + (size_t)tid * (size_t)rows * (size_t)ch : NULL;
 
 	for (int64_t r = 0; r < rows; r++) {
 		mx[r] = -INFINITY;
@@ -184,7 +185,9 @@ static void part_fw(void *ctx, int64_t i, int tid)
 		size_t at = (size_t)h * (size_t)w->hs + (size_t)c0 * (size_t)w->ldk;
 
 		/* scores [rows, c] = q . K^T */
-		if (bf16_kv(w))
+		if (w->widen)
+			cmp_xk_scores_w16(rows, c, wd, q, w->ldq, w->K16 + at, w->ldk, xs, ch);
+		else if (bf16_kv(w))
 			scores_kv_bf16(w, rows, c, q16, at, xs);
 		else if (w->K16)
 			cmp_xk_scores_bf16(rows, c, wd, q16, wd, w->K16 + at, w->ldk, xs, ch);
@@ -215,6 +218,10 @@ static void part_fw(void *ctx, int64_t i, int tid)
 		 * scores */
 		if (p16)
 			cmp_xk_accum_bf16(rows, c, wd, p16, ch, w->V16 + at, w->ldk, acc, wd);
+		else if (w->widen)
+			cmp_xk_accum_w16(rows, c, wd, xs, ch, w->V16 + at, w->ldk, acc, wd,
+			                 cn > 0 ? w->V16 + at + (size_t)c * (size_t)w->ldk : NULL,
+			                 cn < ch ? cn : ch);
 		else
 			cmp_xk_accum_ahead(rows, c, wd, xs, ch, w->V + at, w->ldk, acc, wd,
 			                   cn > 0 ? w->V + at + (size_t)c * (size_t)w->ldk : NULL,
@@ -271,7 +278,7 @@ static void run(xattn_work *w, float *ctx, float *lse)
 	}
 	if (parts > PARTS_MAX)
 		parts = PARTS_MAX;
-	if (w->K16)
+	if (w->K16 && !w->widen)
 		for (int h = 0; h < w->nh; h++)
 			cmp_bf16_pack(w->q + (size_t)h * w->wd, w->rows, w->wd, w->ldq,
 			              w->q16 + (size_t)h * w->rows * w->wd, w->wd);
@@ -330,6 +337,7 @@ static void args(xattn_work *w, const float *q, int64_t R, int64_t ldq, int nh, 
 	w->ldc = ldc;
 	w->K = w->V = NULL;
 	w->K16 = w->V16 = NULL;
+	w->widen = 0;
 }
 
 void xattn_fw(xattn_work *w, const float *qp, int64_t R, const float *E, int64_t L, int d,
@@ -345,6 +353,15 @@ void xattn_fw_bf16(xattn_work *w, const float *qp, int64_t R, const uint16_t *E,
 {
 	args(w, qp, R, d, 1, d, L, d, 0, d);
 	w->K16 = w->V16 = E;
+	run(w, ctx, lse);
+}
+
+void xattn_fw_w16(xattn_work *w, const float *qp, int64_t R, const uint16_t *E, int64_t L,
+                  int d, float *ctx, float *lse)
+{
+	args(w, qp, R, d, 1, d, L, d, 0, d);
+	w->K16 = w->V16 = E;
+	w->widen = 1;
 	run(w, ctx, lse);
 }
 

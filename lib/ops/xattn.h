@@ -73,6 +73,12 @@ void xattn_fw_any(xattn_work *w, const float *qp, int64_t R, const float *E, con
 void xattn_fw_bf16(xattn_work *w, const float *qp, int64_t R, const uint16_t *E, int64_t L,
                    int d, float *ctx, float *lse);
 
+/* The same over bf16 states in fp32 arithmetic (fp32 compute, bf16
+ * states held as such: half the bytes of their float32 copy): where
+ * cmp_xk_widens(), the same bits as xattn_fw on that copy. */
+void xattn_fw_w16(xattn_work *w, const float *qp, int64_t R, const uint16_t *E, int64_t L,
+                  int d, float *ctx, float *lse);
+
 /* The same with keys and values of their own, as a cache holds them
  * (ops/xcache.h), for nh heads at once: head h's context
  *

@@ -5,7 +5,9 @@
  * (decode_search.txt), each alone and all of them in one batch (gen/batch.h),
  * and the cache bookkeeping (reorder, positions).
  */
+#include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -360,10 +362,41 @@ static void test_search_goldens(void)
 	free(txt);
 }
 
+/* States over bf16 values held as such (e16) and over their float32
+ * copy (ef), nrow rows each fed the same tokens: the same logits, bit for
+ * bit, for 3 steps. */
+static int same_logits(const uint16_t *e16, const float *ef, int64_t L, int nrow)
+{
+	int V = model_config(model)->vocab_size, ok = 1;
+	dec_input i16 = { NULL, L, nrow, e16 }, i32 = { ef, L, nrow, NULL };
+	lc_err err = { "" };
+	dec_state *a = decoder_batch_new(dec, &i16, 1, 4, &err);
+	dec_state *b = a ? decoder_batch_new(dec, &i32, 1, 4, &err) : NULL;
+	float *la = malloc((size_t)nrow * V * sizeof *la), *lb = malloc((size_t)nrow * V * sizeof *lb);
+	int32_t tok[2];
+
+	ok = a && b && la && lb;
+	for (int t = 0; ok && t < 3; t++) {
+		tok[0] = tok[1] = 3 + 5 * t;
+		ok = decoder_step(a, tok, la, &err) == 0 && decoder_step(b, tok, lb, &err) == 0 &&
+		     !memcmp(la, lb, (size_t)nrow * V * sizeof *la);
+	}
+	if (!ok && err.msg[0])
+		fprintf(stderr, "# %s\n", err.msg);
+	decoder_state_free(a);
+	decoder_state_free(b);
+	free(la);
+	free(lb);
+	return ok;
+}
+
 /* bf16 states taken as they are (decoder_reads_bf16): refused with the
- * same messages as float32 ones when empty, NaN or infinite; taken only
- * by LOCOST's decoder under --compute bf16, where a state over them steps
- * (the emulation stands in for the hardware). */
+ * same messages as float32 ones when empty, NaN or infinite. LOCOST's
+ * decoder takes them under --compute bf16, where a state over them steps
+ * (the emulation stands in for the hardware), and in fp32 where the
+ * cross-attention's kernels widen them as they read them (AVX2, plain C:
+ * the logits of their float32 copy, bit for bit, folded and cached);
+ * elsewhere (AVX-512) a float32 copy is made first. */
 static void test_bf16_states(void)
 {
 	int d = model_config(model)->d_model;
@@ -379,8 +412,32 @@ static void test_bf16_states(void)
 		return;
 	for (int i = 0; i < 3 * d; i++)
 		e[i] = lc_f32_to_bf16((float)((i % 7) - 3) * 0.25f);
-	T_OK(!decoder_reads_bf16(dec), "not under f32");
-	T_OK(decoder_batch_new(dec, &in, 1, 4, &err) == NULL, "bf16 states refused under f32");
+	{
+		int64_t L = 700;        /* over two chunks and many parts */
+		uint16_t *h = malloc((size_t)L * d * sizeof *h);
+		float *f = malloc((size_t)L * d * sizeof *f);
+
+		for (int64_t i = 0; h && f && i < L * d; i++) {
+			h[i] = lc_f32_to_bf16((float)sin(0.37 * (double)i) * 1.5f);
+			f[i] = lc_bf16_to_f32(h[i]);
+		}
+		for (int simd = 2; h && f && simd >= 0; simd -= 2) {
+			cmp_xk_simd(simd);
+			T_OK(decoder_reads_bf16(dec), "f32, kernels' path %d: read as they are", simd);
+			T_OK(same_logits(h, f, L, 1), "f32, path %d: one row, the float32 copy's logits",
+			     simd);
+			T_OK(same_logits(h, f, L, 2), "f32, path %d: two rows, the float32 copy's logits",
+			     simd);
+		}
+		cmp_xk_simd(1);
+		free(h);
+		free(f);
+	}
+	if (!cmp_xk_widens()) {
+		T_OK(!decoder_reads_bf16(dec), "not under f32 with AVX-512");
+		T_OK(decoder_batch_new(dec, &in, 1, 4, &err) == NULL,
+		     "bf16 states refused under f32 with AVX-512");
+	}
 	setenv("LC_BF16_EMULATE", "1", 1);
 	T_OK(cmp_set_compute("bf16", note, sizeof note, &err) == 0, "%s", err.msg);
 	T_OK(decoder_reads_bf16(dec), "LOCOST reads them under bf16");

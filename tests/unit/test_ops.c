@@ -655,6 +655,45 @@ static void test_xattn_bf16(void)
 	free(qp); free(E); free(ctx); free(ctx16); free(E16);
 }
 
+/* xattn_fw_w16 (fp32 arithmetic over bf16 states held as such) against
+ * xattn_fw on their float32 copy: the same bits, and the same lse, on
+ * the paths that widen (AVX2 and plain C; the processor's own where it
+ * has no AVX-512), over many parts (PART_MIN rows each) and chunks, the
+ * rows of 4 beams and greedy's 12, on 1 and 3 threads. */
+static void test_xattn_w16(void)
+{
+	int64_t L = 64 * (XATTN_CHUNK + 44) + 5;
+	int d = 72;
+
+	for (int simd = 2; simd >= 0; simd -= 2)
+		for (int64_t R = 12; R <= 48; R += 36)
+			for (int nth = 1; nth <= 3; nth += 2) {
+				lc_err err;
+				xattn_work *w = xattn_work_new(R, d, nth, &err);
+				float *qp = randv(R * d, 0.3), *E = randv(L * d, 1);
+				float *c1 = malloc((size_t)(R * d) * 4), *c2 = malloc((size_t)(R * d) * 4);
+				float *l1 = malloc((size_t)R * 4), *l2 = malloc((size_t)R * 4);
+				uint16_t *E16 = malloc((size_t)(L * d) * sizeof *E16);
+
+				if (!T_OK(w && qp && E && c1 && c2 && l1 && l2 && E16, "memory"))
+					return;
+				cmp_xk_simd(simd);
+				for (int64_t i = 0; i < L * d; i++) {
+					E16[i] = lc_f32_to_bf16(E[i]);
+					E[i] = lc_bf16_to_f32(E16[i]);
+				}
+				xattn_fw(w, qp, R, E, L, d, c1, l1);
+				xattn_fw_w16(w, qp, R, E16, L, d, c2, l2);
+				T_OK(cmp_xk_widens() && !memcmp(c1, c2, (size_t)(R * d) * 4) &&
+				     !memcmp(l1, l2, (size_t)R * 4),
+				     "bf16 states held (path %d, %lld rows, %d threads): the bits of their "
+				     "float32 copy", simd, (long long)R, nth);
+				cmp_xk_simd(1);
+				xattn_work_free(w);
+				free(qp); free(E); free(c1); free(c2); free(l1); free(l2); free(E16);
+			}
+}
+
 static void test_xattn(void)
 {
 	/* L over two chunks, split over three threads */
@@ -1141,6 +1180,7 @@ int main(void)
 	T_RUN(test_attn_full);
 	T_RUN(test_xattn);
 	T_RUN(test_xattn_bf16);
+	T_RUN(test_xattn_w16);
 	T_RUN(test_xattn_kv);
 	T_RUN(test_xattn_kv_long);
 	T_RUN(test_xcache);

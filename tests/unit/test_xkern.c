@@ -190,6 +190,48 @@ static int check_accum(int64_t R, int64_t c, int64_t n)
 	return !bad;
 }
 
+/* The kernels over bf16 states held as such (cmp_xk_*_w16), where the
+ * path widens (cmp_xk_widens): the same bits as the float32 kernels on
+ * the widened values, around the outputs too; rows apart (lde > n) and
+ * end to end, with the next chunk ahead. */
+static int check_w16(int64_t R, int64_t c, int64_t d)
+{
+	int bad = 0;
+	char why[128] = "";
+
+	if (!cmp_xk_widens())
+		return 1;
+	for (int64_t lde = d + 5; lde >= d && !bad; lde -= 5) {
+		int64_t ldq = d + 3, lds = c + 2, ldc = d + 4;
+		float *Q = randm(R, ldq, 1.0), *E = randm(c, lde, 1.0), *P = randm(R, lds, 1.0);
+		float *S1 = randm(R, lds, 1.0), *S2 = malloc((size_t)(R * lds + 1) * sizeof *S2);
+		float *C1 = randm(R, ldc, 1.0), *C2 = malloc((size_t)(R * ldc + 1) * sizeof *C2);
+		uint16_t *E16 = to16(E, c * lde + 1);
+
+		if (!Q || !E || !P || !S1 || !S2 || !C1 || !C2 || !E16) {
+			bad = 1;
+			snprintf(why, sizeof why, "out of memory");
+		} else {
+			memcpy(S2, S1, (size_t)(R * lds + 1) * sizeof *S2);
+			memcpy(C2, C1, (size_t)(R * ldc + 1) * sizeof *C2);
+			cmp_xk_scores(R, c, d, Q, ldq, E, lde, S1, lds);
+			cmp_xk_scores_w16(R, c, d, Q, ldq, E16, lde, S2, lds);
+			cmp_xk_accum_ahead(R, c, d, P, lds, E, lde, C1, ldc, E, c);
+			cmp_xk_accum_w16(R, c, d, P, lds, E16, lde, C2, ldc, E16, c);
+			if ((bad = memcmp(S1, S2, (size_t)(R * lds + 1) * sizeof *S2) != 0))
+				snprintf(why, sizeof why, "scores, lde %lld: not the same bits",
+				         (long long)lde);
+			else if ((bad = memcmp(C1, C2, (size_t)(R * ldc + 1) * sizeof *C2) != 0))
+				snprintf(why, sizeof why, "accumulation, lde %lld: not the same bits",
+				         (long long)lde);
+		}
+		free(Q), free(E), free(P), free(S1), free(S2), free(C1), free(C2), free(E16);
+	}
+	T_OK(!bad, "bf16 held: R=%lld c=%lld d=%lld %s", (long long)R, (long long)c, (long long)d,
+	     why);
+	return !bad;
+}
+
 static const int64_t D[] = { 1, 7, 8, 64, 768, 770 };
 
 /* Every small shape (all tile remainders), then random ones up to
@@ -201,16 +243,18 @@ static void sweep(void)
 	for (int64_t R = 1; R <= 13 && ok; R++)
 		for (int64_t c = 1; c <= 5 && ok; c++)
 			for (int di = 0; di < 6 && ok; di++)
-				ok = check_scores(R, c, D[di]) && check_accum(R, c, D[di]);
+				ok = check_scores(R, c, D[di]) && check_accum(R, c, D[di]) &&
+				     (bf16mode || check_w16(R, c, D[di]));
 	for (int i = 0; i < 60 && ok; i++) {
 		int64_t R = 1 + (int64_t)(t_urand() * 50), c = 1 + (int64_t)(t_urand() * 300);
 		int64_t d = D[i % 6];
 
-		ok = check_scores(R, c, d) && check_accum(R, c, d);
+		ok = check_scores(R, c, d) && check_accum(R, c, d) && (bf16mode || check_w16(R, c, d));
 	}
 	ok = ok && check_scores(50, 300, 770) && check_accum(50, 300, 770);
 	ok = ok && check_scores(48, 256, 768) && check_accum(48, 256, 768);
 	ok = ok && check_accum(12, 256, 768);   /* greedy's: the next chunk in address order */
+	ok = ok && (bf16mode || check_w16(12, 256, 768));
 	/* the accumulation's column tails: n mod 16 and mod 32, all */
 	for (int64_t n = 1; n <= 72 && ok; n++)
 		ok = check_accum(7, 3, n);
