@@ -566,9 +566,10 @@ static void fingerprint(bpe_model *m, const bpe_files *f)
 	snprintf(s, sizeof s, "prefix %d wrap %d roles %d %d %d %d %d %d", m->prefix, m->wrap, m->bos,
 	         m->eos, m->unk, m->pad, m->cls, m->mask);
 	h = fnv(h, s, strlen(s) + 1);
-	/* sep_token joined the roles later: named only where it is not the
-	 * eos, so that the streams made before still match */
-	if (m->sep != m->eos) {
+	/* sep_token joined the roles later: named only where it closes a
+	 * wrapped text and is not the eos, so that the streams made before
+	 * still match */
+	if (m->wrap && m->sep != m->eos) {
 		snprintf(s, sizeof s, "sep %d", m->sep);
 		h = fnv(h, s, strlen(s) + 1);
 	}
