@@ -183,4 +183,12 @@ sed 's/"1002": {/"2000000000": {/' "$A/bart_added/tokenizer_config.json" >"$T/be
 fails 1 "an added token's absurd id" sh -c "printf x | lc-tokenize -m $T/beyond"
 grep -q 'added token "<L>": id 2000000000 outside \[0, 66536) (the vocabulary and 65536 ids after it)' \
 	"$T/err"; _res $? "is refused, naming the token and the bound"
+# a stream names its tokenizer's fingerprint, which later versions must
+# keep for the same files: those the binaries before gave these
+for fp in gpt2:afce2a8a91c8f22d bart_small:1584db101c772784 bart_added:9f496ac57cf62b18 \
+	specials/saved:d092f918bbaaf83a; do
+	is "${fp%%:*}: the fingerprint streams made before name" \
+		"$(printf hi | lc-tokenize -m "$A/${fp%%:*}" | lc-cat -o info |
+			sed -n 's/.*tokenizer=\([0-9a-f]*\).*/\1/p' | head -1)" "${fp#*:}"
+done
 done_testing
