@@ -25,6 +25,8 @@
 #           lc-decode computes the cache at the first step (its time is
 #           printed apart). A second fp32 4-beam row gives the cache half
 #           of memory (--cross-cache): what a user buys with more of it.
+#   and a greedy row over the same states as a bf16 stream (lc-encode
+#           --dtype bf16) in fp32 arithmetic, against the float32 states.
 #
 # Decode is timed inside lc-decode (--stats: the steps after the first,
 # the model, the states and the first step apart) over N + 1 tokens:
@@ -119,6 +121,7 @@ decode_len() { # L: prints s/token greedy and 4 beams
 	head -c $((L * DM * 4)) "$D/long.raw" >"$D/states.raw"
 	rm -f "$D/long.raw"
 	"$D/hs" "$DM" "L$L=$D/states.raw" >"$D/states.lcs"
+	"$D/hs" -b "$DM" "L$L=$D/states.raw" >"$D/states16.lcs"
 	rm -f "$D/states.raw"
 	N=${NTOK:-$((4194304 / L))}
 	[ "$N" -lt 12 ] && N=12
@@ -131,14 +134,20 @@ decode_len() { # L: prints s/token greedy and 4 beams
 	# 4 beams again with half of memory for the cache (the default is a
 	# quarter): the speed a user buys with --cross-cache
 	echo "$L 4h $(tdec 4 $((N + 1)) f32 --cross-cache "$HALF") f32"
-	rm -f "$D/states.lcs"
+	# greedy over the same states as a bf16 stream (lc-encode --dtype
+	# bf16) in fp32 arithmetic: read as they are where the kernels widen
+	# them (AVX2), else copied to float32 first
+	S=$D/states16.lcs
+	echo "$L 1s16 $(tdec 1 $((N + 1)) f32) f32"
+	S=
+	rm -f "$D/states.lcs" "$D/states16.lcs"
 }
 HALF=$(awk '/^MemTotal:/ { printf "%.0fM", $2 / 2048 }' /proc/meminfo)
 tdec() { # BEAMS TOKENS PRECISION [FLAGS...] -> "SECONDS_A_STEP PEAK_KB LAYERS_CACHED FIRST_STEP"
 	b=$1 n=$2 p=$3
 	shift 3
 	/usr/bin/time -f '%M' -o "$D/time" lc-decode -q -j "$J" -m "$D" -f ids -b "$b" \
-		--compute "$p" --stats --max-new "$n" --min-new "$n" "$@" "$D/states.lcs" \
+		--compute "$p" --stats --max-new "$n" --min-new "$n" "$@" "${S:-$D/states.lcs}" \
 		>/dev/null 2>"$D/dstats"
 	echo "$(sed -n 's/.*then \([0-9.]*\) s a step.*/\1/p' "$D/dstats") $(tail -1 "$D/time")" \
 		"$(sed -n 's/.*cross cache \([0-9]*\) of.*/\1/p' "$D/dstats")" \
@@ -161,6 +170,10 @@ awk -v r="$F32" -v bw="$BW" -v d="$DM" -v nl="$NDL" -v nh="$NH" -v dk="$DKV" -v 
 	      else printf "decode L=%-7d bf16 4 beams: %.3f s/step, %.2f x fp32, %.2f x bf16 greedy (goal <= 1.6); %s\n",
 	          L, s, s / g4[L], s / gb[L], cache
 	      if (b == 1) gb[L] = s
+	      next }
+	  if (b == "1s16") {
+	      printf "decode L=%-7d greedy, bf16 states in fp32 arithmetic: %.3f s/token, %.2f x float32 states, peak RSS %.0f MiB\n",
+	          L, s, s / g[L], $4 / 1024
 	      next }
 	  if (b == "4h") {
 	      printf "decode L=%-7d 4 beams, --cross-cache %s (half of memory): %.3f s/step, %.2f x greedy (goal <= 1.6), floor %.3f s, ratio %.2f; %s, peak RSS %.0f MiB\n",

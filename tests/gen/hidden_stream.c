@@ -6,19 +6,26 @@
  *
  *   cc -Ilib tests/gen/hidden_stream.c build/liblc.a ... -o /tmp/hs
  *   /tmp/hs 64 NAME=FILE... > tests/data/locost/hidden.lcs
+ *
+ * With -b first, the tensors are bf16, each value rounded to nearest even
+ * (as lc-encode --dtype bf16 writes them; bench/speed.sh's bf16 states).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dtype.h"
 #include "stream/stream.h"
 
 int main(int argc, char **argv)
 {
 	lc_err err;
 	lc_writer *w;
-	int i, d;
+	int i, d, b16 = argc > 1 && !strcmp(argv[1], "-b");
 
+	argv += b16;
+	argc -= b16;
 	if (argc < 3)
 		return 2;
 	d = atoi(argv[1]);
@@ -41,10 +48,24 @@ int main(int argc, char **argv)
 		dims[0] = (uint64_t)n / 4 / (uint64_t)d;
 		dims[1] = (uint64_t)d;
 		if (doc_init(&doc, argv[i], &err) < 0 ||
-		    !(t = doc_add_tensor(&doc, "hidden", LC_F32, 2, dims, &err)))
+		    !(t = doc_add_tensor(&doc, "hidden", b16 ? LC_BF16 : LC_F32, 2, dims, &err)))
 			goto fail;
-		if (fread(t->data, 1, (size_t)n, f) != (size_t)n)
+		if (b16) {      /* a row at a time */
+			float *row = malloc((size_t)d * sizeof *row);
+
+			for (uint64_t r = 0; row && r < dims[0]; r++) {
+				if (fread(row, sizeof *row, (size_t)d, f) != (size_t)d)
+					return 1;
+				for (int k = 0; k < d; k++)
+					((uint16_t *)t->data)[r * (uint64_t)d + (uint64_t)k] =
+						lc_f32_to_bf16(row[k]);
+			}
+			if (!row)
+				return 1;
+			free(row);
+		} else if (fread(t->data, 1, (size_t)n, f) != (size_t)n) {
 			return 1;
+		}
 		fclose(f);
 		if (stream_write_doc(w, &doc, &err) < 0)
 			goto fail;
