@@ -287,16 +287,14 @@ TILE void scores_any(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ld
 	BY_SIX(SCORES_ROWS);
 }
 
+/* E float32, or with e16 bf16: each form compiled apart */
 AVX2 static void scores_avx2(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
-                             const float *E, int64_t lde, float *S, int64_t lds, int add)
+                             const void *E, int64_t lde, float *S, int64_t lds, int add, int e16)
 {
-	scores_any(R, c, d, Q, ldq, E, lde, S, lds, add, 0);
-}
-
-AVX2 static void scores_avx2_w16(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
-                                 const uint16_t *E, int64_t lde, float *S, int64_t lds)
-{
-	scores_any(R, c, d, Q, ldq, E, lde, S, lds, 0, 1);
+	if (e16)
+		scores_any(R, c, d, Q, ldq, E, lde, S, lds, add, 1);
+	else
+		scores_any(R, c, d, Q, ldq, E, lde, S, lds, add, 0);
 }
 
 /* nr (<= 6) rows of C by nv (1 or 2) vectors of columns, the last one
@@ -403,17 +401,13 @@ TILE void accum_any(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp
 }
 
 AVX2 static void accum_avx2(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
-                            const float *E, int64_t lde, float *C, int64_t ldc,
-                            const float *next, int64_t cn)
+                            const void *E, int64_t lde, float *C, int64_t ldc,
+                            const void *next, int64_t cn, int e16)
 {
-	accum_any(R, c, n, P, ldp, E, lde, C, ldc, next, cn, 0);
-}
-
-AVX2 static void accum_avx2_w16(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
-                                const uint16_t *E, int64_t lde, float *C, int64_t ldc,
-                                const uint16_t *next, int64_t cn)
-{
-	accum_any(R, c, n, P, ldp, E, lde, C, ldc, next, cn, 1);
+	if (e16)
+		accum_any(R, c, n, P, ldp, E, lde, C, ldc, next, cn, 1);
+	else
+		accum_any(R, c, n, P, ldp, E, lde, C, ldc, next, cn, 0);
 }
 
 /* The same tiles 16 lanes wide, where the processor has AVX-512: twice
@@ -590,49 +584,65 @@ int cmp_xk_allowed(void)
 }
 #endif
 
-void cmp_xk_scores(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
-                   const float *E, int64_t lde, float *S, int64_t lds)
+/* The processor's path for E in float32, or with e16 in bf16 held as
+ * such (AVX2 or plain C: cmp_xk_widens says when that is the float32
+ * path too). */
+static void scores_path(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
+                        const void *E, int64_t lde, float *S, int64_t lds, int e16)
 {
 	if (R <= 0 || c <= 0)
 		return;
 #if defined(__x86_64__) && defined(__GNUC__)
-	if (have_avx512()) {
+	if (!e16 && have_avx512()) {
 		scores_avx512(R, c, d, Q, ldq, E, lde, S, lds, 0);
 		return;
 	}
 	if (have_avx2()) {
-		scores_avx2(R, c, d, Q, ldq, E, lde, S, lds, 0);
+		scores_avx2(R, c, d, Q, ldq, E, lde, S, lds, 0, e16);
 		return;
 	}
 #endif
-	scores_c(R, c, d, Q, ldq, E, lde, S, lds, 0);
+	scores_c(R, c, d, Q, ldq, E, lde, S, lds, e16);
+}
+
+static void accum_path(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
+                       const void *E, int64_t lde, float *C, int64_t ldc, const void *next,
+                       int64_t cn, int e16)
+{
+	if (R <= 0 || c <= 0 || n <= 0)
+		return;
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (!e16 && have_avx512()) {
+		accum_avx512(R, c, n, P, ldp, E, lde, C, ldc, next, cn);
+		return;
+	}
+	if (have_avx2()) {
+		accum_avx2(R, c, n, P, ldp, E, lde, C, ldc, next, cn, e16);
+		return;
+	}
+#else
+	(void)next, (void)cn;
+#endif
+	accum_c(R, c, n, P, ldp, E, lde, C, ldc, e16);
+}
+
+void cmp_xk_scores(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
+                   const float *E, int64_t lde, float *S, int64_t lds)
+{
+	scores_path(R, c, d, Q, ldq, E, lde, S, lds, 0);
 }
 
 void cmp_xk_accum_ahead(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
                         const float *E, int64_t lde, float *C, int64_t ldc, const float *next,
                         int64_t cn)
 {
-	if (R <= 0 || c <= 0 || n <= 0)
-		return;
-#if defined(__x86_64__) && defined(__GNUC__)
-	if (have_avx512()) {
-		accum_avx512(R, c, n, P, ldp, E, lde, C, ldc, next, cn);
-		return;
-	}
-	if (have_avx2()) {
-		accum_avx2(R, c, n, P, ldp, E, lde, C, ldc, next, cn);
-		return;
-	}
-#else
-	(void)next, (void)cn;
-#endif
-	accum_c(R, c, n, P, ldp, E, lde, C, ldc, 0);
+	accum_path(R, c, n, P, ldp, E, lde, C, ldc, next, cn, 0);
 }
 
 void cmp_xk_accum(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
                   const float *E, int64_t lde, float *C, int64_t ldc)
 {
-	cmp_xk_accum_ahead(R, c, n, P, ldp, E, lde, C, ldc, NULL, 0);
+	accum_path(R, c, n, P, ldp, E, lde, C, ldc, NULL, 0, 0);
 }
 
 int cmp_xk_widens(void)
@@ -643,32 +653,14 @@ int cmp_xk_widens(void)
 void cmp_xk_scores_w16(int64_t R, int64_t c, int64_t d, const float *Q, int64_t ldq,
                        const uint16_t *E, int64_t lde, float *S, int64_t lds)
 {
-	if (R <= 0 || c <= 0)
-		return;
-#if defined(__x86_64__) && defined(__GNUC__)
-	if (have_avx2()) {
-		scores_avx2_w16(R, c, d, Q, ldq, E, lde, S, lds);
-		return;
-	}
-#endif
-	scores_c(R, c, d, Q, ldq, E, lde, S, lds, 1);
+	scores_path(R, c, d, Q, ldq, E, lde, S, lds, 1);
 }
 
 void cmp_xk_accum_w16(int64_t R, int64_t c, int64_t n, const float *P, int64_t ldp,
                       const uint16_t *E, int64_t lde, float *C, int64_t ldc,
                       const uint16_t *next, int64_t cn)
 {
-	if (R <= 0 || c <= 0 || n <= 0)
-		return;
-#if defined(__x86_64__) && defined(__GNUC__)
-	if (have_avx2()) {
-		accum_avx2_w16(R, c, n, P, ldp, E, lde, C, ldc, next, cn);
-		return;
-	}
-#else
-	(void)next, (void)cn;
-#endif
-	accum_c(R, c, n, P, ldp, E, lde, C, ldc, 1);
+	accum_path(R, c, n, P, ldp, E, lde, C, ldc, next, cn, 1);
 }
 
 int cmp_xk_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int64_t K,
@@ -686,7 +678,7 @@ int cmp_xk_gemm(enum cmp_trans ta, enum cmp_trans tb, int64_t M, int64_t N, int6
 		return 0;
 	}
 	if (tb == CMP_T && have_avx2()) {
-		scores_avx2(M, N, K, A, lda, B, ldb, C, ldc, add);
+		scores_avx2(M, N, K, A, lda, B, ldb, C, ldc, add, 0);
 		return 0;
 	}
 	if (tb == CMP_N && have_avx2()) {  /* have_avx512 implies it (cmp_xk_simd) */
