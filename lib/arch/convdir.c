@@ -270,11 +270,20 @@ int convdir_write(convdir *cv, lc_err *err)
 	/* not mkdtemp, which makes it 0700: a model directory is made as
 	 * mkdir makes one (0777 less the umask), as lc-train's are */
 	for (int i = 0;; i++) {
+		int e;
+
 		snprintf(tmp, sizeof tmp, "%s.tmp-%ld-%d", cv->dst, (long)getpid(), i);
+		/* armed before the mkdir: a signal right after it, before
+		 * guard, would otherwise leave the directory (the handler's
+		 * rmdir of one not made fails, of a stale empty one of this
+		 * pid's name removes it) */
+		sigclean_begin(NULL, 0, tmp);
 		if (mkdir(tmp, 0777) == 0)
 			break;
-		if (errno != EEXIST || i == 99)
-			return lc_fail(err, "%s: %s", tmp, strerror(errno));
+		e = errno;
+		sigclean_end();
+		if (e != EEXIST || i == 99)
+			return lc_fail(err, "%s: %s", tmp, strerror(e));
 	}
 	guard(tmp);
 	snprintf(path, sizeof path, "%s/model.safetensors", tmp);

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
@@ -137,6 +138,27 @@ static void *pool_main(void *arg)
 	return NULL;
 }
 
+/* pthread_create, the thread started with SIGINT, SIGTERM and SIGHUP
+ * blocked (it inherits the mask): a signal sent to the process is then
+ * taken by the thread that called lc, so base/sigclean.h's handler runs
+ * while that thread, the one writing the files it removes, is stopped,
+ * never beside it (and a signal held back while that thread is in a
+ * oneDNN product, compute/dnnl.c, waits for it). */
+static int spawn(pthread_t *th, const pthread_attr_t *at, void *(*fn)(void *), void *arg)
+{
+	sigset_t set, old;
+	int rc;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	rc = pthread_create(th, at, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
 /* Workers 1..want alive (as many as could be started); under pool.mu. */
 static int pool_grow(int want)
 {
@@ -151,7 +173,7 @@ static int pool_grow(int want)
 
 		pthread_attr_init(&at);
 		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-		rc = pthread_create(&th, &at, pool_main, (void *)(intptr_t)(pool.started + 1));
+		rc = spawn(&th, &at, pool_main, (void *)(intptr_t)(pool.started + 1));
 		pthread_attr_destroy(&at);
 		if (rc != 0)
 			break;
@@ -185,7 +207,7 @@ static int fresh_threads(int nthreads, struct job *j)
 		for (int t = 1; t < nthreads; t++) {
 			w[t].job = j;
 			w[t].tid = t;
-			if (pthread_create(&th[t], NULL, thread_main, &w[t]) != 0) {
+			if (spawn(&th[t], NULL, thread_main, &w[t]) != 0) {
 				rc = -1;
 				break;
 			}

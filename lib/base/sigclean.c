@@ -27,6 +27,15 @@ void sigclean_begin(const char *const *f, int n, const char *d)
 {
 	struct sigaction sa;
 
+	if (nfiles >= 0) {
+		/* armed already: the new set, the dispositions as taken (for
+		 * the moment of the change, the directory alone) */
+		nfiles = 0;
+		files = f;
+		dir = d;
+		nfiles = n;
+		return;
+	}
 	files = f;
 	dir = d;
 	nfiles = n;                     /* set last: the handler reads it first */

@@ -15,7 +15,9 @@
 /* files[nfiles] (any not yet created, or already renamed away, is
  * skipped) and then dir (or NULL) are removed on such a signal until
  * sigclean_end. The arrays are kept, not copied: they must stay as they
- * are until then. One set at a time. */
+ * are until then. One set at a time: called again before sigclean_end,
+ * it takes the new set (a directory armed before its mkdir, then its
+ * files). */
 void sigclean_begin(const char *const *files, int nfiles, const char *dir);
 /* The signals' dispositions as they were; nothing is removed any more. */
 void sigclean_end(void);

@@ -6,13 +6,23 @@
  * each other closely (the workers still watching for the next job) and
  * after a pause (the workers asleep), with the thread count changing from
  * one call to the next (workers not needed for a job answer it too).
+ * Its workers, kept or a call's own, hold SIGINT, SIGTERM and SIGHUP
+ * back, so that base/sigclean.h's handler runs on the calling thread;
+ * and that handler, armed for a directory before its mkdir and then
+ * again for its files, removes both.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/parallel.h"
+#include "base/sigclean.h"
 #include "t.h"
 
 struct count {
@@ -126,11 +136,102 @@ static void test_concurrent(void)
 	T_OK(started == 4 && atomic_load(&ok), "four threads calling par_for at once");
 }
 
+struct masks {
+	atomic_int open_workers, caller_blocks;
+	int nested;     /* the calls in look are nested: their tid 0 may be a worker */
+};
+
+static void look(void *ctx, int64_t i, int tid)
+{
+	struct masks *m = ctx;
+	sigset_t cur;
+
+	(void)i;
+	pthread_sigmask(SIG_BLOCK, NULL, &cur);
+	if (tid && !(sigismember(&cur, SIGTERM) && sigismember(&cur, SIGINT) &&
+	             sigismember(&cur, SIGHUP)))
+		atomic_fetch_add(&m->open_workers, 1);
+	if (!tid && !m->nested && sigismember(&cur, SIGTERM))
+		atomic_fetch_add(&m->caller_blocks, 1);
+}
+
+static void nested_look(void *ctx, int64_t i, int tid)
+{
+	struct masks *outer = ctx, m = { 0, 0, 1 };
+
+	(void)i, (void)tid;
+	par_for(3, 30, look, &m);       /* a nested call: threads of its own */
+	atomic_fetch_add(&outer->open_workers, atomic_load(&m.open_workers));
+}
+
+static void test_signal_masks(void)
+{
+	struct masks m = { 0, 0, 0 };
+
+	T_OK(par_for(4, 400, look, &m) == 0, "the kept workers");
+	T_OK(par_for(2, 4, nested_look, &m) == 0, "a call's own threads");
+	T_OK(!atomic_load(&m.open_workers), "no worker takes SIGINT, SIGTERM or SIGHUP (%d did)",
+	     atomic_load(&m.open_workers));
+	T_OK(!atomic_load(&m.caller_blocks), "the calling thread takes them");
+}
+
+/* In a child: armed for dir before its mkdir, armed again for a file in
+ * it, then killed by SIGTERM: it dies of the signal, both removed. And
+ * killed between the mkdir and the second arming: the directory
+ * removed. */
+static void test_sigclean_rearm(void)
+{
+	char dir[4096], file[4200];
+	const char *files[1] = { file };
+
+	for (int late = 0; late < 2; late++) {
+		pid_t pid;
+		int st = 0;
+		struct stat sb;
+
+		snprintf(dir, sizeof dir, "%s/lc-sigclean-%ld-%d",
+		         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid(), late);
+		snprintf(file, sizeof file, "%s/f", dir);
+		if ((pid = fork()) == 0) {
+			FILE *f;
+
+			sigclean_begin(NULL, 0, dir);
+			if (mkdir(dir, 0777) != 0)
+				_exit(3);
+			if (late) {
+				sigclean_begin(files, 1, dir);
+				if (!(f = fopen(file, "w")) || fputs("x", f) < 0 || fclose(f) != 0)
+					_exit(4);
+			}
+			raise(SIGTERM);
+			_exit(5);
+		}
+		T_OK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFSIGNALED(st) &&
+		     WTERMSIG(st) == SIGTERM, "%s: dies of SIGTERM (status %d)",
+		     late ? "armed again" : "armed before the mkdir", st);
+		T_OK(stat(dir, &sb) != 0, "%s: nothing left", late ? "armed again" : "armed before the mkdir");
+		unlink(file);
+		rmdir(dir);
+	}
+	{
+		/* armed twice, then ended: SIGTERM's disposition as it was */
+		struct sigaction sa;
+
+		sigclean_begin(NULL, 0, "/nonexistent/a");
+		sigclean_begin(NULL, 0, "/nonexistent/b");
+		sigclean_end();
+		T_OK(sigaction(SIGTERM, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL,
+		     "armed twice and ended: SIGTERM at its default again");
+	}
+}
+
 int main(void)
 {
 	T_RUN(test_spin_and_sleep);
 	T_RUN(test_once_each);
 	T_RUN(test_nested);
 	T_RUN(test_concurrent);
+	T_RUN(test_signal_masks);
+	T_RUN(test_sigclean_rearm);
 	return t_done();
 }
