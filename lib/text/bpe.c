@@ -378,8 +378,10 @@ int bpe_index_added(bpe_model *m)
 	if (!(m->lex = malloc((size_t)m->nadd * sizeof *m->lex)) ||
 	    !(m->addix = malloc((size_t)m->nid * sizeof *m->addix)))
 		return -1;
-	for (int i = 0; i < m->nadd; i++)
+	for (int i = 0; i < m->nadd; i++) {
 		m->lex[i] = i;
+		m->maxadd = m->add[i].len > m->maxadd ? m->add[i].len : m->maxadd;
+	}
 	qsort_r(m->lex, (size_t)m->nadd, sizeof *m->lex, cmp_lex, m->add);
 	for (int32_t i = 0; i < m->nid; i++)
 		m->addix[i] = -1;
@@ -428,10 +430,197 @@ static const added *added_at(const bpe_model *m, const char *s, size_t n)
 	return best;
 }
 
+/* ------------------------------------------- the added tokens' split
+ *
+ * As PreTrainedTokenizer.tokenize (transformers 4.36) does it: the text
+ * cut into parts at the added tokens (longest at the leftmost place),
+ * then, part by part in order, each part whose text is an added token
+ * acting on its neighbours as they are by then: rstrip strips the white
+ * space at the start of the part after it, lstrip at the end of the part
+ * before it, and single_word joins the token to the part before it when
+ * that one ended (before the strips) in anything but a space, else to the
+ * part after it when that one began so; then each part is its token, or
+ * text to encode. A part is a run of the split's pieces, each of which
+ * the strips may shorten; a joined token is text (unless the joined text
+ * is itself an added token). */
+typedef struct bpe_part {
+	size_t off, len;            /* the piece: s[off, off + len) after strips */
+	const added *a;             /* the split's token, NULL for text */
+	int64_t first, last;        /* the part: pieces first..last, none if first > last */
+	int changed;                /* stripped or joined: the split's a no longer holds */
+} bpe_part;
+
+static size_t part_len(const bpe_part *p, int64_t i)
+{
+	size_t n = 0;
+
+	for (int64_t k = p[i].first; k <= p[i].last; k++)
+		n += p[k].len;
+	return n;
+}
+
+/* The part's first (end 0) or last (end 1) byte; its length is > 0. */
+static unsigned char part_byte(const char *s, const bpe_part *p, int64_t i, int end)
+{
+	int64_t k = end ? p[i].last : p[i].first;
+
+	while (!p[k].len)
+		k += end ? -1 : 1;
+	return (unsigned char)s[p[k].off + (end ? p[k].len - 1 : 0)];
+}
+
+/* str.lstrip() (end 0) or str.rstrip() (end 1) of a part */
+static void part_strip(const char *s, bpe_part *p, int64_t i, int end)
+{
+	for (int64_t k = end ? p[i].last : p[i].first; k >= p[i].first && k <= p[i].last;
+	     k += end ? -1 : 1) {
+		size_t was = p[k].len;
+
+		if (end) {
+			p[k].len = utf8_py_rstrip_len(s + p[k].off, p[k].len);
+		} else {
+			size_t o = utf8_py_lstrip_off(s + p[k].off, p[k].len);
+			p[k].off += o;
+			p[k].len -= o;
+		}
+		p[i].changed |= p[k].len != was;
+		if (p[k].len)
+			break;
+	}
+}
+
+/* The part's text, joined in e's buffer where it has several pieces. */
+static const char *part_text(const char *s, const bpe_part *p, int64_t i, size_t n, bpe_enc *e)
+{
+	size_t o = 0;
+
+	if (p[i].first == p[i].last)
+		return s + p[p[i].first].off;
+	if (n > e->jcap) {
+		char *b = realloc(e->join, n);
+		if (!b)
+			return NULL;
+		e->join = b;
+		e->jcap = n;
+	}
+	for (int64_t k = p[i].first; k <= p[i].last; k++) {
+		memcpy(e->join + o, s + p[k].off, p[k].len);
+		o += p[k].len;
+	}
+	return e->join;
+}
+
+/* The added token a part's text is (n bytes, > 0), or NULL. */
+static const added *part_added(const bpe_model *m, const char *s, const bpe_part *p, int64_t i,
+                               size_t n, bpe_enc *e, int *oom)
+{
+	const added *a;
+	const char *t;
+
+	if (!p[i].changed)
+		return p[i].first == i && p[i].last == i ? p[i].a : NULL;
+	if (n > m->maxadd)
+		return NULL;
+	if (!(t = part_text(s, p, i, n, e))) {
+		*oom = 1;
+		return NULL;
+	}
+	a = added_at(m, t, n);
+	return a && a->len == n ? a : NULL;
+}
+
+static int push_part(bpe_enc *e, size_t off, size_t len, const added *a)
+{
+	bpe_part *p;
+
+	if (e->nparts == e->partcap) {
+		size_t cap = e->partcap ? 2 * e->partcap : 16;
+		if (!(p = realloc(e->parts, cap * sizeof *p)))
+			return -1;
+		e->parts = p;
+		e->partcap = cap;
+	}
+	p = (bpe_part *)e->parts + e->nparts;
+	*p = (bpe_part){ off, len, a, (int64_t)e->nparts, (int64_t)e->nparts, 0 };
+	e->nparts++;
+	return 0;
+}
+
+static int encode_parts(bpe_model *m, const char *s, size_t n, unsigned flags, bpe_enc *e,
+                        lc_err *err)
+{
+	size_t seg = 0, i;
+	int64_t np;
+	bpe_part *p;
+	int oom = 0;
+
+	e->nparts = 0;
+	for (i = 0; m->nadd && i < n;) {
+		const added *a = added_at(m, s + i, n - i);
+		if (!a) {
+			i++;
+			continue;
+		}
+		if ((seg < i && push_part(e, seg, i - seg, NULL) < 0) || push_part(e, i, a->len, a) < 0)
+			return lc_fail(err, "out of memory");
+		i += a->len;
+		seg = i;
+	}
+	if (seg < n && push_part(e, seg, n - seg, NULL) < 0)
+		return lc_fail(err, "out of memory");
+	p = e->parts;
+	np = (int64_t)e->nparts;
+	for (int64_t k = 0; k < np; k++) {
+		size_t ln = k > 0 ? part_len(p, k - 1) : 0, rn = k + 1 < np ? part_len(p, k + 1) : 0;
+		const added *a = part_added(m, s, p, k, part_len(p, k), e, &oom);
+		unsigned char lb, rb;
+
+		if (!a)
+			continue;
+		/* the neighbours as they were before the strips */
+		lb = ln ? part_byte(s, p, k - 1, 1) : 0;
+		rb = rn ? part_byte(s, p, k + 1, 0) : 0;
+		if (a->rstrip && rn)
+			part_strip(s, p, k + 1, 0);
+		if (a->lstrip && ln)
+			part_strip(s, p, k - 1, 1);
+		if (a->single && ln && lb != ' ') {
+			p[k - 1].last = p[k].last;
+			p[k - 1].changed = 1;
+			p[k].first = p[k].last + 1;
+			p[k].changed = 1;
+		} else if (a->single && rn && rb != ' ') {
+			p[k + 1].first = p[k].first;
+			p[k + 1].changed = 1;
+			p[k].first = p[k].last + 1;
+			p[k].changed = 1;
+		}
+	}
+	for (int64_t k = 0; !oom && k < np; k++) {
+		size_t ln = part_len(p, k);
+		const added *a;
+		const char *t;
+
+		if (!ln)
+			continue;
+		if ((a = part_added(m, s, p, k, ln, e, &oom))) {
+			if (push_id(e, a->id) < 0 ||
+			    ((flags & BPE_ENC_PIECES) && push_piece(e, a->content, a->len) < 0))
+				return lc_fail(err, "out of memory");
+		} else if (!oom) {
+			if (!(t = part_text(s, p, k, ln, e)))
+				return lc_fail(err, "out of memory");
+			if (encode_text(m, t, ln, flags, e, err) < 0)
+				return -1;
+		}
+	}
+	return oom ? lc_fail(err, "out of memory") : 0;
+}
+
 int bpe_encode(bpe_model *m, const char *text, size_t len, unsigned flags, bpe_enc *e,
                lc_err *err)
 {
-	size_t n, seg = 0, i;
+	size_t n;
 	char *s;
 	int wrap = (flags & BPE_ENC_SPECIAL) && m->wrap;
 
@@ -467,26 +656,7 @@ int bpe_encode(bpe_model *m, const char *text, size_t len, unsigned flags, bpe_e
 		    ((flags & BPE_ENC_PIECES) && push_piece(e, m->tok[m->cls], m->toklen[m->cls]) < 0))
 			return lc_fail(err, "out of memory");
 	}
-	/* added tokens split the text; the segments between them are encoded */
-	for (i = 0; i < n;) {
-		const added *a = m->nadd ? added_at(m, s + i, n - i) : NULL;
-		size_t end;
-		if (!a) {
-			i++;
-			continue;
-		}
-		end = a->lstrip ? utf8_py_rstrip_len(s + seg, i - seg) + seg : i;
-		if (encode_text(m, s + seg, end - seg, flags, e, err) < 0)
-			return -1;
-		if (push_id(e, a->id) < 0 ||
-		    ((flags & BPE_ENC_PIECES) && push_piece(e, a->content, a->len) < 0))
-			return lc_fail(err, "out of memory");
-		i += a->len;
-		if (a->rstrip)
-			i += utf8_py_lstrip_off(s + i, n - i);
-		seg = i;
-	}
-	if (encode_text(m, s + seg, n - seg, flags, e, err) < 0)
+	if (encode_parts(m, s, n, flags, e, err) < 0)
 		return -1;
 	if (wrap && !(flags & BPE_ENC_NO_EOS)) {
 		if (push_id(e, m->sep) < 0 ||
@@ -504,6 +674,8 @@ void bpe_enc_free(bpe_enc *e)
 	free(e->pieces);
 	free(e->buf);
 	pcre2_match_data_free(e->match);
+	free(e->parts);
+	free(e->join);
 	memset(e, 0, sizeof *e);
 }
 

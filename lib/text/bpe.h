@@ -134,6 +134,10 @@ typedef struct bpe_enc {
 	char *buf;              /* sanitized text */
 	size_t bcap;
 	void *match;            /* PCRE2 match data */
+	void *parts;            /* the added tokens' split (bpe.c) */
+	size_t nparts, partcap;
+	char *join;             /* a part's pieces joined */
+	size_t jcap;
 } bpe_enc;
 
 /* Not thread-safe for one model (its cache); use one model per thread. */

@@ -60,7 +60,7 @@ typedef struct added {
 	char *content;              /* UTF-8 */
 	size_t len;
 	int32_t id;
-	int lstrip, rstrip, special;
+	int lstrip, rstrip, single, special;   /* single: single_word */
 	int legacy;                 /* from added_tokens.json: a role's flags replace its own */
 } added;
 
@@ -85,6 +85,7 @@ struct bpe_model {
 	size_t addcap;
 	smap addmap;                /* content -> index in add (while loading) */
 	int32_t *lex;               /* [nadd]: indices in add, contents in byte order */
+	size_t maxadd;              /* the longest content's bytes */
 	int32_t *addix;             /* [nid]: the first added token of each id, or -1 */
 	unsigned char *special;     /* [nid]: BPE_SP_* bits */
 	int32_t bos, eos, pad, unk, cls, sep, mask;

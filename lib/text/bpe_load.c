@@ -326,9 +326,29 @@ static int added_index(const bpe_model *m, const char *content)
 	return (int)smap_get(&m->addmap, content, strlen(content));
 }
 
+/* An added token's flags (AddedToken's lstrip, rstrip, single_word). */
+typedef struct {
+	int lstrip, rstrip, single;
+} tokflags;
+
+static int flag(const json_t *o, const char *key)
+{
+	return json_is_true(json_object_get(o, key));
+}
+
+/* an AddedToken object's flags; none for anything else */
+static tokflags flags_of(const json_t *o)
+{
+	tokflags f = { 0, 0, 0 };
+
+	if (json_is_object(o))
+		f = (tokflags){ flag(o, "lstrip"), flag(o, "rstrip"), flag(o, "single_word") };
+	return f;
+}
+
 /* Adds or updates an added token. */
-static int add_token(bpe_model *m, const char *content, int32_t id, int lstrip, int rstrip,
-                     int special, lc_err *err)
+static int add_token(bpe_model *m, const char *content, int32_t id, tokflags f, int special,
+                     lc_err *err)
 {
 	added *a = NULL;
 	int i;
@@ -356,8 +376,9 @@ static int add_token(bpe_model *m, const char *content, int32_t id, int lstrip, 
 		a->len = strlen(content);
 	}
 	a->id = id;
-	a->lstrip = lstrip;
-	a->rstrip = rstrip;
+	a->lstrip = f.lstrip;
+	a->rstrip = f.rstrip;
+	a->single = f.single;
 	a->special = special;
 	a->legacy = 0;
 	if (!m->tok[id]) {
@@ -369,17 +390,12 @@ static int add_token(bpe_model *m, const char *content, int32_t id, int lstrip, 
 	return 0;
 }
 
-static int flag(const json_t *o, const char *key)
-{
-	return json_is_true(json_object_get(o, key));
-}
-
 /* A special token a file names that neither the vocabulary nor the added
  * tokens number: the slow tokenizer's constructor adds it after them
  * (unnumbered_add). */
 typedef struct {
 	const char *content;
-	int lstrip, rstrip;
+	tokflags f;
 } unnumbered;
 
 /* "name_token" of a config: a string or {"content": ..., "lstrip": ...}.
@@ -391,7 +407,8 @@ static int32_t role(bpe_model *m, const json_t *cfg, const char *key, int dflt_l
 {
 	const json_t *v = cfg ? json_object_get(cfg, key) : NULL;
 	const char *content;
-	int lstrip = dflt_lstrip, rstrip = 0, i;
+	tokflags f = { dflt_lstrip, 0, 0 };
+	int i;
 	int64_t id;
 
 	if (v)
@@ -402,8 +419,7 @@ static int32_t role(bpe_model *m, const json_t *cfg, const char *key, int dflt_l
 		content = json_string_value(v);
 	} else if (json_is_object(v) && json_is_string(json_object_get(v, "content"))) {
 		content = json_string_value(json_object_get(v, "content"));
-		lstrip = flag(v, "lstrip");
-		rstrip = flag(v, "rstrip");
+		f = flags_of(v);
 	} else {
 		fail_label(m, err, "\"%s\" must be a string or an object with \"content\"", key);
 		*fail = 1;
@@ -415,8 +431,9 @@ static int32_t role(bpe_model *m, const json_t *cfg, const char *key, int dflt_l
 	if ((i = added_index(m, content)) >= 0) {
 		added *a = &m->add[i];
 		if (a->legacy) {
-			a->lstrip = lstrip;
-			a->rstrip = rstrip;
+			a->lstrip = f.lstrip;
+			a->rstrip = f.rstrip;
+			a->single = f.single;
 			a->special = 1;
 			a->legacy = 0;
 		}
@@ -424,11 +441,10 @@ static int32_t role(bpe_model *m, const json_t *cfg, const char *key, int dflt_l
 	}
 	if ((id = smap_get(&m->vocab, content, strlen(content))) < 0) {
 		miss->content = content;
-		miss->lstrip = lstrip;
-		miss->rstrip = rstrip;
+		miss->f = f;
 		return -1;
 	}
-	if (add_token(m, content, (int32_t)id, lstrip, rstrip, 1, err) < 0)
+	if (add_token(m, content, (int32_t)id, f, 1, err) < 0)
 		*fail = 1;
 	return (int32_t)id;
 }
@@ -449,7 +465,7 @@ static int32_t unnumbered_add(bpe_model *m, const unnumbered *u, int32_t *next, 
 
 	if (id >= 0)
 		return id;
-	if (add_token(m, u->content, *next, u->lstrip, u->rstrip, 1, err) < 0)
+	if (add_token(m, u->content, *next, u->f, 1, err) < 0)
 		return -1;
 	return (*next)++;
 }
@@ -500,14 +516,13 @@ static int slow_specials(bpe_model *m, const json_t *sm, const json_t *cfg, int 
 			t = json_string_value(c);
 			if ((id = by_content(m, t)) < 0) {
 				/* in no file's vocabulary: numbered after it */
-				unnumbered u = { t, json_is_object(x) && flag(x, "lstrip"),
-				                 json_is_object(x) && flag(x, "rstrip") };
+				unnumbered u = { t, flags_of(x) };
 				if ((id = unnumbered_add(m, &u, next, err)) < 0)
 					return -1;
-			} else if (json_is_object(x) ? add_token(m, t, id, flag(x, "lstrip"),
-			                                         flag(x, "rstrip"), 1, err) < 0
+			} else if (json_is_object(x) ? add_token(m, t, id, flags_of(x), 1, err) < 0
 			                             : added_index(m, t) < 0 &&
-			                                   add_token(m, t, id, 0, 0, 1, err) < 0) {
+			                                   add_token(m, t, id, flags_of(NULL), 1,
+			                                             err) < 0) {
 				return -1;
 			}
 			m->special[id] = BPE_SP_SKIP | (id >= m->nvocab ? BPE_SP_APART : 0);
@@ -577,6 +592,10 @@ static void fingerprint(bpe_model *m, const bpe_files *f)
 		const added *a = &m->add[i];
 		snprintf(s, sizeof s, "%d %d %d %d ", (int)a->id, a->lstrip, a->rstrip, a->special);
 		h = fnv(fnv(h, s, strlen(s)), a->content, a->len + 1);
+		/* single_word joined the flags later: named only where set, so
+		 * that the streams made before still match */
+		if (a->single)
+			h = fnv(h, "single_word", sizeof "single_word");
 	}
 	snprintf(m->fp, sizeof m->fp, "%016llx", (unsigned long long)h);
 }
@@ -629,11 +648,11 @@ static int tokjson_wrap(bpe_model *m, const json_t *pp, lc_err *err)
 	return 0;
 }
 
-/* An added token from a JSON object: content, lstrip, rstrip, special. */
+/* An added token from a JSON object: content, its flags, special. */
 static int add_object(bpe_model *m, const json_t *x, int32_t id, lc_err *err)
 {
-	return add_token(m, json_string_value(json_object_get(x, "content")), id, flag(x, "lstrip"),
-	                 flag(x, "rstrip"), flag(x, "special"), err);
+	return add_token(m, json_string_value(json_object_get(x, "content")), id, flags_of(x),
+	                 flag(x, "special"), err);
 }
 
 /* A slow tokenizer saved before transformers 4.34 (no added_tokens_decoder
@@ -689,7 +708,7 @@ static int legacy_added(bpe_model *m, const bpe_files *f, lc_err *err)
 	/* added_tokens.json's are texts, tokenizer.json's objects */
 	json_object_foreach(byid, k, x) {
 		int32_t id = (int32_t)strtol(k, NULL, 10);
-		if (json_is_string(x) ? add_token(m, json_string_value(x), id, 0, 0, 0, err) < 0
+		if (json_is_string(x) ? add_token(m, json_string_value(x), id, flags_of(NULL), 0, err) < 0
 		                      : add_object(m, x, id, err) < 0)
 			goto out;
 		if (json_is_string(x))
@@ -848,7 +867,7 @@ bpe_model *bpe_load(const bpe_files *f, lc_err *err)
 				int32_t i = by_content(m, bart[k]);
 				if (i < 0 && k < 3)
 					i = eot;
-				if (i >= 0 && add_token(m, m->tok[i], i, k == 6, 0, 1, err) < 0)
+				if (i >= 0 && add_token(m, m->tok[i], i, (tokflags){ k == 6, 0, 0 }, 1, err) < 0)
 					goto fail;
 				id[k] = i;
 			}

@@ -1,9 +1,10 @@
 /* libFuzzer target: the byte-level BPE tokenizer's files on arbitrary
  * bytes. The first byte picks which file the rest is (vocab.json,
  * merges.txt, tokenizer.json or tokenizer_config.json; 'D': fairseq's
- * dict.txt over vocab.json and merges.txt; the others are a small valid
- * set); a tokenizer that loads must encode and decode a text
- * with every id in range. */
+ * dict.txt over vocab.json and merges.txt; 'T': the text, over a config
+ * whose added tokens strip and join as single words, one with spaces in
+ * it; the others are a small valid set); a tokenizer that loads must
+ * encode and decode a text with every id in range. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,18 @@ static const char special[] = "{\"mask_token\": {\"content\": \"<mask>\", \"lstr
 static const char config[] = "{\"tokenizer_class\": \"BartTokenizer\", \"added_tokens_decoder\": "
                              "{\"9\": {\"content\": \"<mask>\", \"lstrip\": true, \"special\": true}}}";
 
+/* added tokens for the added tokens' split (bpe.c: encode_parts) */
+static const char words[] = "{\"tokenizer_class\": \"BartTokenizer\", \"added_tokens_decoder\": {"
+                            "\"9\": {\"content\": \"<mask>\", \"lstrip\": true, \"single_word\": true},"
+                            "\"10\": {\"content\": \"<z>\", \"rstrip\": true, \"single_word\": true},"
+                            "\"11\": {\"content\": \" <w>\", \"lstrip\": true, \"rstrip\": true,"
+                            "\"single_word\": true}, \"12\": {\"content\": \"ab \", \"rstrip\": true},"
+                            "\"13\": {\"content\": \"<z>a\", \"single_word\": true}}}";
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	const char *text = "ab a <mask> \xff\xfe b\xc3\xa9 <s>";
+	size_t tlen = strlen(text);
 	bpe_files f;
 	bpe_model *m;
 	lc_err err;
@@ -40,7 +51,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	f.config = config;
 	f.config_len = sizeof config - 1;
 	f.label = "fuzz";
-	if (data[0] == 'D') {   /* fairseq's dict.txt over the vocabulary as encoder.json */
+	if (data[0] == 'T') {
+		f.config = words;
+		f.config_len = sizeof words - 1;
+		text = rest;
+		tlen = n;
+	} else if (data[0] == 'D') {   /* fairseq's dict.txt over the vocabulary as encoder.json */
 		f.config = NULL;
 		f.config_len = 0;
 		f.dict = rest;
@@ -58,11 +74,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	        f.special = special; f.special_len = sizeof special - 1; break;
 	}
 	if ((m = bpe_load(&f, &err))) {
-		static const char text[] = "ab a <mask> \xff\xfe b\xc3\xa9 <s>";
 		bpe_enc e = { 0 };
 		char *out = NULL;
 		size_t olen, cap = 0;
-		if (bpe_encode(m, text, sizeof text - 1, BPE_ENC_SPECIAL | BPE_ENC_PIECES, &e, &err) == 0) {
+		if (bpe_encode(m, text, tlen, BPE_ENC_SPECIAL | BPE_ENC_PIECES, &e, &err) == 0) {
 			for (size_t i = 0; i < e.n; i++)
 				if (e.ids[i] < 0 || e.ids[i] >= bpe_vocab_size(m))
 					abort();

@@ -67,7 +67,12 @@ sep_token:
   newlegacy  (legacy) special_tokens_map.json's sep_token <sp> (the
              config's stays </s>: the map's replaces it) and additional
              <nm>, the config's additional <nc>
-  newmask    (legacy) special_tokens_map.json's mask_token <mk>, lstrip"""
+  newmask    (legacy) special_tokens_map.json's mask_token <mk>, lstrip
+And single_word (4.34 and on):
+  single     the config's added_tokens_decoder makes <w> single_word, <z>
+             single_word and lstrip, <q> single_word and rstrip, and
+             <mask> single_word too (lstrip): a token next to a part that
+             does not end (or begin) with a space joins it as text"""
 import json
 import os
 import shutil
@@ -85,7 +90,9 @@ CASES = ["x<z>y", "a <q> b", "c<w>d", "<z> <w> <q>", " <t>  x", "q<t>r <z>",
          "<s>in</s> <w> <mask> x", "<z><z>", "  <w>  ", "\u00e9<q>\u00fc", "a  <z>  b <t> c",
          "<abc><ab<a<", "xab<abc>ab", "\u00e9a\u00e9\u00e9ab", "zzz<zz>", "b<b<<abcd",
          "face ace aces", "x <y> <v> y", "q  <q>  r", "a <in> b x",
-         "a<nw>b <nx> c<cl>", "x<sp>y <nc> <nm> z", "a <mk> b<mk>  <mk>", "<sp><cl><nw>"]
+         "a<nw>b <nx> c<cl>", "x<sp>y <nc> <nm> z", "a <mk> b<mk>  <mk>", "<sp><cl><nw>",
+         "a<w> b", "a <w>b", "<w><w><w>", "x <z>y", "x<q>  y", "<q>x", "x<z>", "<s><w></s>",
+         "a\t<w>b", "x  <z>", "<q> <w>", "y<mask> a <mask>b", "<w>"]
 IDS = [[0, 91, 1000, 92, 2], [0, 1000, 1001, 1002, 2], [1000, 1000, 91, 1002, 1002],
        [0, 91, 1, 1001, 92, 2], [3, 999, 1000, 1001, 1002, 4], [68, 1002, 69, 1000, 70]]
 IDS_T = [[0, 91, 1003, 92, 2], [3, 999, 1000, 1003, 1003, 1001, 4], [1003, 68, 1000, 69, 1003]]
@@ -123,7 +130,7 @@ def variant(name):
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     cfg = json.load(open(os.path.join(saved, "tokenizer_config.json")))
-    if name not in ("smignored", "cfgvocab", "smrole", "newadd", "newrole"):
+    if name not in ("smignored", "cfgvocab", "smrole", "newadd", "newrole", "single"):
         del cfg["added_tokens_decoder"]
     for fn in ("added_tokens.json", "special_tokens_map.json"):
         shutil.copy(os.path.join(saved, fn), d)
@@ -185,6 +192,11 @@ def variant(name):
         edit_json(d, "special_tokens_map.json", lambda sm: sm.update(mask_token={
             "content": "<mk>", "lstrip": True, "normalized": True, "rstrip": False,
             "single_word": False}))
+    if name == "single":
+        dec = cfg["added_tokens_decoder"]
+        for i, fl in (("1002", {}), ("1000", {"lstrip": True}), ("1001", {"rstrip": True}),
+                      ("999", {"lstrip": True})):
+            dec[i].update(single_word=True, **fl)
     json.dump(cfg, open(os.path.join(d, "tokenizer_config.json"), "w"), indent=1)
     return d
 
@@ -192,7 +204,8 @@ def variant(name):
 with open(os.path.join(out, "cases.nul"), "w", encoding="utf-8", newline="") as f:
     f.write("\0".join(CASES))
 NAMES = ("plain", "tokjson", "cfgroles", "maskjson", "masknamed", "overlap", "dupid", "tokdup",
-         "addobj", "addvocab", "union", "smignored", "cfgvocab", "smrole", "invocab") + tuple(NEW)
+         "addobj", "addvocab", "union", "smignored", "cfgvocab", "smrole", "invocab") + tuple(NEW) + (
+         "single",)
 for name in NAMES:
     d = variant(name)
     work = os.path.join(out, "_work")

@@ -139,11 +139,11 @@ done
 # an added token's text decoded where vocab.json has another token at its
 # id; special tokens no file numbers, numbered after the others, and texts
 # wrapped in cls_token ... sep_token; as 4.36's slow tokenizer reads them
-# (tests/gen/bpe_legacy_ref.py, 19 tokenizers, 24 texts encoded, 8 to 15
+# (tests/gen/bpe_legacy_ref.py, 20 tokenizers, 41 texts encoded, 8 to 15
 # id lines decoded both ways)
 G=$A/legacy
 for v in plain tokjson cfgroles maskjson masknamed overlap dupid tokdup addobj addvocab union \
-	smignored cfgvocab smrole invocab newadd newrole newlegacy newmask; do
+	smignored cfgvocab smrole invocab newadd newrole newlegacy newmask single; do
 	rm -rf "$T/l_$v"
 	cp -r "$G/$v" "$T/l_$v"
 	cp "$V/saved/vocab.json" "$V/saved/merges.txt" "$T/l_$v/"
@@ -183,6 +183,13 @@ sed 's/"1002": {/"2000000000": {/' "$A/bart_added/tokenizer_config.json" >"$T/be
 fails 1 "an added token's absurd id" sh -c "printf x | lc-tokenize -m $T/beyond"
 grep -q 'added token "<L>": id 2000000000 outside \[0, 66536) (the vocabulary and 65536 ids after it)' \
 	"$T/err"; _res $? "is refused, naming the token and the bound"
+# added tokens that strip their neighbours empty, join them as single
+# words (in chains), hold a space or lie over each other, as 4.36's slow
+# tokenizer splits texts at them (tests/gen/bpe_words_ref.py, 12 texts)
+W=$A/words
+ok "single_word and strips: encode" \
+	sh -c "lc-tokenize -m $W/tok -d nul -f ids <$W/cases.nul >$T/w.ids"
+same "single_word and strips: the ids of BartTokenizer" "$T/w.ids" "$W/cases.ids"
 # a stream names its tokenizer's fingerprint, which later versions must
 # keep for the same files: those the binaries before gave these
 for fp in gpt2:afce2a8a91c8f22d bart_small:1584db101c772784 bart_added:9f496ac57cf62b18 \
