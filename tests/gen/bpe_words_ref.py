@@ -7,9 +7,13 @@ in it; lstrip, rstrip, single_word), "ab " (rstrip) and "<z>a"
 (single_word, a longer token over <z>): strips that empty a neighbour,
 tokens joined to text in chains, a stripped token that is no longer one.
 
+And tok2: the same vocabulary, <z> (rstrip) and " <w>" alone, no
+single_word: after <z>, white space that holds the start of " <w>".
+
 usage: PYTHONPATH=<stubs>:<transformers 4.36.2 src> bpe_words_ref.py OUT
-  OUT  tests/data/bart/tokenizer/words: writes tok/ (vocab.json,
-       merges.txt, tokenizer_config.json), cases.nul and cases.ids
+  OUT  tests/data/bart/tokenizer/words: writes tok/ and tok2/ (vocab.json,
+       merges.txt, tokenizer_config.json), cases.nul, cases.ids,
+       cases2.nul and cases2.ids
 (the stubs as tests/gen/t5_extra_ref.py says.)"""
 import json
 import os
@@ -22,7 +26,6 @@ from transformers import BartTokenizer
 warnings.simplefilter("ignore")
 out = sys.argv[1]
 tok = os.path.join(out, "tok")
-os.makedirs(tok, exist_ok=True)
 VOCAB = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3, "a": 4, "b": 5, "ab": 6, "\u0120": 7,
          "\u0120a": 8, "<mask>": 9}
 ADDED = {"9": {"content": "<mask>", "lstrip": True, "single_word": True},
@@ -33,14 +36,24 @@ ADDED = {"9": {"content": "<mask>", "lstrip": True, "single_word": True},
 CASES = ["x<mask>y <z>a  ab  <w>b <w> <z>\t<mask>", "<z><z><z>a", " <w> <w>  <w>x",
          "ab  ab ab<z> a", "a <mask> <mask>b<mask>", "<z>a<z> a <z>aa", "\t<w>\t", "ab <w>ab",
          "<mask>", "a\u2003<mask>\u2003b", "<z> ", "b<z>  <z>b"]
-json.dump(VOCAB, open(os.path.join(tok, "vocab.json"), "w"))
-with open(os.path.join(tok, "merges.txt"), "w", encoding="utf-8") as f:
-    f.write("#version: 0.2\na b\n\u0120 a\n")
-json.dump({"tokenizer_class": "BartTokenizer", "added_tokens_decoder": ADDED},
-          open(os.path.join(tok, "tokenizer_config.json"), "w"), indent=1)
-t = BartTokenizer.from_pretrained(tok)
-with open(os.path.join(out, "cases.nul"), "w", encoding="utf-8", newline="") as f:
-    f.write("\0".join(CASES))
-with open(os.path.join(out, "cases.ids"), "w") as f:
-    for c in CASES:
-        f.write(" ".join(map(str, t(c)["input_ids"])) + "\n")
+ADDED2 = {"10": {"content": "<z>", "rstrip": True}, "11": {"content": " <w>"}}
+CASES2 = ["<z>  <w>", "<z> <w>", "a<z>\t\t <w>b", " <w><z>  <w> <w>"]
+
+
+def golden(tok, added, cases, name):
+    os.makedirs(tok, exist_ok=True)
+    json.dump(VOCAB, open(os.path.join(tok, "vocab.json"), "w"))
+    with open(os.path.join(tok, "merges.txt"), "w", encoding="utf-8") as f:
+        f.write("#version: 0.2\na b\n\u0120 a\n")
+    json.dump({"tokenizer_class": "BartTokenizer", "added_tokens_decoder": added},
+              open(os.path.join(tok, "tokenizer_config.json"), "w"), indent=1)
+    t = BartTokenizer.from_pretrained(tok)
+    with open(os.path.join(out, name + ".nul"), "w", encoding="utf-8", newline="") as f:
+        f.write("\0".join(cases))
+    with open(os.path.join(out, name + ".ids"), "w") as f:
+        for c in cases:
+            f.write(" ".join(map(str, t(c)["input_ids"])) + "\n")
+
+
+golden(tok, ADDED, CASES, "cases")
+golden(os.path.join(out, "tok2"), ADDED2, CASES2, "cases2")

@@ -185,11 +185,16 @@ grep -q 'added token "<L>": id 2000000000 outside \[0, 66536) (the vocabulary an
 	"$T/err"; _res $? "is refused, naming the token and the bound"
 # added tokens that strip their neighbours empty, join them as single
 # words (in chains), hold a space or lie over each other, as 4.36's slow
-# tokenizer splits texts at them (tests/gen/bpe_words_ref.py, 12 texts)
+# tokenizer splits texts at them (tests/gen/bpe_words_ref.py, 12 and 4
+# texts)
 W=$A/words
 ok "single_word and strips: encode" \
 	sh -c "lc-tokenize -m $W/tok -d nul -f ids <$W/cases.nul >$T/w.ids"
 same "single_word and strips: the ids of BartTokenizer" "$T/w.ids" "$W/cases.ids"
+ok "a token with a space in it after an rstrip one: encode" \
+	sh -c "lc-tokenize -m $W/tok2 -d nul -f ids <$W/cases2.nul >$T/w.ids"
+same "a token with a space in it after an rstrip one: the ids of BartTokenizer" "$T/w.ids" \
+	"$W/cases2.ids"
 # a stream names its tokenizer's fingerprint, which later versions must
 # keep for the same files: those the binaries before gave these
 for fp in gpt2:afce2a8a91c8f22d bart_small:1584db101c772784 bart_added:9f496ac57cf62b18 \
