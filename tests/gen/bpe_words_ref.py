@@ -10,13 +10,17 @@ tokens joined to text in chains, a stripped token that is no longer one.
 And tok2: the same vocabulary, <z> (rstrip) and " <w>" alone, no
 single_word: after <z>, white space that holds the start of " <w>".
 
+And random: 2,000 texts of 1 to 9 pieces drawn (seed 7) from letters,
+white space, the tokens and parts of them, over tok.
+
 usage: PYTHONPATH=<stubs>:<transformers 4.36.2 src> bpe_words_ref.py OUT
   OUT  tests/data/bart/tokenizer/words: writes tok/ and tok2/ (vocab.json,
        merges.txt, tokenizer_config.json), cases.nul, cases.ids,
-       cases2.nul and cases2.ids
+       cases2.nul, cases2.ids, random.nul and random.ids
 (the stubs as tests/gen/t5_extra_ref.py says.)"""
 import json
 import os
+import random
 import sys
 import warnings
 
@@ -55,5 +59,10 @@ def golden(tok, added, cases, name):
             f.write(" ".join(map(str, t(c)["input_ids"])) + "\n")
 
 
+ATOMS = ["a", "b", "ab", " ", "  ", "\t", "<z>", "<w>", " <w>", "ab ", "<mask>", "<z>a", "\u00e9",
+         "\u2003", "<", "z>", "x", "<s>", "\n"]
+rng = random.Random(7)
+RANDOM = ["".join(rng.choice(ATOMS) for _ in range(rng.randint(1, 9))) for _ in range(2000)]
 golden(tok, ADDED, CASES, "cases")
+golden(tok, ADDED, RANDOM, "random")
 golden(os.path.join(out, "tok2"), ADDED2, CASES2, "cases2")

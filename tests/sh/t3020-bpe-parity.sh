@@ -191,6 +191,9 @@ W=$A/words
 ok "single_word and strips: encode" \
 	sh -c "lc-tokenize -m $W/tok -d nul -f ids <$W/cases.nul >$T/w.ids"
 same "single_word and strips: the ids of BartTokenizer" "$T/w.ids" "$W/cases.ids"
+ok "2,000 random texts over such tokens: encode" \
+	sh -c "lc-tokenize -m $W/tok -d nul -f ids <$W/random.nul >$T/w.ids"
+same "2,000 random texts over such tokens: the ids of BartTokenizer" "$T/w.ids" "$W/random.ids"
 ok "a token with a space in it after an rstrip one: encode" \
 	sh -c "lc-tokenize -m $W/tok2 -d nul -f ids <$W/cases2.nul >$T/w.ids"
 same "a token with a space in it after an rstrip one: the ids of BartTokenizer" "$T/w.ids" \
