@@ -185,8 +185,8 @@ grep -q 'added token "<L>": id 2000000000 outside \[0, 66536) (the vocabulary an
 	"$T/err"; _res $? "is refused, naming the token and the bound"
 # added tokens that strip their neighbours empty, join them as single
 # words (in chains), hold a space or lie over each other, as 4.36's slow
-# tokenizer splits texts at them (tests/gen/bpe_words_ref.py, 12 and 4
-# texts)
+# tokenizer splits texts at them (tests/gen/bpe_words_ref.py: 12 texts,
+# 2,000 random ones, and 4 over a second tokenizer)
 W=$A/words
 ok "single_word and strips: encode" \
 	sh -c "lc-tokenize -m $W/tok -d nul -f ids <$W/cases.nul >$T/w.ids"
