@@ -86,6 +86,10 @@ typedef struct lc_config {
 	double init_std;
 } lc_config;
 
+/* The most ids an eos_token_id list may give (transformers stops at any of
+ * them; 2 or 3 in the models that list them). */
+#define LC_GEN_EOS_MAX 16
+
 /* Generation settings a model directory asks for (generation_config.json,
  * else config.json, or config.json when generation_config.json says
  * "_from_model_config": transformers then rebuilds it from config.json),
@@ -104,7 +108,8 @@ typedef struct lc_gencfg {
 	int forced_eos_default;              /* forced_eos is BartConfig's, config.json has none */
 	int eos, decoder_start;              /* generation_config.json's, which transformers
 	                                        prefers to config.json's */
-	int eos_more;                        /* eos_token_id listed this many ids more */
+	int eos_extra[LC_GEN_EOS_MAX - 1];   /* the ids eos_token_id lists after eos */
+	int neos_extra;
 	int eos_none, start_none;            /* generation_config.json has no eos_token_id (none:
 	                                      * transformers then never stops at one), or neither
 	                                      * decoder_start_token_id nor bos_token_id */

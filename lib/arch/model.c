@@ -75,8 +75,8 @@ static int file_exists(const char *path)
 static const st_tensor *at_st(const void *f, uint32_t i) { return st_at(f, i); }
 static void rel_st(const void *f, const st_tensor *t) { st_release(f, t); }
 
-/* eos_token_id: an id, or a list of them (transformers stops at any;
- * lc at the first, and says how many more there are). */
+/* eos_token_id: an id, or a list of them (transformers stops at any; the
+ * first is the one beam search ends its hypotheses with). */
 static int eos_ids(const json_t *root, const char *path, lc_gencfg *g, lc_err *err)
 {
 	const json_t *v = json_object_get(root, "eos_token_id"), *x;
@@ -85,13 +85,19 @@ static int eos_ids(const json_t *root, const char *path, lc_gencfg *g, lc_err *e
 	if (!v || json_is_null(v))
 		return 0;
 	if (json_is_array(v) && json_array_size(v) > 0) {
-		json_array_foreach(v, i, x)
+		if (json_array_size(v) > LC_GEN_EOS_MAX)
+			return lc_fail(err, "%s: \"eos_token_id\" lists %zu ids: lc takes %d at most",
+			               path, json_array_size(v), LC_GEN_EOS_MAX);
+		json_array_foreach(v, i, x) {
 			if (!json_is_integer(x) || json_integer_value(x) < 0 ||
 			    json_integer_value(x) > INT32_MAX)
 				return lc_fail(err, "%s: \"eos_token_id\" must be an id or a list of ids",
 				               path);
+			if (i)
+				g->eos_extra[i - 1] = (int)json_integer_value(x);
+		}
 		g->eos = (int)json_integer_value(json_array_get(v, 0));
-		g->eos_more = (int)json_array_size(v) - 1;
+		g->neos_extra = (int)json_array_size(v) - 1;
 		return 0;
 	}
 	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > INT32_MAX)
@@ -201,7 +207,7 @@ static int read_generation(lc_model *m, lc_err *err)
 
 	g->num_beams = g->max_new = g->min_new = g->min_length = g->no_repeat_ngram = -1;
 	g->early_stopping = g->forced_bos = g->forced_eos = g->eos = g->decoder_start = -1;
-	g->eos_more = g->eos_none = g->start_none = g->forced_eos_default = 0;
+	g->neos_extra = g->eos_none = g->start_none = g->forced_eos_default = 0;
 	g->ignored = NULL;
 	g->length_penalty = g->repetition_penalty = NAN;
 	g->source = NULL;

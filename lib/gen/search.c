@@ -33,6 +33,17 @@ void search_opts_default(search_opts *o)
 	o->seed = 0;
 }
 
+/* t ends a sequence: eos_id or one of the extra eos ids */
+static int is_eos(const search_opts *o, int32_t t)
+{
+	if (t == o->eos_id)
+		return 1;
+	for (int i = 0; i < o->neos_extra; i++)
+		if (t == o->eos_extra[i])
+			return 1;
+	return 0;
+}
+
 int search_rows(const search_opts *o)
 {
 	return o->num_beams == 1 && o->do_sample ? o->num_return : o->num_beams;
@@ -68,6 +79,13 @@ int search_opts_check(const search_opts *o, lc_err *err)
 	    o->eos_id < -1 || o->eos_id >= o->vocab)
 		return lc_fail(err, "search: ids (start %ld, eos %ld) outside a vocabulary of %d",
 		               (long)o->start_id, (long)o->eos_id, o->vocab);
+	if (o->neos_extra < 0 || o->neos_extra > SEARCH_EOS_EXTRA || (o->neos_extra && o->eos_id < 0))
+		return lc_fail(err, "search: %d more eos ids (at most %d, and only with an eos)",
+		               o->neos_extra, SEARCH_EOS_EXTRA);
+	for (int i = 0; i < o->neos_extra; i++)
+		if (o->eos_extra[i] < 0 || o->eos_extra[i] >= o->vocab)
+			return lc_fail(err, "search: eos id %ld outside a vocabulary of %d",
+			               (long)o->eos_extra[i], o->vocab);
 	if (o->forced_bos >= o->vocab || o->forced_eos >= o->vocab)
 		return lc_fail(err, "search: forced ids (bos %ld, eos %ld) outside a vocabulary of %d",
 		               (long)o->forced_bos, (long)o->forced_eos, o->vocab);
@@ -361,8 +379,11 @@ static void process_row(const search_opts *o, float *scores, const int32_t *ids,
 		search_repetition_penalty(scores, ids, n, o->repetition_penalty, seen);
 	if (o->no_repeat_ngram > 0)
 		search_no_repeat_ngram(scores, o->vocab, ids, n, o->no_repeat_ngram);
-	if (n - 1 < o->min_new && o->eos_id >= 0)
+	if (n - 1 < o->min_new && o->eos_id >= 0) {
 		scores[o->eos_id] = -INFINITY;
+		for (int i = 0; i < o->neos_extra; i++)
+			scores[o->eos_extra[i]] = -INFINITY;
+	}
 	if (o->forced_bos >= 0 && n == 1)
 		force(scores, o->vocab, o->forced_bos);
 	if (o->forced_eos >= 0 && n == o->max_new)
@@ -414,7 +435,7 @@ static int greedy(const search_opts *o, const search_model *m, search_result *re
 			if (logits[j] > logits[best])
 				best = j;
 		ids[n++] = best;
-		if (best == o->eos_id)
+		if (is_eos(o, best))
 			break;
 	}
 	rc = result_new(res, 1, err) < 0 ? -1 : result_set(res, 0, ids + 1, n - 1, NAN, err);
@@ -466,7 +487,7 @@ static int sample(const search_opts *o, const search_model *m, search_result *re
 				goto out;
 			}
 			row[cur] = last[r] = t;
-			if (t == o->eos_id) {
+			if (is_eos(o, t)) {
 				len[r] = cur + 1;
 				open--;
 			}
@@ -716,7 +737,7 @@ static int beam(const search_opts *o, const search_model *m, search_result *res,
 		{
 			int bi = 0;
 			for (i = 0; i < nc && bi < K; i++) {
-				if (c[i].tok == o->eos_id) {
+				if (is_eos(o, c[i].tok)) {
 					if (i >= K)
 						continue;
 					/* generated tokens, the eos included */

@@ -61,6 +61,9 @@
 
 enum search_early { SEARCH_EARLY_FALSE = 0, SEARCH_EARLY_TRUE = 1, SEARCH_EARLY_NEVER = 2 };
 
+/* eos ids a search takes beyond eos_id (a generation config's list) */
+#define SEARCH_EOS_EXTRA 15
+
 typedef struct search_opts {
 	int num_beams;              /* 1: greedy; K >= 2: beam search */
 	int max_new;                /* >= 1: generated tokens at most (eos included) */
@@ -70,6 +73,10 @@ typedef struct search_opts {
 	double repetition_penalty;  /* 1.0: off; > 0 */
 	int early_stopping;         /* enum search_early; beam only */
 	int32_t start_id, eos_id;   /* decoder start and end-of-sequence ids */
+	int32_t eos_extra[SEARCH_EOS_EXTRA];   /* more ids that end a sequence as eos does
+	                                          (the first neos_extra; beam search still
+	                                          closes hypotheses with eos_id) */
+	int neos_extra;
 	int32_t forced_bos;         /* the only first token (BART: <s>), or -1 */
 	int32_t forced_eos;         /* the only max_new-th token, or -1 */
 	int vocab;                  /* logits per row */

@@ -129,6 +129,12 @@ int gen_settings_init(gen_settings *g, const lc_model *m, lc_err *err)
 	g->o.vocab = c->vocab_size;
 	g->o.start_id = f->decoder_start >= 0 ? f->decoder_start : c->decoder_start_id;
 	g->o.eos_id = f->eos >= 0 ? f->eos : f->eos_none ? -1 : c->eos_id;
+	_Static_assert(LC_GEN_EOS_MAX - 1 <= SEARCH_EOS_EXTRA, "room for a listed eos_token_id");
+	if (f->eos >= 0) {      /* a list's others: generate() stops at any */
+		g->o.neos_extra = f->neos_extra;
+		for (int i = 0; i < f->neos_extra; i++)
+			g->o.eos_extra[i] = f->eos_extra[i];
+	}
 	{
 		/* the model's own: config.json, or a fairseq checkpoint's args */
 		const char *cs = model_config_source(m), *b = cs ? strrchr(cs, '/') : NULL;
@@ -232,8 +238,11 @@ void gen_settings_print(const gen_settings *g, FILE *f)
 	fprintf(f, "num_return_sequences\t%d\t%s\n", o->num_return, g->src[GEN_NUM_RETURN]);
 	fprintf(f, "seed\t%llu\t%s\n", (unsigned long long)o->seed, g->src[GEN_SEED]);
 	fprintf(f, "decoder_start_token_id\t%ld\t%s\n", (long)o->start_id, g->src[GEN_START]);
-	if (o->eos_id >= 0)
-		fprintf(f, "eos_token_id\t%ld\t%s\n", (long)o->eos_id, g->src[GEN_EOS]);
-	else
+	if (o->eos_id >= 0) {
+		fprintf(f, "eos_token_id\t%ld", (long)o->eos_id);
+		for (int i = 0; i < o->neos_extra; i++)
+			fprintf(f, " %ld", (long)o->eos_extra[i]);
+		fprintf(f, "\t%s\n", g->src[GEN_EOS]);
+	} else
 		fprintf(f, "eos_token_id\tnone\t%s\n", g->src[GEN_EOS]);
 }

@@ -495,9 +495,6 @@ int summ_settings(gen_settings *g, summ_opts *o, const lc_model *m, const search
 	if (f->ignored)
 		warn(o, "%s/%s: \"%s\" is not applied by lc: its summaries may differ from "
 		     "transformers'", model_dir(m), f->source, f->ignored);
-	if (f->eos_more)
-		warn(o, "%s/%s: \"eos_token_id\" lists %d ids: lc ends a summary at the first, %d, "
-		     "only (transformers at any)", model_dir(m), f->source, f->eos_more + 1, f->eos);
 	if (f->eos_none && f->source && !strcmp(f->source, "config.json"))
 		warn(o, "%s/config.json: \"eos_token_id\" is null: as in transformers, "
 		     "summaries end only at the length limit", model_dir(m));

@@ -23,6 +23,11 @@ Cases (generation_config.json written whole, config.json edited):
   bosstart   no decoder_start_token_id: generate() starts with bos_token_id 0
   minmax_cli generate(max_new_tokens=5, min_new_tokens=10): it warns and
              stops at 5 (lc-decode --max-new 5 --min-new 10)
+  eoslist    eos_token_id [2, 846]: generate() stops at either
+  eoslist_min  eos_token_id [744, 846] and min_new_tokens 6: both are
+             forbidden before the 6th token
+  eoslist_beams  eos_token_id [2, 846], 3 beams: either closes a
+             hypothesis, which ends with the first, 2
 
 BartConfig's own (no generation_config.json: the settings are made from
 config.json, as from one that says "_from_model_config"; max_length 12):
@@ -74,6 +79,9 @@ cases = [
     ("bosstart", {"bos_token_id": 0, "eos_token_id": 2, "max_new_tokens": 12}, {}, {}),
     ("minmax_cli", dict(base_gen, eos_token_id=2), {},
      {"max_new_tokens": 5, "min_new_tokens": 10}),
+    ("eoslist", dict(base_gen, eos_token_id=[2, 846]), {}, {}),
+    ("eoslist_min", dict(base_gen, eos_token_id=[744, 846], min_new_tokens=6), {}, {}),
+    ("eoslist_beams", dict(base_gen, eos_token_id=[2, 846], num_beams=3), {}, {}),
     ("cfg_noforcedeos", "delete", {"forced_eos_token_id": DELETE, "max_length": 12}, {}),
     ("cfg_noforcedeos_fm", None, {"forced_eos_token_id": DELETE, "max_length": 12}, {}),
     ("cfg_forcedeos_null", "delete", {"forced_eos_token_id": None, "max_length": 12}, {}),
@@ -114,6 +122,7 @@ for name, gen, cfg_edit, kwargs in cases:
         ids = np.fromfile(os.path.join(goldens, inp, "input_ids.i32"), dtype="<i4")
         x = torch.tensor(ids[None, :].astype(np.int64))
         out = model.generate(x, attention_mask=torch.ones_like(x), **kwargs)[0].tolist()[1:]
-        if eos is not None and eos in out:
-            out = out[:out.index(eos) + 1]
+        ends = [i for i, t in enumerate(out) if t in (eos if isinstance(eos, list) else [eos])]
+        if ends:
+            out = out[:ends[0] + 1]
         print(name, inp, ":", " ".join(map(str, out)))

@@ -173,7 +173,7 @@ if [ -f "$DATA/sampling/genfiles.txt" ] && need lc-encode; then
 	gen='"bos_token_id": 0, "decoder_start_token_id": 2, "forced_bos_token_id": 0,
 	  "pad_token_id": 1, "max_new_tokens": 24, "transformers_version": "4.36.2"'
 	for c in minboth minlen_cli minnew_big mincli_big frommodel frommodel_beams noeos \
-		noeos_beams bosstart minmax_cli; do
+		noeos_beams bosstart minmax_cli eoslist eoslist_min eoslist_beams; do
 		GD=$T/gf/$c
 		mkdir -p "$GD"
 		cp "$B/config.json" "$B/model.safetensors" "$B/vocab.json" "$B/merges.txt" \
@@ -201,6 +201,11 @@ if [ -f "$DATA/sampling/genfiles.txt" ] && need lc-encode; then
 			>"$GD/generation_config.json" ;;
 		minmax_cli) printf '{%s, "eos_token_id": 2}\n' "$gen" >"$GD/generation_config.json"
 			cli="--max-new 5 --min-new 10" ;;
+		eoslist) printf '{%s, "eos_token_id": [2, 846]}\n' "$gen" >"$GD/generation_config.json" ;;
+		eoslist_min) printf '{%s, "eos_token_id": [744, 846], "min_new_tokens": 6}\n' "$gen" \
+			>"$GD/generation_config.json" ;;
+		eoslist_beams) printf '{%s, "eos_token_id": [2, 846], "num_beams": 3}\n' "$gen" \
+			>"$GD/generation_config.json" ;;
 		esac
 		for L in len0007 len0100; do
 			grep "^$c $L : " "$DATA/sampling/genfiles.txt" | sed 's/^[^:]*: //' >"$T/want"

@@ -176,8 +176,13 @@ _res $? "--info: eos 5 and start 0, from generation_config.json"
 ok "... a decode with them runs" sh -c "lc-decode -m '$T/gen' -f ids --max-new 8 <'$T/len0007.h' >'$T/g5'"
 printf '{"eos_token_id": [2, 7], "decoder_start_token_id": 2}' >"$T/gen/generation_config.json"
 ok "a list of eos ids" lc-decode -m "$T/gen" --info
-grep -q 'generation_config.json: "eos_token_id" lists 2 ids: lc ends a summary at the first, 2, only' "$T/err"
-_res $? "is said"
+grep -q '^eos_token_id	2 7	generation_config.json$' "$T/out"
+_res $? "--info: all of them (a summary ends at any: t7010)"
+printf '{"eos_token_id": [%s], "decoder_start_token_id": 2}' "$(seq -s, 1 17)" \
+	>"$T/gen/generation_config.json"
+fails 1 "a list of 17 eos ids" lc-decode -m "$T/gen" --info
+grep -q 'generation_config.json: "eos_token_id" lists 17 ids: lc takes 16 at most' "$T/err"
+_res $? "is refused, saying so"
 printf '{"bad_words_ids": [[5]], "suppress_tokens": [], "decoder_start_token_id": 2, %s}' \
 	'"eos_token_id": 2' >"$T/gen/generation_config.json"
 ok "bad_words_ids" lc-decode -m "$T/gen" --info
