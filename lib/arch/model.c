@@ -191,47 +191,30 @@ static int bart_defaults(const json_t *root, const char *path, const char *src, 
 	return 0;
 }
 
-/* transformers' GenerationConfig: generation_config.json when the directory
- * has one, else the same keys of config.json; config.json's also when
- * generation_config.json was made from it ("_from_model_config": true), as
- * generate() then rebuilds the settings from config.json (with a warning
- * when they differ: someone edited config.json's). */
-static int read_generation(lc_model *m, lc_err *err)
+/* All of g unset (-1, NAN, none). */
+static void gencfg_reset(lc_gencfg *g)
 {
-	char path[4096], *src = m->gen_src;
-	lc_gencfg *g = &m->gen;
-	json_t *root;
-	const json_t *es;
-	int rc = -1, v;
-	double x;
-
 	g->num_beams = g->max_new = g->min_new = g->min_length = g->no_repeat_ngram = -1;
 	g->early_stopping = g->forced_bos = g->forced_eos = g->eos = g->decoder_start = -1;
 	g->neos_extra = g->eos_none = g->start_none = g->forced_eos_default = 0;
 	g->ignored = NULL;
 	g->length_penalty = g->repetition_penalty = NAN;
 	g->source = NULL;
-	snprintf(path, sizeof path, "%s/generation_config.json", m->dir);
-	if (!file_exists(path))
-		snprintf(path, sizeof path, "%s/config.json", m->dir);
-	if (!file_exists(path) && m->tz && tz_meta(m->tz))
-		return 0;   /* a fairseq checkpoint's directory: none */
-	if (!(root = cfg_load(path, err)))
-		return -1;
-	if (json_is_true(json_object_get(root, "_from_model_config"))) {
-		char cpath[4096];
-		snprintf(cpath, sizeof cpath, "%s/config.json", m->dir);
-		if (file_exists(cpath)) {
-			json_decref(root);
-			snprintf(path, sizeof path, "%s", cpath);
-			if (!(root = cfg_load(path, err)))
-				return -1;
-		}
-	}
-	snprintf(src, sizeof m->gen_src, "%s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
-#define INT(key, lo, hi, field) do { if (cfg_int(root, key, CFG_UNSET, lo, hi, &v, path, err) < 0) goto out; \
+}
+
+int model_gencfg_parse(const json_t *root, const char *path, const char *src, int hf_bart,
+                       lc_gencfg *g, lc_err *err)
+{
+	const json_t *es;
+	int v;
+	double x;
+
+	gencfg_reset(g);
+	if (!json_is_object(root))
+		return lc_fail(err, "%s: not a JSON object", path);
+#define INT(key, lo, hi, field) do { if (cfg_int(root, key, CFG_UNSET, lo, hi, &v, path, err) < 0) return -1; \
 	if (v != CFG_UNSET) { field = v; g->source = src; } } while (0)
-#define NUM(key, lo, hi, field) do { if (cfg_num(root, key, NAN, lo, hi, &x, path, err) < 0) goto out; \
+#define NUM(key, lo, hi, field) do { if (cfg_num(root, key, NAN, lo, hi, &x, path, err) < 0) return -1; \
 	if (!isnan(x)) { field = x; g->source = src; } } while (0)
 	INT("num_beams", 1, 1024, g->num_beams);
 	/* 1 leaves no token after the decoder start (generate() makes one all
@@ -256,10 +239,10 @@ static int read_generation(lc_model *m, lc_err *err)
 		if (g->start_none)  /* the file that refuses it, named */
 			g->source = src;
 		if (eos_ids(root, path, g, err) < 0)
-			goto out;
+			return -1;
 		g->eos_none = g->eos < 0;
-	} else if (m->cfg.arch && m->cfg.arch->hf_bart && bart_defaults(root, path, src, g, err) < 0) {
-		goto out;
+	} else if (hf_bart && bart_defaults(root, path, src, g, err) < 0) {
+		return -1;
 	}
 	g->ignored = ignored_key(root);
 	if (g->eos >= 0 || g->ignored)
@@ -276,11 +259,42 @@ static int read_generation(lc_model *m, lc_err *err)
 		g->early_stopping = 2;
 		g->source = src;
 	} else if (es && !json_is_null(es)) {
-		lc_fail(err, "%s: \"early_stopping\" must be true, false or \"never\"", path);
-		goto out;
+		return lc_fail(err, "%s: \"early_stopping\" must be true, false or \"never\"", path);
 	}
-	rc = 0;
-out:
+	return 0;
+}
+
+/* transformers' GenerationConfig: generation_config.json when the directory
+ * has one, else the same keys of config.json; config.json's also when
+ * generation_config.json was made from it ("_from_model_config": true), as
+ * generate() then rebuilds the settings from config.json (with a warning
+ * when they differ: someone edited config.json's). */
+static int read_generation(lc_model *m, lc_err *err)
+{
+	char path[4096], *src = m->gen_src;
+	json_t *root;
+	int rc;
+
+	gencfg_reset(&m->gen);
+	snprintf(path, sizeof path, "%s/generation_config.json", m->dir);
+	if (!file_exists(path))
+		snprintf(path, sizeof path, "%s/config.json", m->dir);
+	if (!file_exists(path) && m->tz && tz_meta(m->tz))
+		return 0;   /* a fairseq checkpoint's directory: none */
+	if (!(root = cfg_load(path, err)))
+		return -1;
+	if (json_is_true(json_object_get(root, "_from_model_config"))) {
+		char cpath[4096];
+		snprintf(cpath, sizeof cpath, "%s/config.json", m->dir);
+		if (file_exists(cpath)) {
+			json_decref(root);
+			snprintf(path, sizeof path, "%s", cpath);
+			if (!(root = cfg_load(path, err)))
+				return -1;
+		}
+	}
+	snprintf(src, sizeof m->gen_src, "%s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
+	rc = model_gencfg_parse(root, path, src, m->cfg.arch && m->cfg.arch->hf_bart, &m->gen, err);
 	json_decref(root);
 	return rc;
 }

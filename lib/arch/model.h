@@ -71,6 +71,13 @@ const char *model_fingerprint(const lc_model *m); /* short hex id of config + we
 
 /* The generation settings the model's files ask for (arch.h). */
 const lc_gencfg *model_generation(const lc_model *m);
+/* The generation settings of root, the JSON of path (named in errors);
+ * src: the file's name as the settings will name it ("generation_config.json"
+ * reads that file's own decoder start and eos), kept by g. hf_bart: a
+ * config.json read as BartConfig fills it in. (model_open's reader, apart
+ * for tests/fuzz.) */
+int model_gencfg_parse(const json_t *root, const char *path, const char *src, int hf_bart,
+                       lc_gencfg *g, lc_err *err);
 
 /* lc-encode --info: the configuration and sizes as key\tvalue lines. */
 void model_info(const lc_model *m, FILE *f);
