@@ -517,8 +517,8 @@ static const added *part_added(const bpe_model *m, const char *s, const bpe_part
 	const added *a;
 	const char *t;
 
-	if (!p[i].changed)
-		return p[i].first == i && p[i].last == i ? p[i].a : NULL;
+	if (!p[i].changed)      /* the split's own piece */
+		return p[i].a;
 	if (n > m->maxadd)
 		return NULL;
 	if (!(t = part_text(s, p, i, n, e))) {
@@ -571,13 +571,15 @@ static int encode_parts(bpe_model *m, const char *s, size_t n, unsigned flags, b
 	p = e->parts;
 	np = (int64_t)e->nparts;
 	for (int64_t k = 0; k < np; k++) {
-		size_t ln = k > 0 ? part_len(p, k - 1) : 0, rn = k + 1 < np ? part_len(p, k + 1) : 0;
 		const added *a = part_added(m, s, p, k, part_len(p, k), e, &oom);
+		size_t ln, rn;
 		unsigned char lb, rb;
 
 		if (!a)
 			continue;
 		/* the neighbours as they were before the strips */
+		ln = k > 0 ? part_len(p, k - 1) : 0;
+		rn = k + 1 < np ? part_len(p, k + 1) : 0;
 		lb = ln ? part_byte(s, p, k - 1, 1) : 0;
 		rb = rn ? part_byte(s, p, k + 1, 0) : 0;
 		if (a->rstrip && rn)

@@ -429,15 +429,10 @@ static int32_t role(bpe_model *m, const json_t *cfg, const char *key, int dflt_l
 	 * added token's object), but for added_tokens.json's: the constructor
 	 * adds the role again with its own (4.36 maps those by the wrong name) */
 	if ((i = added_index(m, content)) >= 0) {
-		added *a = &m->add[i];
-		if (a->legacy) {
-			a->lstrip = f.lstrip;
-			a->rstrip = f.rstrip;
-			a->single = f.single;
-			a->special = 1;
-			a->legacy = 0;
-		}
-		return a->id;
+		int32_t at = m->add[i].id;
+		if (m->add[i].legacy && add_token(m, content, at, f, 1, err) < 0)
+			*fail = 1;
+		return at;
 	}
 	if ((id = smap_get(&m->vocab, content, strlen(content))) < 0) {
 		miss->content = content;

@@ -56,9 +56,7 @@ int main(int argc, char **argv)
 			for (uint64_t r = 0; row && r < dims[0]; r++) {
 				if (fread(row, sizeof *row, (size_t)d, f) != (size_t)d)
 					return 1;
-				for (int k = 0; k < d; k++)
-					((uint16_t *)t->data)[r * (uint64_t)d + (uint64_t)k] =
-						lc_f32_to_bf16(row[k]);
+				lc_f32_to_bf16_n(row, (uint64_t)d, (uint16_t *)t->data + r * (uint64_t)d);
 			}
 			if (!row)
 				return 1;
