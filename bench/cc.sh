@@ -21,3 +21,14 @@ bench_cc() {
 	fi
 	cc -O2 -std=c11 -D_GNU_SOURCE -Ilib -o "$1" "$2" $libs
 }
+
+# bench_stats FILE: "SECONDS_A_STEP FIRST_STEP LAYERS_CACHED" from the
+# standard error of `lc-decode --stats` (a step timed inside lc-decode,
+# the first step, which reads the states and builds any cache, apart;
+# two whole runs of 1 and N + 1 tokens subtracted gave differences that
+# varied by half from run to run on a shared machine, and went negative).
+# A field lc-decode did not print is "?".
+bench_stats() {
+	sed -n 's/.*first \([0-9.]*\) s, then \([0-9.]*\) s a step; cross cache \([0-9]*\) of.*/\2 \1 \3/p' "$1" |
+		awk 'END { print (NF == 3) ? $0 : "? ? ?" }'
+}

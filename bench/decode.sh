@@ -8,8 +8,9 @@
 # The 16K hidden states come from lc-encode on random ids. The long input
 # repeats them (the decoder's cost does not depend on the values), packed
 # by tests/gen/hidden_stream.c, so that the benchmark does not spend its
-# time in the encoder. Seconds per token = (time for 1 + N tokens - time
-# for 1 token) / N, both runs forced to full length with --min-new.
+# time in the encoder. Seconds per token: the steps after the first,
+# timed inside lc-decode (--stats) over N + 1 tokens forced with --min-new;
+# the first (it reads the states) apart.
 set -eu
 . bench/cc.sh
 SHORT=${BENCH_DECODE_SHORT:-16384}
@@ -22,19 +23,12 @@ lc-encode -m "$D" --random-weights >/dev/null
 awk -v n="$SHORT" 'BEGIN { srand(7); for (i = 1; i < n; i++) printf "%d ", 3 + int(rand() * 32000); print 1 }' >"$D/ids"
 lc-cat -i ids <"$D/ids" | lc-encode -q -m "$D" >"$D/short.lcs"
 
-# time_decode FILE TOKENS -> "SECONDS PEAK_KB"
-time_decode() {
-	/usr/bin/time -f '%e %M' -o "$D/time" lc-decode -q -m "$D" -f ids \
-		--max-new "$2" --min-new "$2" "$1" >/dev/null
-	cat "$D/time"
-}
-
-report() {
-	a=$(time_decode "$1" 1)
-	b=$(time_decode "$1" $((N + 1)))
-	echo "$2 $a $b" | awk -v n="$N" '{
+report() { # FILE L
+	/usr/bin/time -f '%M' -o "$D/time" lc-decode -q -m "$D" -f ids --stats \
+		--max-new $((N + 1)) --min-new $((N + 1)) "$1" >/dev/null 2>"$D/stats"
+	echo "$2 $(bench_stats "$D/stats") $(tail -1 "$D/time")" | awk '{
 		printf "decode L=%-8d greedy: %.3f s/token, first token %.2f s, peak RSS %.0f MiB (hidden states %.0f MiB)\n",
-		    $1, ($4 - $2) / n, $2, $5 / 1024, $1 * 768 * 4 / 1048576 }'
+		    $1, $2, $3, $5 / 1024, $1 * 768 * 4 / 1048576 }'
 }
 
 echo "bench/decode.sh: full-size random model, $N tokens, threads ${LC_THREADS:-all}"

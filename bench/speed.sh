@@ -149,9 +149,8 @@ tdec() { # BEAMS TOKENS PRECISION [FLAGS...] -> "SECONDS_A_STEP PEAK_KB LAYERS_C
 	/usr/bin/time -f '%M' -o "$D/time" lc-decode -q -j "$J" -m "$D" -f ids -b "$b" \
 		--compute "$p" --stats --max-new "$n" --min-new "$n" "$@" "${S:-$D/states.lcs}" \
 		>/dev/null 2>"$D/dstats"
-	echo "$(sed -n 's/.*then \([0-9.]*\) s a step.*/\1/p' "$D/dstats") $(tail -1 "$D/time")" \
-		"$(sed -n 's/.*cross cache \([0-9]*\) of.*/\1/p' "$D/dstats")" \
-		"$(sed -n 's/.*first \([0-9.]*\) s,.*/\1/p' "$D/dstats")"
+	set -- $(bench_stats "$D/dstats")
+	echo "$1 $(tail -1 "$D/time") $3 $2"
 }
 PRECS=f32
 [ "$BF16" = 0 ] || PRECS="f32 bf16"
