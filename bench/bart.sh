@@ -9,7 +9,8 @@
 # 56), timed inside lc-decode (--stats: the steps after the first; the
 # first, which computes the cross-attention cache, apart) over N tokens
 # forced by --min-new, against its floor: the decoder's float32 weights
-# and the 4 beams' cached keys and values read once a step at the read
+# (but the cross-attention's key and value projections, which the cache
+# replaces) and the 4 beams' cached keys and values read once a step at the read
 # bandwidth measured in this run (bench/rates.c); the step's arithmetic,
 # 2 x 4 rows x the weights, takes less time than that on the machines
 # measured. Knobs: LC_THREADS, BENCH_BART_TOKENS (N, default 64: more
@@ -60,10 +61,11 @@ BW=$(LC_THREADS=$J "$D/rates" "$J" read | awk '{ print $3 }')
 set -- $(bench_stats "$D/dstats")
 awk -v L="$L" -v s="$1" -v f="$2" -v m="$(tail -1 "$D/time")" -v bw="$BW" -v n="$N" 'BEGIN {
 	d = 1024; ff = 4096; V = 50264; nl = 12
-	# per layer: self-attention 4 d^2 + 4 d, cross-attention the same,
-	# feed-forward 2 d ff + ff + d, three norms 6 d; then the output
-	# embedding V d and the final bias V
-	w = nl * (8 * d * d + 8 * d + 2 * d * ff + ff + d + 6 * d) + V * d + V
+	# per layer: self-attention 4 d^2 + 4 d; the cross-attention query and
+	# output 2 d^2 + 2 d (its keys and values come from the cache, made at
+	# the first step); feed-forward 2 d ff + ff + d; three norms 6 d; then
+	# the output embedding V d and the final bias V
+	w = nl * (6 * d * d + 6 * d + 2 * d * ff + ff + d + 6 * d) + V * d + V
 	kv = nl * 2 * L * d                      # cached keys and values, shared by the beams
 	fl = (w + kv) * 4 / (bw * 1e9)
 	printf "decode L=%d, 4 beams: %.3f s a step (%d steps), floor %.3f s (%.2f GB of weights and cache at %.1f GB/s), ratio %.2f; first step %.2f s, peak RSS %.0f MiB\n",
