@@ -253,7 +253,7 @@ build-fuzz/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
 	@echo "  CC      $< (fuzz)"
 	@clang $(FUZZ_CFLAGS) $(DEPFLAGS) $(FUZZ_SAN) -c -o $@ $<
-build-fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
+build-fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_file.h $(FUZZ_OBJ)
 	@echo "  LD      $@"
 	@clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_OBJ) $(PKG_LIBS) -lm -lpthread
 

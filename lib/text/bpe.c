@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "text/utf8.h"
 
 void fail_label(const bpe_model *m, lc_err *err, const char *fmt, ...)
@@ -95,30 +96,16 @@ int bpe_is_special(const bpe_model *m, int32_t id)
 
 static int push_id(bpe_enc *e, int32_t id)
 {
-	if (e->n == e->icap) {
-		size_t nc = e->icap ? 2 * e->icap : 256;
-		int32_t *n = realloc(e->ids, nc * sizeof *n);
-		if (!n)
-			return -1;
-		e->ids = n;
-		e->icap = nc;
-	}
+	if (lc_grow(&e->ids, &e->icap, e->n + 1, sizeof *e->ids, 256) < 0)
+		return -1;
 	e->ids[e->n++] = id;
 	return 0;
 }
 
 static int push_piece(bpe_enc *e, const char *s, size_t n)
 {
-	if (e->plen + n + 2 > e->pcap) {
-		size_t nc = e->pcap ? 2 * e->pcap : 4096;
-		char *p;
-		while (nc < e->plen + n + 2)
-			nc *= 2;
-		if (!(p = realloc(e->pieces, nc)))
-			return -1;
-		e->pieces = p;
-		e->pcap = nc;
-	}
+	if (lc_grow(&e->pieces, &e->pcap, e->plen + n + 2, 1, 4096) < 0)
+		return -1;
 	if (e->plen)
 		e->pieces[e->plen++] = ' ';
 	memcpy(e->pieces + e->plen, s, n);
@@ -496,13 +483,8 @@ static const char *part_text(const char *s, const bpe_part *p, int64_t i, size_t
 
 	if (p[i].first == p[i].last)
 		return s + p[p[i].first].off;
-	if (n > e->jcap) {
-		char *b = realloc(e->join, n);
-		if (!b)
-			return NULL;
-		e->join = b;
-		e->jcap = n;
-	}
+	if (lc_grow(&e->join, &e->jcap, n, 1, 64) < 0)
+		return NULL;
 	for (int64_t k = p[i].first; k <= p[i].last; k++) {
 		memcpy(e->join + o, s + p[k].off, p[k].len);
 		o += p[k].len;
@@ -533,13 +515,8 @@ static int push_part(bpe_enc *e, size_t off, size_t len, const added *a)
 {
 	bpe_part *p;
 
-	if (e->nparts == e->partcap) {
-		size_t cap = e->partcap ? 2 * e->partcap : 16;
-		if (!(p = realloc(e->parts, cap * sizeof *p)))
-			return -1;
-		e->parts = p;
-		e->partcap = cap;
-	}
+	if (lc_grow(&e->parts, &e->partcap, e->nparts + 1, sizeof *p, 16) < 0)
+		return -1;
 	p = (bpe_part *)e->parts + e->nparts;
 	*p = (bpe_part){ off, len, a, (int64_t)e->nparts, (int64_t)e->nparts, 0 };
 	e->nparts++;

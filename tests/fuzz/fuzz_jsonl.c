@@ -11,11 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
+#include "fuzz_file.h"
 #include "stream/jsonl.h"
 #include "stream/stream.h"
 #include "text/utf8.h"
@@ -112,13 +112,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	jsonl_rec_free(&r);
 
 	/* the same through the reader, as a file */
-	if ((fd = memfd_create("fuzz_jsonl", 0)) < 0)
+	if ((fd = fuzz_file(data + 1, size - 1, path)) < 0)
 		return 0;
-	if (write(fd, data + 1, size - 1) != (ssize_t)(size - 1)) {
-		close(fd);
-		return 0;
-	}
-	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
 	if ((j = jsonl_open(path, &s, &err))) {
 		const jsonl_rec *rr;
 		uint64_t n = 0;

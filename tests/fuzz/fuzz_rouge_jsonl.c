@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
+#include "fuzz_file.h"
 #include "stream/idmap.h"
 #include "stream/jsonl.h"
 #include "text/rouge_jsonl.h"
@@ -46,18 +46,16 @@ static size_t parse_alone(const char *p, const char *end, const jsonl_spec *s, c
 	return nrec;
 }
 
-/* Reads data[size] (as the file fd) with nf text fields. */
-static void run(const uint8_t *data, size_t size, int fd, size_t nf)
+/* Reads data[size] (as the file path) with nf text fields. */
+static void run(const uint8_t *data, size_t size, const char *path, size_t nf)
 {
 	static const char *const fields[2] = { "summary", "abstract" };
 	size_t added = 0, taken = 0, nrec = 0, want;
-	char path[64];
 	lc_err err, bad;
 	rouge_jsonl *j;
 	idmap *m;
 	int rc, plain;
 
-	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
 	if (!(j = rouge_jsonl_open(path, "id", fields, nf, NULL, &err)))
 		return;
 	if (!(m = idmap_new(&err)))
@@ -116,14 +114,13 @@ static void run(const uint8_t *data, size_t size, int fd, size_t nf)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	int fd = memfd_create("fuzz_rouge_jsonl", 0);
+	char path[64];
+	int fd = fuzz_file(data, size, path);
 
 	if (fd < 0)
 		return 0;
-	if (write(fd, data, size) == (ssize_t)size) {
-		run(data, size, fd, 2);
-		run(data, size, fd, 1);
-	}
+	run(data, size, path, 2);
+	run(data, size, path, 1);
 	close(fd);
 	return 0;
 }

@@ -28,9 +28,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
+#include "fuzz_file.h"
 #include "stream/convert.h"
 #include "stream/stream.h"
 #include "stream/textin.h"
@@ -292,13 +292,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	mode = modes[data[0] & 3];
-	if ((fd = memfd_create("fuzz_text", 0)) < 0)
+	if ((fd = fuzz_file(data + 1, size - 1, path)) < 0)
 		return 0;
-	if (write(fd, data + 1, size - 1) != (ssize_t)(size - 1)) {
-		close(fd);
-		return 0;
-	}
-	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
 	if (!(t = textin_open(path, mode, &err))) {
 		close(fd);
 		return 0;
